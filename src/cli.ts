@@ -1,0 +1,250 @@
+/**
+ * The command-line program: declares commands and options, maps them to `commands/*` calls, prints errors
+ * and owns the exit status. Command modules load lazily so `--help` stays fast.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { CommandIO, GlobalOptions } from './commands/io.js';
+import { ExitCode, isMissionDataError } from './errors.js';
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** Options shared by every client command, declared once. */
+const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
+  () => new Option('--url <url>', 'service address (env MISSION_DATA_ACCESS_URL)'),
+  () => new Option('--api-key <key>', 'API key for uploads (env MISSION_API_KEY)'),
+  () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
+  () => new Option('-q, --quiet', 'print only results and errors'),
+  () => new Option('--debug', 'print stack traces and request details'),
+];
+
+/** Query filters, shared by `query` and `download`. */
+const FILTER_OPTIONS: ReadonlyArray<() => Option> = [
+  () => new Option('--table <table>', 'table to search').choices(['science', 'ancillary']),
+  () => new Option('--instrument <instrument>', 'instrument, e.g. mag'),
+  () => new Option('--data-level <level>', 'data level, e.g. l1a'),
+  () => new Option('--descriptor <descriptor>', 'product descriptor'),
+  () => new Option('--start-date <YYYYMMDD>', 'files starting on or after this date'),
+  () => new Option('--end-date <YYYYMMDD>', 'files starting on or before this date'),
+  () => new Option('--ingestion-start-date <YYYYMMDD>', 'files ingested on or after this day (UTC)'),
+  () => new Option('--ingestion-end-date <YYYYMMDD>', 'files ingested on or before this day (UTC)'),
+  () => new Option('--version <version>', "file version vXX-YY, or 'latest'"),
+  () =>
+    new Option(
+      '--extension <extension>',
+      'pkts or cdf (ancillary: cdf, csv, dat, json, zip, tsv, pgm, xlsx)',
+    ),
+  () => new Option('--file-path <path>', 'storage path of one file'),
+];
+
+function positiveInteger(name: string, max: number) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1 || number > max) {
+      throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}.`);
+    }
+    return number;
+  };
+}
+
+function port(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number > 65535)
+    throw new InvalidArgumentError('must be a port number from 0 to 65535.');
+  return number;
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function withOptions(command: Command, options: ReadonlyArray<() => Option>): Command {
+  for (const option of options) command.addOption(option());
+  return command;
+}
+
+/** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
+export function buildProgram(io: CommandIO, run: (work: () => Promise<number | undefined>) => void): Command {
+  const program = new Command('mission-data')
+    .description("Find, download and upload files of the science data center's file store.")
+    .version(packageJson.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Environment:
+  MISSION_DATA_ACCESS_URL  service address (fallback IMAP_DATA_ACCESS_URL)
+  MISSION_API_KEY          API key for uploads (fallback IMAP_API_KEY)
+  MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
+
+Examples:
+  mission-data serve --demo --port 8080
+  mission-data query --url http://127.0.0.1:8080 --instrument mag
+  mission-data download --url http://127.0.0.1:8080 --instrument mag --data-level l1a`,
+    );
+
+  const clientCommand = (name: string) =>
+    withOptions(program.command(name).exitOverride().helpOption('-h, --help', 'show help'), GLOBAL_OPTIONS);
+
+  withOptions(
+    clientCommand('query').description('find files by their metadata; prints a table, JSON or CSV'),
+    FILTER_OPTIONS,
+  )
+    .addOption(
+      new Option('--output-format <format>', 'how to print the results')
+        .choices(['table', 'json', 'csv'])
+        .default('table'),
+    )
+    .action((options) => run(async () => (await import('./commands/query.js')).query(options, io)));
+
+  withOptions(
+    clientCommand('download')
+      .description('download files into the local data root')
+      .argument(
+        '[paths...]',
+        "file names or storage paths; '-' reads them from stdin (lines or a JSON array)",
+      ),
+    FILTER_OPTIONS,
+  )
+    .option('-f, --force', 'replace files that exist already')
+    .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
+    .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
+    .action((paths: string[], options) =>
+      run(async () => (await import('./commands/download.js')).download(paths, options, io)),
+    );
+
+  clientCommand('upload')
+    .description('upload files, each named and placed as the naming rules say')
+    .argument('<paths...>', 'files inside the data root (or relative to the working directory, or absolute)')
+    .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
+    .action((paths: string[], options) =>
+      run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
+    );
+
+  program
+    .command('serve')
+    .description('run the embedded reference server (the whole service, in-process)')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--store <dir>', 'folder holding the stored objects', 'mission-data-store')
+    .option('--api-key <key>', 'accept uploads only with this key (repeatable)', collect)
+    .addOption(
+      new Option('--wire <mode>', 'how answers are wrapped')
+        .choices(['envelope', 'envelope-200', 'gateway'])
+        .default('envelope'),
+    )
+    .option('--demo', 'fill an empty store with a demo archive')
+    .option('-q, --quiet', 'do not log requests')
+    .option('--debug', 'print stack traces')
+    .action((options) => run(async () => (await import('./commands/serve.js')).serve(options, io)));
+
+  const config = program
+    .command('config')
+    .description('show and change settings (url, api-key, data-dir)')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder (`mission-data config list` shows it).',
+    );
+  const configCommand = (name: string) =>
+    withOptions(config.command(name).exitOverride().helpOption('-h, --help', 'show help'), GLOBAL_OPTIONS);
+  configCommand('list')
+    .description('show every setting, its value and where it comes from')
+    .action((options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configList(options, io);
+        return ExitCode.Success;
+      }),
+    );
+  configCommand('get')
+    .description('print one setting (exit 1 when unset)')
+    .argument('<key>', 'url, api-key or data-dir')
+    .action((key: string, options: GlobalOptions) =>
+      run(async () => (await import('./commands/config.js')).configGet(key, options, io)),
+    );
+  configCommand('set')
+    .description('store a setting in the config file')
+    .argument('<key>', 'url, api-key or data-dir')
+    .argument('<value>', 'the value')
+    .action((key: string, value: string, options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configSet(key, value, options, io);
+        return ExitCode.Success;
+      }),
+    );
+  configCommand('unset')
+    .description('remove a setting from the config file')
+    .argument('<key>', 'url, api-key or data-dir')
+    .action((key: string, options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configUnset(key, options, io);
+        return ExitCode.Success;
+      }),
+    );
+  return program;
+}
+
+function printError(error: unknown, io: CommandIO, debug: boolean): number {
+  if (isMissionDataError(error)) {
+    io.stderr.write(`Error: ${error.message}\n`);
+    if (error.hint) io.stderr.write(`Hint: ${error.hint}\n`);
+    if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`Error: ${message}\n`);
+  if (debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  else io.stderr.write('This is a bug in mission-data; run again with --debug for details.\n');
+  return ExitCode.Failure;
+}
+
+/** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(130); // A second Ctrl-C leaves at once.
+    interrupted = true;
+    controller.abort(new Error(`Interrupted by ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const io: CommandIO = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    signal: controller.signal,
+  };
+  const debug = argv.includes('--debug');
+  let work: (() => Promise<number | undefined>) | undefined;
+  try {
+    const program = buildProgram(io, (next) => {
+      work = next;
+    });
+    await program.parseAsync([...argv]);
+    const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
+    return interrupted && status !== ExitCode.Success ? 130 : status;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end with exit code 0; everything else commander rejects is a usage error.
+      return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+    }
+    const status = printError(error, io, debug);
+    return interrupted ? 130 : status;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,20 @@
+/** What a command may use to talk to the user: given by `cli.ts`, so commands never touch the process. */
+export interface CommandIO {
+  /** Results: tables, JSON, CSV. */
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Everything else: progress, warnings, summaries. */
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Input for `download -`. */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
+  signal: AbortSignal;
+}
+
+/** Options every client command takes. */
+export interface GlobalOptions {
+  url?: string | undefined;
+  apiKey?: string | undefined;
+  dataDir?: string | undefined;
+  quiet?: boolean | undefined;
+  debug?: boolean | undefined;
+}

@@ -1,0 +1,229 @@
+/**
+ * Configuration: the only reader of `process.env` and of the configuration file. Each setting resolves
+ * flag > environment > configuration file > default, and remembers where its value came from.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import envPaths from 'env-paths';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+/** The development server of the service, used when nothing else is configured. */
+export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
+
+/** Environment variables of each setting, first found wins. */
+export const ENVIRONMENT_VARIABLES = {
+  url: ['MISSION_DATA_ACCESS_URL', 'IMAP_DATA_ACCESS_URL'],
+  apiKey: ['MISSION_API_KEY', 'IMAP_API_KEY'],
+  dataDir: ['MISSION_DATA_DIR', 'IMAP_DATA_DIR'],
+} as const;
+
+export type SettingName = keyof typeof ENVIRONMENT_VARIABLES;
+export const SETTING_NAMES = Object.keys(ENVIRONMENT_VARIABLES) as SettingName[];
+
+/** Where a setting's value came from. */
+export type SettingSource = 'flag' | `environment (${string})` | 'config file' | 'default' | 'unset';
+
+/** A setting's value and its origin. */
+export interface ResolvedSetting {
+  value: string | undefined;
+  source: SettingSource;
+}
+
+/** The resolved configuration. */
+export interface Config {
+  url: string;
+  apiKey: string | undefined;
+  /** Absolute path of the local data root. */
+  dataDir: string;
+  /** Where each value came from. */
+  sources: Record<SettingName, SettingSource>;
+  /** The configuration file that was (or would be) read. */
+  configFile: string;
+}
+
+/** Values given on the command line (or by a library caller). */
+export type ConfigFlags = Partial<Record<SettingName, string | undefined>>;
+
+export interface LoadConfigOptions {
+  /** Environment to read instead of `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Configuration file to read instead of the default one. */
+  configFile?: string;
+  /** Folder that relative data roots resolve against; defaults to the working directory. */
+  cwd?: string;
+}
+
+const configFileSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    apiKey: z.string().min(1, 'must not be empty').optional(),
+    dataDir: z.string().min(1, 'must not be empty').optional(),
+  })
+  .strict();
+
+/** The contents of a configuration file. */
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+/** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
+export const SETTING_ALIASES: Record<string, SettingName> = {
+  url: 'url',
+  'api-key': 'apiKey',
+  apiKey: 'apiKey',
+  'data-dir': 'dataDir',
+  dataDir: 'dataDir',
+};
+
+/** The environment variables, for callers that must not read `process.env` themselves. */
+export function environment(): Record<string, string | undefined> {
+  return process.env;
+}
+
+/** The default configuration file: `config.json` in the platform's configuration folder. */
+export function defaultConfigFile(env: Record<string, string | undefined> = process.env): string {
+  const explicit = env.MISSION_DATA_CONFIG;
+  if (explicit) return resolve(explicit);
+  // env-paths reads XDG_CONFIG_HOME from process.env; honour an injected environment the same way.
+  const xdg = env.XDG_CONFIG_HOME;
+  if (xdg && process.platform !== 'darwin' && process.platform !== 'win32') {
+    return join(resolve(xdg), 'mission-data', 'config.json');
+  }
+  return join(envPaths('mission-data', { suffix: '' }).config, 'config.json');
+}
+
+/** Reads and checks a configuration file; a missing file is an empty configuration. */
+export async function readConfigFile(file: string): Promise<ConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`Cannot read the configuration file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`The configuration file ${file} is not valid JSON: ${(error as Error).message}`, {
+      hint: `Fix or delete ${file}, or rewrite values with 'mission-data config set'.`,
+      cause: error,
+    });
+  }
+  const result = configFileSchema.safeParse(data);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+        : issue.path.length > 0
+          ? `${issue.path.join('.')} ${issue.message}`
+          : 'it must be a JSON object',
+    );
+    throw new ConfigError(`The configuration file ${file} is malformed: ${problems.join('; ')}.`, {
+      hint: `Valid settings are ${SETTING_NAMES.join(', ')}. Fix or delete ${file}.`,
+    });
+  }
+  return result.data;
+}
+
+/** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
+export function checkSetting(name: SettingName, value: string): string {
+  const result = configFileSchema.safeParse({ [name]: value });
+  if (!result.success) {
+    throw new ConfigError(`Invalid ${name} ${JSON.stringify(value)}: ${result.error.issues[0]?.message}.`);
+  }
+  return value;
+}
+
+/** Writes the configuration file atomically, readable by its owner only (it may hold an API key). */
+export async function writeConfigFile(file: string, contents: ConfigFile): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new ConfigError(`Cannot write the configuration file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Resolves one setting from flag, environment, file and default. */
+function resolveSetting(
+  name: SettingName,
+  flags: ConfigFlags,
+  env: Record<string, string | undefined>,
+  file: ConfigFile,
+  fallback: string | undefined,
+): ResolvedSetting {
+  const flag = flags[name];
+  if (flag !== undefined && flag !== '') return { value: flag, source: 'flag' };
+  for (const variable of ENVIRONMENT_VARIABLES[name]) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') return { value, source: `environment (${variable})` };
+  }
+  if (file[name] !== undefined) return { value: file[name], source: 'config file' };
+  return fallback === undefined
+    ? { value: undefined, source: 'unset' }
+    : { value: fallback, source: 'default' };
+}
+
+/** Resolves the whole configuration. */
+export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOptions = {}): Promise<Config> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const configFile = options.configFile ?? defaultConfigFile(env);
+  const file = await readConfigFile(configFile);
+  const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
+  const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
+  const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
+  const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source);
+  return {
+    url: checkedUrl,
+    apiKey: apiKey.value,
+    dataDir: resolve(cwd, dataDir.value ?? 'data'),
+    sources: { url: url.source, apiKey: apiKey.source, dataDir: dataDir.source },
+    configFile,
+  };
+}
+
+function checkUrl(value: string, source: SettingSource): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`Invalid service URL ${JSON.stringify(value)} (from ${source}): it is not a URL.`, {
+      hint: 'Give an address such as https://api.dev.imap-mission.com.',
+    });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(
+      `Invalid service URL ${JSON.stringify(value)} (from ${source}): only http:// and https:// are supported.`,
+    );
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/** Shows an API key with all but its last four characters hidden. */
+export function maskApiKey(key: string): string {
+  return key.length <= 4 ? '****' : `****${key.slice(-4)}`;
+}
+
+/** Removes a setting from the configuration file; returns whether it was set. */
+export async function unsetConfigValue(file: string, name: SettingName): Promise<boolean> {
+  const contents = await readConfigFile(file);
+  if (contents[name] === undefined) return false;
+  delete contents[name];
+  await writeConfigFile(file, contents);
+  return true;
+}
+
+/** Stores a setting in the configuration file after checking it. */
+export async function setConfigValue(file: string, name: SettingName, value: string): Promise<void> {
+  const contents = await readConfigFile(file);
+  contents[name] = checkSetting(name, value);
+  await writeConfigFile(file, contents);
+}
