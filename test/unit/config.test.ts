@@ -1,0 +1,144 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_URL,
+  defaultConfigFile,
+  loadConfig,
+  maskApiKey,
+  readConfigFile,
+  setConfigValue,
+  unsetConfigValue,
+} from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+
+let folder: string;
+let configFile: string;
+
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'mission-config-'));
+  configFile = join(folder, 'config.json');
+});
+afterEach(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe('loadConfig', () => {
+  it('uses the defaults when nothing is set', async () => {
+    const config = await loadConfig({}, { env: {}, configFile, cwd: '/work/here' });
+    expect(config).toMatchObject({
+      url: DEFAULT_URL,
+      apiKey: undefined,
+      dataDir: '/work/here/data',
+      sources: { url: 'default', apiKey: 'unset', dataDir: 'default' },
+    });
+  });
+
+  it('resolves flag > MISSION_* > IMAP_* > config file > default for each setting', async () => {
+    await writeFile(
+      configFile,
+      JSON.stringify({ url: 'http://file.example', apiKey: 'file-key', dataDir: '/file' }),
+    );
+    const full = {
+      MISSION_DATA_ACCESS_URL: 'http://mission.example',
+      IMAP_DATA_ACCESS_URL: 'http://imap.example',
+      MISSION_API_KEY: 'mission-key',
+      IMAP_API_KEY: 'imap-key',
+      MISSION_DATA_DIR: '/mission',
+      IMAP_DATA_DIR: '/imap',
+    };
+    const flags = { url: 'http://flag.example', apiKey: 'flag-key', dataDir: '/flag' };
+    expect(await loadConfig(flags, { env: full, configFile })).toMatchObject({
+      ...flags,
+      sources: { url: 'flag' },
+    });
+    expect(await loadConfig({}, { env: full, configFile })).toMatchObject({
+      url: 'http://mission.example',
+      apiKey: 'mission-key',
+      dataDir: '/mission',
+      sources: { url: 'environment (MISSION_DATA_ACCESS_URL)', dataDir: 'environment (MISSION_DATA_DIR)' },
+    });
+    const imapOnly = {
+      IMAP_DATA_ACCESS_URL: 'http://imap.example',
+      IMAP_API_KEY: 'imap-key',
+      IMAP_DATA_DIR: '/imap',
+    };
+    expect(await loadConfig({}, { env: imapOnly, configFile })).toMatchObject({
+      url: 'http://imap.example',
+      apiKey: 'imap-key',
+      dataDir: '/imap',
+      sources: { apiKey: 'environment (IMAP_API_KEY)' },
+    });
+    expect(await loadConfig({}, { env: {}, configFile })).toMatchObject({
+      url: 'http://file.example',
+      apiKey: 'file-key',
+      dataDir: '/file',
+      sources: { url: 'config file', apiKey: 'config file', dataDir: 'config file' },
+    });
+  });
+
+  it('resolves a relative data root against the working directory and trims a trailing slash of the URL', async () => {
+    const config = await loadConfig(
+      { url: 'http://127.0.0.1:9/' },
+      { env: { MISSION_DATA_DIR: 'rel/root' }, configFile, cwd: '/base' },
+    );
+    expect(config.dataDir).toBe('/base/rel/root');
+    expect(config.url).toBe('http://127.0.0.1:9');
+  });
+
+  it('rejects a URL that is not http or https, naming where it came from', async () => {
+    await expect(loadConfig({}, { env: { MISSION_DATA_ACCESS_URL: 'ftp://x' }, configFile })).rejects.toThrow(
+      /ftp:\/\/x.*MISSION_DATA_ACCESS_URL.*only http/,
+    );
+    await expect(loadConfig({ url: 'not a url' }, { env: {}, configFile })).rejects.toThrow(ConfigError);
+  });
+});
+
+describe('the configuration file', () => {
+  it.each([
+    ['not JSON', '{"url": ', /is not valid JSON/],
+    ['not an object', '[1, 2]', /is malformed: it must be a JSON object/],
+    ['an unknown setting', '{"colour": "blue"}', /is malformed: unknown setting colour/],
+    ['a bad URL', '{"url": "ftp://example"}', /is malformed: url must be an http/],
+    ['a value of the wrong type', '{"apiKey": 42}', /is malformed: apiKey/],
+  ])('is a clear ConfigError naming the file when %s', async (_why, text, message) => {
+    await writeFile(configFile, text);
+    const error = await readConfigFile(configFile).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(configFile);
+    expect((error as ConfigError).message).toMatch(message);
+    expect((error as ConfigError).exitCode).toBe(2);
+  });
+
+  it('is written by set and unset, readable by its owner only', async () => {
+    await setConfigValue(configFile, 'url', 'http://127.0.0.1:8080');
+    await setConfigValue(configFile, 'apiKey', 'secret-key');
+    expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({
+      url: 'http://127.0.0.1:8080',
+      apiKey: 'secret-key',
+    });
+    expect((await stat(configFile)).mode & 0o777).toBe(0o600);
+    expect(await unsetConfigValue(configFile, 'url')).toBe(true);
+    expect(await unsetConfigValue(configFile, 'url')).toBe(false);
+    expect(await readConfigFile(configFile)).toEqual({ apiKey: 'secret-key' });
+  });
+
+  it('refuses to store a bad value and leaves the file as it was', async () => {
+    await setConfigValue(configFile, 'url', 'http://127.0.0.1:8080');
+    await expect(setConfigValue(configFile, 'url', 'nonsense')).rejects.toThrow(ConfigError);
+    expect(await readConfigFile(configFile)).toEqual({ url: 'http://127.0.0.1:8080' });
+  });
+
+  it('lives in MISSION_DATA_CONFIG, else under XDG_CONFIG_HOME', () => {
+    expect(defaultConfigFile({ MISSION_DATA_CONFIG: '/etc/md.json' })).toBe('/etc/md.json');
+    expect(defaultConfigFile({ XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/mission-data/config.json');
+  });
+});
+
+describe('maskApiKey', () => {
+  it('shows only the last four characters', () => {
+    expect(maskApiKey('abcdefgh1234')).toBe('****1234');
+    expect(maskApiKey('abc')).toBe('****');
+  });
+});
