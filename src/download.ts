@@ -1,0 +1,443 @@
+/**
+ * The download engine: fetches stored files into the local data root, streaming each one to `<dest>.part`
+ * and renaming it over the destination only once every byte has arrived.
+ */
+
+import type { FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { HttpClient, ObjectResponse } from './client.js';
+import { AbortedError, LocalFileError, NetworkError, ProtocolError, ValidationError } from './errors.js';
+import { resolveLocalPath } from './layout.js';
+import { type MissionFile, parsePathOrName } from './naming.js';
+
+/** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
+export interface DownloadProgress {
+  path: string;
+  localPath: string;
+  received: number;
+  total: number | undefined;
+  done?: 'downloaded' | 'skipped' | 'failed';
+  /** With `done: 'failed'`: why. */
+  error?: Error;
+}
+
+/** How to download. */
+export interface DownloadOptions {
+  /** The local data root; every destination is resolved below it from the file's name. */
+  dataDir: string;
+  /** Replace files that exist already (otherwise they are skipped). */
+  force?: boolean;
+  /** Files downloaded at once; default 8. */
+  concurrency?: number;
+  signal?: AbortSignal;
+  onProgress?: (event: DownloadProgress) => void;
+  /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
+  maxResumes?: number;
+}
+
+/** The outcome for one file. */
+export interface DownloadResult {
+  path: string;
+  localPath: string;
+  status: 'downloaded' | 'skipped' | 'failed';
+  /** Bytes written for this file in this run (0 when skipped). */
+  bytes: number;
+  error?: Error;
+}
+
+/** The part of the HTTP client the download engine uses. */
+export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
+
+/** Default number of files downloaded at once. */
+export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;
+
+const MIB = 1024 * 1024;
+/**
+ * Received chunks are gathered into ~1 MiB batches and written with one `writev` each, one write in flight
+ * while the next batch fills: a write per 16-64 KiB network chunk halves throughput.
+ */
+const WRITE_BATCH_BYTES = MIB;
+/** Keeps a batch of tiny chunks below the platform's iovec limit. */
+const WRITE_BATCH_CHUNKS = 512;
+const DEFAULT_MAX_RESUMES = 5;
+/** Progress is reported at most once per this many bytes received. */
+const PROGRESS_STEP_BYTES = 64 * 1024;
+
+/**
+ * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming
+ * rules before any request (a `ValidationError` lists every bad one); the same file given twice is fetched
+ * once. Never throws for a single file's failure: each result carries its status and error.
+ */
+export async function downloadFiles(
+  http: DownloadHttp,
+  targets: readonly string[],
+  options: DownloadOptions,
+): Promise<DownloadResult[]> {
+  const files = planDownloads(targets, options.dataDir);
+  const results: DownloadResult[] = new Array(files.length);
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
+  await runPool(files.length, concurrency, async (index) => {
+    const planned = files[index] as PlannedDownload;
+    const result = await downloadOne(http, planned, options);
+    results[index] = result;
+    options.onProgress?.({
+      path: result.path,
+      localPath: result.localPath,
+      received: result.bytes,
+      total: result.status === 'downloaded' ? result.bytes : undefined,
+      done: result.status,
+      ...(result.error ? { error: result.error } : {}),
+    });
+  });
+  return results;
+}
+
+interface PlannedDownload {
+  file: MissionFile;
+  localPath: string;
+}
+
+/** Validates every target and resolves its destination; the first occurrence of a file wins. */
+function planDownloads(targets: readonly string[], dataDir: string): PlannedDownload[] {
+  const problems: string[] = [];
+  const planned = new Map<string, PlannedDownload>();
+  for (const target of targets) {
+    let file: MissionFile;
+    try {
+      file = parsePathOrName(target);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const problem of error.problems) problems.push(`${target}: ${problem}`);
+      continue;
+    }
+    if (!planned.has(file.path)) planned.set(file.path, { file, localPath: resolveLocalPath(dataDir, file) });
+  }
+  if (problems.length > 0) throw new ValidationError(problems);
+  return [...planned.values()];
+}
+
+/** Runs `work(0..count-1)` with at most `concurrency` running at once. `work` must not throw. */
+export async function runPool(
+  count: number,
+  concurrency: number,
+  work: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      await work(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+async function downloadOne(
+  http: DownloadHttp,
+  { file, localPath }: PlannedDownload,
+  options: DownloadOptions,
+): Promise<DownloadResult> {
+  const result = (status: DownloadResult['status'], bytes: number, error?: Error): DownloadResult =>
+    error
+      ? { path: file.path, localPath, status, bytes, error }
+      : { path: file.path, localPath, status, bytes };
+  const signal = options.signal;
+  try {
+    if (signal?.aborted) throw abortedError(signal);
+    if (!options.force && (await exists(localPath))) return result('skipped', 0);
+    const url = await http.resolveDownload(file.path, signal);
+    const bytes = await fetchToFile(http, url, file, localPath, options);
+    return result('downloaded', bytes);
+  } catch (error) {
+    const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;
+    return result('failed', 0, reason instanceof Error ? reason : new Error(String(reason)));
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw localError(`Cannot check ${path}`, error);
+  }
+}
+
+/**
+ * Streams the object to `<dest>.part`, resuming with Range after a dropped connection, then renames it over
+ * the destination. Without fsync: a crash can lose the last seconds of writes but never leaves a `.part`
+ * under the final name, and per-file fsync costs more than the rest of a small-file download.
+ */
+async function fetchToFile(
+  http: DownloadHttp,
+  url: string,
+  file: MissionFile,
+  localPath: string,
+  options: DownloadOptions,
+): Promise<number> {
+  const partPath = `${localPath}.part`;
+  try {
+    await mkdir(dirname(localPath), { recursive: true });
+  } catch (error) {
+    throw localError(`Cannot create the folder ${dirname(localPath)}`, error);
+  }
+  let handle: FileHandle;
+  try {
+    handle = await open(partPath, 'w');
+  } catch (error) {
+    throw localError(`Cannot write ${partPath}`, error);
+  }
+  let closed = false;
+  let renamed = false;
+  try {
+    const bytes = await receive(http, url, handle, partPath, file, localPath, options);
+    closed = true;
+    await handle.close();
+    try {
+      await rename(partPath, localPath);
+    } catch (error) {
+      throw localError(`Cannot move ${partPath} to ${localPath}`, error);
+    }
+    renamed = true;
+    return bytes;
+  } finally {
+    if (!closed) await handle.close().catch(() => undefined);
+    if (!renamed) await rm(partPath, { force: true }).catch(() => undefined);
+  }
+}
+
+interface ObjectState {
+  /** Bytes of the object safely written to the part file. */
+  written: number;
+  /** The object's size, once an answer told it. */
+  total: number | undefined;
+  /** The object's ETag, once an answer told it; a different one later means the object changed. */
+  etag: string | undefined;
+}
+
+async function receive(
+  http: DownloadHttp,
+  url: string,
+  handle: FileHandle,
+  partPath: string,
+  file: MissionFile,
+  localPath: string,
+  options: DownloadOptions,
+): Promise<number> {
+  const signal = options.signal;
+  const maxResumes = options.maxResumes ?? DEFAULT_MAX_RESUMES;
+  const state: ObjectState = { written: 0, total: undefined, etag: undefined };
+  const report = (received: number) =>
+    options.onProgress?.({ path: file.path, localPath, received, total: state.total });
+  let resumes = 0;
+  let lastError: unknown;
+  for (;;) {
+    if (signal?.aborted) throw abortedError(signal);
+    const start = state.written;
+    const response = await http.getObject(url, start > 0 ? { start, signal } : signal ? { signal } : {});
+    let restart: boolean;
+    try {
+      restart = acceptResponse(response, state, url);
+    } catch (error) {
+      response.body.destroy();
+      throw error;
+    }
+    if (restart && state.written > 0) {
+      // The server sent the whole object (200) or a different version of it: start again from zero.
+      state.written = 0;
+      try {
+        await handle.truncate(0);
+      } catch (error) {
+        response.body.destroy();
+        throw localError(`Cannot write ${partPath}`, error);
+      }
+    }
+    const outcome = await pump(response.body, handle, partPath, state, signal, report);
+    state.written = outcome.position;
+    if (signal?.aborted) throw abortedError(signal);
+    if (state.total !== undefined && state.written === state.total) return state.written;
+    if (outcome.error === undefined && state.total === undefined) return state.written;
+    // A dropped connection or a short body: resume from the bytes on disk.
+    lastError = outcome.error;
+    if (resumes >= maxResumes) {
+      const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
+      const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new NetworkError(
+        `GET ${url}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
+        { code: 'E_INCOMPLETE', cause: lastError, hint: 'Run the download again.' },
+      );
+    }
+    resumes += 1;
+  }
+}
+
+/**
+ * Checks an object answer against what is on disk and learns the object's size. Returns true when the body
+ * starts at byte 0 although bytes were written already (a 200 to a Range request, or a changed object).
+ */
+function acceptResponse(response: ObjectResponse, state: ObjectState, url: string): boolean {
+  const etag = header(response, 'etag');
+  const length = numericHeader(response, 'content-length', url);
+  const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
+  if (etag !== undefined) state.etag = etag;
+  if (response.status === 200) {
+    if (length !== undefined) state.total = length;
+    else if (changed) state.total = undefined;
+    return true;
+  }
+  if (response.status !== 206) {
+    throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
+  }
+  const range = header(response, 'content-range');
+  const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
+  if (!match) {
+    throw new ProtocolError(
+      `GET ${url}: a 206 answer without a readable Content-Range (${range ?? 'none'}).`,
+    );
+  }
+  const first = Number(match[1]);
+  const last = Number(match[2]);
+  const size = match[3] === '*' ? undefined : Number(match[3]);
+  if (first !== state.written || last < first || (size !== undefined && last >= size)) {
+    throw new ProtocolError(
+      `GET ${url}: asked for bytes from ${state.written} but the answer holds ${range}; refusing to splice it.`,
+    );
+  }
+  if (length !== undefined && length !== last - first + 1) {
+    throw new ProtocolError(`GET ${url}: Content-Length ${length} does not match Content-Range ${range}.`);
+  }
+  if (changed || (size !== undefined && state.total !== undefined && size !== state.total)) {
+    throw new ProtocolError(`GET ${url}: the file changed on the server while it was being downloaded.`, {
+      hint: 'Run the download again.',
+    });
+  }
+  // A partial answer that does not reach the end would leave a hole: treat its end as the object's end only
+  // when the server gave no size.
+  state.total = size ?? last + 1;
+  return false;
+}
+
+interface PumpOutcome {
+  /** Bytes of the object on disk after this body. */
+  position: number;
+  /** Why the body ended early, when it did. */
+  error?: unknown;
+}
+
+/**
+ * Copies a body to the part file from `state.written`, batching chunks. Errors of the body are returned
+ * (the caller may resume); errors writing the file and bodies longer than announced are thrown.
+ */
+async function pump(
+  body: Readable,
+  handle: FileHandle,
+  partPath: string,
+  state: ObjectState,
+  signal: AbortSignal | undefined,
+  report: (received: number) => void,
+): Promise<PumpOutcome> {
+  const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let queuedEnd = state.written;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let inflight: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    await inflight;
+    if (pendingBytes === 0) return;
+    const batch = pending;
+    const at = queuedEnd;
+    queuedEnd += pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    inflight = writeAll(handle, batch, at, partPath);
+    inflight.catch(() => undefined); // Awaited by the next flush; never left unhandled meanwhile.
+  };
+  let reported = state.written;
+  let readError: unknown;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (state.total !== undefined && queuedEnd + pendingBytes > state.total) {
+        throw new ProtocolError(`The server sent more than the announced ${state.total} bytes.`);
+      }
+      const received = queuedEnd + pendingBytes;
+      if (received - reported >= PROGRESS_STEP_BYTES) {
+        reported = received;
+        report(received);
+      }
+      if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS) await flush();
+    }
+  } catch (error) {
+    if (error instanceof ProtocolError || error instanceof LocalFileError) {
+      await inflight.catch(() => undefined);
+      throw error;
+    }
+    readError = error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  // Bytes that arrived before a drop are good: keep them so the resume starts after them.
+  await flush();
+  await inflight;
+  if (queuedEnd !== reported) report(queuedEnd);
+  return readError === undefined ? { position: queuedEnd } : { position: queuedEnd, error: readError };
+}
+
+async function writeAll(handle: FileHandle, buffers: Buffer[], position: number, partPath: string) {
+  try {
+    const size = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
+    let done = (await handle.writev(buffers, position)).bytesWritten;
+    if (done < size) {
+      // Short writes are rare on regular files; finish the rest from one joined buffer.
+      const rest = Buffer.concat(buffers).subarray(done);
+      while (done < size) {
+        const { bytesWritten } = await handle.write(
+          rest,
+          done - (size - rest.length),
+          size - done,
+          position + done,
+        );
+        if (bytesWritten === 0) throw new Error('the disk accepted no more bytes');
+        done += bytesWritten;
+      }
+    }
+  } catch (error) {
+    throw localError(`Cannot write ${partPath}`, error);
+  }
+}
+
+function header(response: ObjectResponse, name: string): string | undefined {
+  const value =
+    response.headers[name] ??
+    Object.entries(response.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function numericHeader(response: ObjectResponse, name: string, url: string): number | undefined {
+  const value = header(response, name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()))
+    throw new ProtocolError(`GET ${url}: unreadable ${name} ${JSON.stringify(value)}.`);
+  return Number(value);
+}
+
+/** The error a cancelled transfer fails with, worded from the signal's reason. */
+export function abortedError(signal: AbortSignal): AbortedError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof AbortedError) return reason;
+  return new AbortedError(
+    reason instanceof Error && reason.name !== 'AbortError' ? `Cancelled: ${reason.message}.` : 'Cancelled.',
+  );
+}
+
+function localError(what: string, error: unknown): LocalFileError {
+  if (error instanceof LocalFileError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new LocalFileError(`${what}: ${message}`, { cause: error });
+}

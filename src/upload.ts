@@ -1,0 +1,247 @@
+/**
+ * The upload engine: finds each local file, checks its name against the naming rules, asks the service for
+ * a pre-signed address and streams the file there with its length and MD5.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { HttpClient } from './client.js';
+import { abortedError, runPool } from './download.js';
+import { AbortedError, ApiError, LocalFileError, ValidationError } from './errors.js';
+import { LOCAL_LAYOUT } from './layout.js';
+import { type MissionFile, parseName } from './naming.js';
+
+/** Progress of one file: sent while bytes go out, and once more with `done` when the file is settled. */
+export interface UploadProgress {
+  localPath: string;
+  key: string;
+  sent: number;
+  total: number;
+  done?: 'uploaded' | 'exists' | 'failed';
+  /** With `done` 'exists' or 'failed': why. */
+  error?: Error;
+}
+
+/** How to upload. */
+export interface UploadOptions {
+  /** The local data root: relative paths are looked up below it first. */
+  dataDir: string;
+  /** The working directory relative paths are looked up in next; default the process's. */
+  cwd?: string;
+  /** Files uploaded at once; default 4. */
+  concurrency?: number;
+  signal?: AbortSignal;
+  onProgress?: (event: UploadProgress) => void;
+}
+
+/** The outcome for one file. `exists` means the store holds the file already (a failure for the caller). */
+export interface UploadResult {
+  localPath: string;
+  key: string;
+  status: 'uploaded' | 'exists' | 'failed';
+  bytes: number;
+  error?: Error;
+}
+
+/** The part of the HTTP client the upload engine uses. */
+export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject'>;
+
+/** Default number of files uploaded at once. */
+export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+
+/** Large reads from disk: fewer syscalls and fewer, larger body chunks on the wire. */
+const READ_BUFFER_BYTES = 1024 * 1024;
+
+/** The message of an upload refused because the store holds the file already. */
+export const ALREADY_STORED = 'already stored';
+
+/**
+ * Uploads files. Every name is checked before any request or file access (a `ValidationError` lists each bad
+ * file's problems); the same storage key given twice is sent once. Never throws for a single file's
+ * failure: each result carries its status and error.
+ */
+export async function uploadFiles(
+  http: UploadHttp,
+  paths: readonly string[],
+  options: UploadOptions,
+): Promise<UploadResult[]> {
+  const planned = planUploads(paths);
+  const cwd = options.cwd ?? process.cwd();
+  const results: UploadResult[] = new Array(planned.length);
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
+  await runPool(planned.length, concurrency, async (index) => {
+    const result = await uploadOne(http, planned[index] as PlannedUpload, cwd, options);
+    results[index] = result;
+    options.onProgress?.({
+      localPath: result.localPath,
+      key: result.key,
+      sent: result.bytes,
+      total: result.bytes,
+      done: result.status,
+      ...(result.error ? { error: result.error } : {}),
+    });
+  });
+  return results;
+}
+
+interface PlannedUpload {
+  /** The path as given. */
+  argument: string;
+  file: MissionFile;
+}
+
+function planUploads(paths: readonly string[]): PlannedUpload[] {
+  const problems: string[] = [];
+  const planned = new Map<string, PlannedUpload>();
+  for (const argument of paths) {
+    // The service keys a file by its name alone, so the name is what must follow the rules.
+    const name = argument.split(/[\\/]/).pop() ?? '';
+    let file: MissionFile;
+    try {
+      file = parseName(name);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const problem of error.problems) problems.push(`${argument}: ${problem}`);
+      continue;
+    }
+    if (!planned.has(file.path)) planned.set(file.path, { argument, file });
+  }
+  if (problems.length > 0) throw new ValidationError(problems);
+  return [...planned.values()];
+}
+
+/**
+ * Where a path given to `upload` may be, in the order they are tried: inside the data root, in the working
+ * directory, and as given when absolute.
+ */
+export function uploadCandidates(argument: string, dataDir: string, cwd: string): string[] {
+  const places = isAbsolute(argument)
+    ? [resolve(argument)]
+    : [join(dataDir, argument), resolve(cwd, argument)];
+  return [...new Set(places)];
+}
+
+async function locate(
+  plan: PlannedUpload,
+  dataDir: string,
+  cwd: string,
+): Promise<{ path: string; size: number }> {
+  const tried = uploadCandidates(plan.argument, dataDir, cwd);
+  for (const path of tried) {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (info.isFile()) return { path, size: info.size };
+  }
+  throw new LocalFileError(`File not found: ${plan.argument} (looked for ${tried.join(', ')}).`, {
+    code: 'E_FILE_NOT_FOUND',
+    hint:
+      `Files to upload are expected inside the data root in the layout ${LOCAL_LAYOUT}, ` +
+      `e.g. ${join(dataDir, ...plan.file.path.split('/'))}; run from the folder that contains the data root ` +
+      'and give the path inside it, or give a path relative to the working directory, or an absolute path.',
+  });
+}
+
+async function uploadOne(
+  http: UploadHttp,
+  plan: PlannedUpload,
+  cwd: string,
+  options: UploadOptions,
+): Promise<UploadResult> {
+  const key = plan.file.path;
+  const signal = options.signal;
+  let localPath = plan.argument;
+  try {
+    if (signal?.aborted) throw abortedError(signal);
+    const found = await locate(plan, options.dataDir, cwd);
+    localPath = found.path;
+    const url = await http.presignUpload(key, signal);
+    const contentMd5 = await md5Base64(localPath, found.size, signal);
+    await http.putObject(url, {
+      size: found.size,
+      contentMd5,
+      open: () => openExactly(localPath, found.size),
+      ...(signal ? { signal } : {}),
+      onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size }),
+    });
+    return { localPath, key, status: 'uploaded', bytes: found.size };
+  } catch (error) {
+    if (isAlreadyStored(error)) {
+      return { localPath, key, status: 'exists', bytes: 0, error: error as Error };
+    }
+    const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;
+    return {
+      localPath,
+      key,
+      status: 'failed',
+      bytes: 0,
+      error: reason instanceof Error ? reason : new Error(String(reason)),
+    };
+  }
+}
+
+function isAlreadyStored(error: unknown): boolean {
+  return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
+}
+
+/** The base64 MD5 of a file (the form Content-MD5 takes), read in one streaming pass. */
+export async function md5Base64(path: string, size: number, signal?: AbortSignal): Promise<string> {
+  const hash = createHash('md5');
+  const source = openExactly(path, size);
+  const onAbort = () => source.destroy(abortedError(signal as AbortSignal));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) hash.update(chunk);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  return hash.digest('base64');
+}
+
+/** Opens a file for reading, failing the stream if it does not hold exactly `size` bytes. */
+export function openExactly(path: string, size: number): Readable {
+  const source = createReadStream(path, { highWaterMark: READ_BUFFER_BYTES });
+  const guard = new SizeGuard(path, size);
+  source.on('error', (error) =>
+    guard.destroy(new LocalFileError(`Cannot read ${path}: ${error.message}`, { cause: error })),
+  );
+  // Whoever consumes the guard may destroy it (a failed attempt): close the file with it.
+  guard.on('close', () => source.destroy());
+  return source.pipe(guard);
+}
+
+/** Passes bytes through and fails when the file turns out longer or shorter than when it was measured. */
+class SizeGuard extends Transform {
+  private seen = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly size: number,
+  ) {
+    super({ highWaterMark: READ_BUFFER_BYTES });
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.size) callback(this.changed());
+    else callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    callback(this.seen === this.size ? null : this.changed());
+  }
+
+  private changed(): LocalFileError {
+    return new LocalFileError(
+      `${this.path} changed size while it was being uploaded (${this.size} bytes when measured); upload it again once it is complete.`,
+      { code: 'E_FILE_CHANGED' },
+    );
+  }
+}

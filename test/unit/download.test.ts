@@ -1,0 +1,353 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ObjectResponse } from '../../src/client.js';
+import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
+import { AbortedError, ApiError, ValidationError } from '../../src/errors.js';
+
+const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
+const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
+const NAME_B = 'imap_swe_l0_raw_20240215_20240215_v02-01.pkts';
+const PATH_B = `imap/swe/l0/2024/02/${NAME_B}`;
+
+/** How the test object server misbehaves for one object. */
+interface Behaviour {
+  /** Cut the connection after this many body bytes, for the first `times` answers. */
+  dropAfter?: number;
+  times?: number;
+  /** Answer every Range request with the whole object (200). */
+  ignoreRange?: boolean;
+  /** Announce this Content-Range instead of the right one. */
+  contentRange?: string;
+  /** Send the headers and this many bytes, then wait until the client goes away. */
+  hangAfter?: number;
+}
+
+interface ObjectServer {
+  url: string;
+  objects: Map<string, Buffer>;
+  behaviours: Map<string, Behaviour>;
+  /** Range header of every object request, per path ('' without Range). */
+  requests: Array<{ path: string; range: string }>;
+  inFlight: number;
+  maxInFlight: number;
+  /** Requests wait for this before answering, when set. */
+  gate: Promise<void> | undefined;
+  server: Server;
+}
+
+function pattern(size: number, seed = 1): Buffer {
+  const buffer = Buffer.alloc(size);
+  let state = seed;
+  for (let index = 0; index < size; index += 1) {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    buffer[index] = state & 0xff;
+  }
+  return buffer;
+}
+
+async function startObjectServer(): Promise<ObjectServer> {
+  const state: Omit<ObjectServer, 'url' | 'server'> = {
+    objects: new Map(),
+    behaviours: new Map(),
+    requests: [],
+    inFlight: 0,
+    maxInFlight: 0,
+    gate: undefined,
+  };
+  const answered = new Map<string, number>();
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const path = decodeURIComponent(
+      new URL(request.url ?? '/', 'http://x').pathname.slice('/objects/'.length),
+    );
+    const range = request.headers.range ?? '';
+    state.requests.push({ path, range });
+    state.inFlight += 1;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    response.on('close', () => {
+      state.inFlight -= 1;
+    });
+    if (state.gate) await state.gate;
+    const body = state.objects.get(path);
+    if (!body) {
+      response.writeHead(404).end('no such object');
+      return;
+    }
+    const behaviour = state.behaviours.get(path) ?? {};
+    const count = answered.get(path) ?? 0;
+    answered.set(path, count + 1);
+    let start = 0;
+    const match = /^bytes=(\d+)-$/.exec(range);
+    if (match && !behaviour.ignoreRange) start = Number(match[1]);
+    const slice = body.subarray(start);
+    const headers: Record<string, string> = { 'content-length': String(slice.length), etag: '"v1"' };
+    if (start > 0 || (match && !behaviour.ignoreRange)) {
+      headers['content-range'] = behaviour.contentRange ?? `bytes ${start}-${body.length - 1}/${body.length}`;
+    }
+    response.writeHead(headers['content-range'] ? 206 : 200, headers);
+    if (behaviour.hangAfter !== undefined) {
+      response.write(slice.subarray(0, behaviour.hangAfter));
+      return;
+    }
+    if (behaviour.dropAfter !== undefined && count < (behaviour.times ?? 1)) {
+      response.write(slice.subarray(0, behaviour.dropAfter), () => response.socket?.destroy());
+      return;
+    }
+    response.end(slice);
+  };
+  const server = createServer((request, response) => {
+    handle(request, response).catch(() => response.destroy());
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, { url: `http://127.0.0.1:${port}`, server }) as ObjectServer;
+}
+
+/** A client with the contract's shape, over node:http: enough to drive the engine against the test server. */
+function fakeClient(server: ObjectServer): DownloadHttp & { resolved: string[] } {
+  const resolved: string[] = [];
+  return {
+    resolved,
+    async resolveDownload(path: string, signal?: AbortSignal) {
+      signal?.throwIfAborted();
+      resolved.push(path);
+      if (!server.objects.has(path)) {
+        throw new ApiError(
+          { method: 'GET', url: `/download/${path}`, status: 404, message: 'File not found' },
+          { code: 'E_NOT_FOUND' },
+        );
+      }
+      return `${server.url}/objects/${path}`;
+    },
+    getObject(url: string, options: { start?: number; signal?: AbortSignal } = {}) {
+      return new Promise<ObjectResponse>((resolve, reject) => {
+        const headers: Record<string, string> = options.start ? { range: `bytes=${options.start}-` } : {};
+        const request = get(
+          url,
+          { headers, ...(options.signal ? { signal: options.signal } : {}) },
+          (res) => {
+            if ((res.statusCode ?? 0) >= 400) {
+              res.resume();
+              reject(new ApiError({ method: 'GET', url, status: res.statusCode ?? 0, message: 'error' }));
+              return;
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
+          },
+        );
+        request.on('error', reject);
+      });
+    },
+  };
+}
+
+let server: ObjectServer;
+let root: string;
+
+beforeEach(async () => {
+  server = await startObjectServer();
+  root = await mkdtemp(join(tmpdir(), 'mission-download-'));
+});
+
+afterEach(async () => {
+  server.server.closeAllConnections();
+  await new Promise((done) => server.server.close(done));
+  await rm(root, { recursive: true, force: true });
+});
+
+async function filesUnder(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+}
+
+const md5 = (buffer: Buffer) => createHash('md5').update(buffer).digest('hex');
+
+describe('downloadFiles', () => {
+  it('writes each file at its place in the local layout, byte for byte', async () => {
+    const a = pattern(3 * 1024 * 1024 + 17, 1);
+    const b = pattern(1000, 2);
+    server.objects.set(PATH_A, a);
+    server.objects.set(PATH_B, b);
+    const results = await downloadFiles(fakeClient(server), [PATH_A, NAME_B], { dataDir: root });
+    expect(results.map((result) => [result.path, result.status, result.bytes])).toEqual([
+      [PATH_A, 'downloaded', a.length],
+      [PATH_B, 'downloaded', b.length],
+    ]);
+    expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(a));
+    expect(await readFile(join(root, PATH_B))).toEqual(b);
+    expect((await filesUnder(root)).sort()).toEqual([join(root, PATH_A), join(root, PATH_B)].sort());
+  });
+
+  it('downloads an empty file', async () => {
+    server.objects.set(PATH_A, Buffer.alloc(0));
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result?.status).toBe('downloaded');
+    expect((await readFile(join(root, PATH_A))).length).toBe(0);
+  });
+
+  it('resumes with Range from the bytes written after the connection drops mid-file', async () => {
+    const body = pattern(2 * 1024 * 1024 + 5, 3);
+    server.objects.set(PATH_A, body);
+    server.behaviours.set(PATH_A, { dropAfter: 700_000, times: 2 });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result?.status).toBe('downloaded');
+    expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
+    const ranges = server.requests.map((request) => request.range);
+    expect(ranges).toHaveLength(3);
+    expect(ranges[0]).toBe('');
+    // Each resume asks for the bytes after the ones already on disk, which only grow.
+    const starts = ranges.slice(1).map((range) => Number(/^bytes=(\d+)-$/.exec(range)?.[1]));
+    expect(starts[0]).toBeGreaterThan(0);
+    expect(starts[1]).toBeGreaterThan(starts[0] as number);
+    expect(starts[1]).toBeLessThanOrEqual(1_400_000);
+  });
+
+  it('starts again from zero when the server answers a Range request with the whole file', async () => {
+    const body = pattern(1024 * 1024, 4);
+    server.objects.set(PATH_A, body);
+    server.behaviours.set(PATH_A, { dropAfter: 300_000, ignoreRange: true });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result?.status).toBe('downloaded');
+    expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('fails with E_INCOMPLETE when every answer ends early, leaving no .part and the old file untouched', async () => {
+    server.objects.set(PATH_A, pattern(500_000, 5));
+    server.behaviours.set(PATH_A, { dropAfter: 1000, times: 100 });
+    const destination = join(root, PATH_A);
+    await mkdir(dirname(destination), { recursive: true });
+    await writeFile(destination, 'previous contents');
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+      dataDir: root,
+      force: true,
+      maxResumes: 3,
+    });
+    expect(result?.status).toBe('failed');
+    expect(result?.error).toMatchObject({ code: 'E_INCOMPLETE' });
+    expect(result?.error?.message).toContain('of 500000 bytes');
+    expect(server.requests).toHaveLength(4);
+    expect(await readFile(destination, 'utf8')).toBe('previous contents');
+    expect(await filesUnder(root)).toEqual([destination]);
+  });
+
+  it('refuses a 206 whose Content-Range does not start where it asked', async () => {
+    server.objects.set(PATH_A, pattern(100_000, 6));
+    server.behaviours.set(PATH_A, { dropAfter: 10_000, contentRange: 'bytes 0-99999/100000' });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result?.status).toBe('failed');
+    expect(result?.error).toMatchObject({ code: 'E_PROTOCOL' });
+    expect(await filesUnder(root)).toEqual([]);
+  });
+
+  it('skips a file that exists, and replaces it with force', async () => {
+    const body = pattern(4096, 7);
+    server.objects.set(PATH_A, body);
+    const destination = join(root, PATH_A);
+    await mkdir(dirname(destination), { recursive: true });
+    await writeFile(destination, 'old');
+    const [skipped] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(skipped).toMatchObject({ status: 'skipped', bytes: 0, localPath: destination });
+    expect(server.requests).toHaveLength(0);
+    expect(await readFile(destination, 'utf8')).toBe('old');
+    const [forced] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root, force: true });
+    expect(forced).toMatchObject({ status: 'downloaded', bytes: body.length });
+    expect(await readFile(destination)).toEqual(body);
+  });
+
+  it('reports a missing file as failed, with the others downloaded', async () => {
+    server.objects.set(PATH_B, pattern(10, 8));
+    const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], { dataDir: root });
+    expect(results.map((result) => result.status)).toEqual(['failed', 'downloaded']);
+    expect(results[0]?.error).toMatchObject({ code: 'E_NOT_FOUND' });
+    expect(existsSync(join(root, PATH_A))).toBe(false);
+  });
+
+  it('downloads the same file given twice (as name and as path) once', async () => {
+    server.objects.set(PATH_A, pattern(10, 9));
+    const client = fakeClient(server);
+    const results = await downloadFiles(client, [NAME_A, PATH_A, NAME_A], { dataDir: root });
+    expect(results).toHaveLength(1);
+    expect(client.resolved).toEqual([PATH_A]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('rejects invalid targets before any request, listing each problem', async () => {
+    const client = fakeClient(server);
+    const attempt = downloadFiles(
+      client,
+      [PATH_A, 'imap_xyz_l1a_norm_20240101_20240101_v01-00.cdf', '../x'],
+      {
+        dataDir: root,
+      },
+    );
+    await expect(attempt).rejects.toBeInstanceOf(ValidationError);
+    const error = (await attempt.catch((e: unknown) => e)) as ValidationError;
+    expect(error.problems).toHaveLength(2);
+    expect(error.problems[0]).toContain('Invalid instrument');
+    expect(error.problems[1]).toContain("'..'");
+    expect(client.resolved).toEqual([]);
+  });
+
+  it('keeps at most `concurrency` downloads running at once', async () => {
+    const paths: string[] = [];
+    for (let day = 1; day <= 12; day += 1) {
+      const date = `202403${String(day).padStart(2, '0')}`;
+      const path = `imap/hit/l2/2024/03/imap_hit_l2_rates_${date}_${date}_v01-00.cdf`;
+      server.objects.set(path, pattern(2000, day));
+      paths.push(path);
+    }
+    let open: () => void = () => undefined;
+    server.gate = new Promise((done) => {
+      open = done;
+    });
+    const running = downloadFiles(fakeClient(server), paths, { dataDir: root, concurrency: 3 });
+    // Every worker is parked at the gate once three requests have arrived.
+    for (let wait = 0; wait < 200 && server.requests.length < 3; wait += 1) {
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    expect(server.requests).toHaveLength(3);
+    open();
+    const results = await running;
+    expect(results.every((result) => result.status === 'downloaded')).toBe(true);
+    expect(server.maxInFlight).toBe(3);
+  });
+
+  it('on abort, fails the transfers and leaves no .part', async () => {
+    server.objects.set(PATH_A, pattern(1024 * 1024, 10));
+    server.behaviours.set(PATH_A, { hangAfter: 200_000 });
+    server.objects.set(PATH_B, pattern(100, 11));
+    const controller = new AbortController();
+    const events: DownloadProgress[] = [];
+    const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], {
+      dataDir: root,
+      concurrency: 1,
+      signal: controller.signal,
+      onProgress: (event) => {
+        events.push(event);
+        // Some bytes of the first file are on disk: interrupt now.
+        if (event.received > 0 && !event.done) controller.abort(new Error('Interrupted by SIGINT'));
+      },
+    });
+    expect(results.map((result) => result.status)).toEqual(['failed', 'failed']);
+    expect(results[0]?.error).toBeInstanceOf(AbortedError);
+    expect(results[1]?.error).toBeInstanceOf(AbortedError);
+    expect(await filesUnder(root)).toEqual([]);
+    expect(events.filter((event) => event.done).map((event) => event.done)).toEqual(['failed', 'failed']);
+  });
+
+  it('reports progress ending at the file size', async () => {
+    const body = pattern(3 * 1024 * 1024, 12);
+    server.objects.set(PATH_A, body);
+    const events: DownloadProgress[] = [];
+    await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root, onProgress: (e) => events.push(e) });
+    const moving = events.filter((event) => !event.done);
+    expect(moving.length).toBeGreaterThan(1);
+    expect(moving.at(-1)).toMatchObject({ received: body.length, total: body.length });
+    expect(events.at(-1)).toMatchObject({ done: 'downloaded', received: body.length });
+  });
+});
