@@ -1,0 +1,44 @@
+/** What every route of the reference server works with. */
+import type { IncomingMessage } from 'node:http';
+import type { MetadataIndex } from './metadata-index.js';
+import type { ObjectStore } from './object-store.js';
+import type { UrlSigner } from './presign.js';
+import type { WireMode } from './wire.js';
+
+/** The server's state, shared by its routes. */
+export interface ServerContext {
+  store: ObjectStore;
+  index: MetadataIndex;
+  signer: UrlSigner;
+  wire: WireMode;
+  /** Checks the `X-api-key` of an upload; undefined when uploads need no key. */
+  checkApiKey: ((given: string | undefined) => 'missing' | 'wrong' | undefined) | undefined;
+  /** The base URL clients reached this server at, for the URLs it hands out. */
+  baseUrl(req: IncomingMessage): string;
+  /** Keeps `work` on the list `close()` waits for, so an interrupted upload is cleaned up before close resolves. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** A request target split into its raw (still percent-encoded) path and its query. */
+export interface RequestTarget {
+  path: string;
+  query: URLSearchParams;
+  /** The raw query string, without `?`. */
+  rawQuery: string;
+}
+
+/** Splits `req.url` without decoding or normalizing the path, so every check sees what the client sent. */
+export function requestTarget(url: string): RequestTarget {
+  let target = url;
+  if (!target.startsWith('/')) {
+    // Absolute form (`GET http://host/path`): keep only the path and query.
+    const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(.*)$/i.exec(target);
+    target = match?.[1] || '/';
+  }
+  const hash = target.indexOf('#');
+  if (hash >= 0) target = target.slice(0, hash);
+  const mark = target.indexOf('?');
+  const path = mark >= 0 ? target.slice(0, mark) : target;
+  const rawQuery = mark >= 0 ? target.slice(mark + 1) : '';
+  return { path, query: new URLSearchParams(rawQuery), rawQuery };
+}

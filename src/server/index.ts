@@ -1,0 +1,220 @@
+/** The embedded reference server: the whole service (pre-signing, object store, downloads, query) in-process. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import {
+  apiRouteOf,
+  download,
+  methodNotAllowedResponse,
+  notFoundResponse,
+  query,
+  upload,
+} from './api-routes.js';
+import { requestTarget, type ServerContext } from './context.js';
+import { MetadataIndex } from './metadata-index.js';
+import { handleObject, isObjectPath } from './object-routes.js';
+import { ObjectStore, STREAM_BUFFER_BYTES } from './object-store.js';
+import { loadStoreSecret, UrlSigner } from './presign.js';
+import { type ApiResponse, messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
+
+export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
+export type { MetadataRecord, QueryFilters } from './metadata-index.js';
+export type { WireMode } from './wire.js';
+export { WIRE_MODES } from './wire.js';
+
+/** One request, as reported to `log` once its response is done (or the client went away). */
+export interface RequestLogEntry {
+  method: string;
+  /** The request path; object routes drop their query string, which holds the URL's credentials. */
+  path: string;
+  status: number;
+  durationMs: number;
+  /** True when the connection closed before the response was complete. */
+  aborted: boolean;
+  /** The error behind a 500 answer. */
+  error?: unknown;
+}
+
+/** Options of `startReferenceServer`. */
+export interface ReferenceServerOptions {
+  /** The store folder (created when missing); objects are files at their storage key below it. */
+  storeDir: string;
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Address to bind; loopback unless said otherwise. */
+  host?: string;
+  /** When set (non-empty), uploads need `X-api-key` equal to one of these. */
+  apiKeys?: readonly string[] | undefined;
+  /** How API answers are put on the wire (default `envelope`). */
+  wire?: WireMode;
+  /** The secret pre-signed URLs are signed with; by default one kept in a dot-file of the store. */
+  secret?: string | undefined;
+  /** Called once per request. */
+  log?: ((entry: RequestLogEntry) => void) | undefined;
+}
+
+/** A running reference server. */
+export interface ReferenceServer {
+  /** Where it listens, e.g. `http://127.0.0.1:8080` (no trailing slash). */
+  url: string;
+  /** The port it listens on. */
+  port: number;
+  /** The store folder, symlinks resolved. */
+  storeDir: string;
+  /** Number of objects in the metadata index. */
+  readonly objectCount: number;
+  /** Stops listening, ends every connection and waits for interrupted uploads to be cleaned up. */
+  close(): Promise<void>;
+}
+
+const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Compares keys by their SHA-256 digests, in constant time, and checks every key so timing says nothing. */
+function apiKeyChecker(keys: readonly string[]): ServerContext['checkApiKey'] {
+  const digests = keys.map((key) => createHash('sha256').update(key).digest());
+  return (given) => {
+    if (given === undefined || given === '') return 'missing';
+    const digest = createHash('sha256').update(given).digest();
+    let accepted = false;
+    for (const wanted of digests) accepted = timingSafeEqual(wanted, digest) || accepted;
+    return accepted ? undefined : 'wrong';
+  };
+}
+
+/** Starts the reference server on a store folder; resolves once it listens. */
+export async function startReferenceServer(options: ReferenceServerOptions): Promise<ReferenceServer> {
+  const { storeDir, port = 0, host = '127.0.0.1', wire = 'envelope', log } = options;
+  if (!WIRE_MODES.includes(wire)) {
+    throw new Error(`Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`);
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`Invalid port ${port}: give a whole number from 0 to 65535.`);
+  }
+  if (options.secret !== undefined && options.secret.length < 16) {
+    throw new Error('The signing secret must have at least 16 characters.');
+  }
+  const store = await ObjectStore.open(storeDir);
+  const secret = options.secret ?? (await loadStoreSecret(store.root));
+  const index = new MetadataIndex(await store.scan());
+  const pending = new Set<Promise<unknown>>();
+  let url = '';
+
+  const context: ServerContext = {
+    store,
+    index,
+    signer: new UrlSigner(secret),
+    wire,
+    checkApiKey: options.apiKeys && options.apiKeys.length > 0 ? apiKeyChecker(options.apiKeys) : undefined,
+    baseUrl: (req) => {
+      const hostHeader = req.headers.host;
+      return hostHeader && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : url;
+    },
+    track: (work) => {
+      const settled = work.then(
+        () => undefined,
+        () => undefined,
+      );
+      pending.add(settled);
+      void settled.then(() => pending.delete(settled));
+      return work;
+    },
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const target = requestTarget(req.url ?? '/');
+    const objectRoute = isObjectPath(target.path);
+    let failure: unknown;
+    res.on('close', () => {
+      log?.({
+        method,
+        path: objectRoute || target.rawQuery === '' ? target.path : `${target.path}?${target.rawQuery}`,
+        status: res.statusCode,
+        durationMs: performance.now() - started,
+        aborted: !res.writableFinished,
+        ...(failure === undefined ? {} : { error: failure }),
+      });
+    });
+    try {
+      if (objectRoute) {
+        await handleObject(context, req, res, target);
+        return;
+      }
+      let response: ApiResponse;
+      const route = apiRouteOf(target.path);
+      if (!route) response = notFoundResponse(target.path);
+      else if (method !== 'GET') response = methodNotAllowedResponse(method, target.path);
+      else if (route.route === 'upload') response = await upload(context, req, route.rest);
+      else if (route.route === 'download') response = download(context, req, route.rest);
+      else response = query(context, target);
+      sendApiResponse(res, response, wire);
+    } catch (error) {
+      failure = error;
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      const message = 'Internal server error; the server log has the details.';
+      if (objectRoute) {
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(`${message}\n`);
+      } else {
+        sendApiResponse(res, messageResponse(500, message), wire);
+      }
+    }
+  };
+
+  const server: Server = createServer(
+    {
+      highWaterMark: STREAM_BUFFER_BYTES,
+      // Large uploads may take longer than Node's default 5-minute request timeout.
+      requestTimeout: 0,
+      headersTimeout: 60_000,
+      keepAliveTimeout: 5_000,
+    },
+    (req, res) => void handle(req, res),
+  );
+  // Answer `Expect: 100-continue` from the route, so a refused upload (403, 409, 411) never sends its body.
+  server.on('checkContinue', (req, res) => void handle(req, res));
+  server.on('connection', (socket: Socket) => socket.setNoDelay(true));
+  server.on('clientError', (_error, socket: Socket) => {
+    if (socket.writable)
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolvePromise();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  url = `http://${formatHost(host)}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    storeDir: store.root,
+    get objectCount() {
+      return index.size;
+    },
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+        server.closeAllConnections();
+        await closed;
+        await Promise.all(pending);
+      })();
+      return closing;
+    },
+  };
+}
