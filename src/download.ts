@@ -33,6 +33,8 @@ export interface DownloadOptions {
   concurrency?: number;
   signal?: AbortSignal;
   onProgress?: (event: DownloadProgress) => void;
+  /** Called once the targets are checked, with the number of distinct files to transfer. */
+  onStart?: (files: number) => void;
   /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
   maxResumes?: number;
 }
@@ -76,6 +78,7 @@ export async function downloadFiles(
   options: DownloadOptions,
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
+  options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
   await runPool(files.length, concurrency, async (index) => {

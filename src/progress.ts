@@ -84,13 +84,18 @@ export class TransferReporter {
 
   constructor(
     private readonly stream: ProgressStream,
-    private readonly totalFiles: number,
+    private totalFiles: number,
     private readonly words: TransferWords,
     private readonly options: ReporterOptions,
   ) {
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.tty = Boolean(stream.isTTY) && !options.quiet;
+  }
+
+  /** Sets the number of files once it is known. */
+  setTotal(files: number): void {
+    this.totalFiles = files;
   }
 
   /** Bytes moved so far for one file. */

@@ -34,6 +34,8 @@ export interface UploadOptions {
   concurrency?: number;
   signal?: AbortSignal;
   onProgress?: (event: UploadProgress) => void;
+  /** Called once the names are checked, with the number of distinct files to transfer. */
+  onStart?: (files: number) => void;
 }
 
 /** The outcome for one file. `exists` means the store holds the file already (a failure for the caller). */
@@ -68,6 +70,7 @@ export async function uploadFiles(
   options: UploadOptions,
 ): Promise<UploadResult[]> {
   const planned = planUploads(paths);
+  options.onStart?.(planned.length);
   const cwd = options.cwd ?? process.cwd();
   const results: UploadResult[] = new Array(planned.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));

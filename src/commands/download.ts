@@ -1,0 +1,162 @@
+/** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
+import { HttpClient } from '../client.js';
+import { loadConfig } from '../config.js';
+import { abortedError, type DownloadResult, downloadFiles } from '../download.js';
+import { ExitCode, ProtocolError, UsageError, ValidationError } from '../errors.js';
+import { filterFlag, hasFilter, pickFilters, type QueryFilters, toQueryParams } from '../filters.js';
+import { TransferReporter } from '../progress.js';
+import type { CommandIO, GlobalOptions } from './io.js';
+
+/** Options of `download`: the global ones, the query filters, and how to transfer. */
+export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
+  force?: boolean | undefined;
+  concurrency?: number | undefined;
+}
+
+/** Downloads the named files (or every match of the filters); returns the exit status. */
+export async function download(
+  paths: string[],
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<number> {
+  const filters = pickFilters(options);
+  const given = Object.keys(filters).map((name) => filterFlag(name as keyof QueryFilters));
+  if (paths.length > 0 && given.length > 0) {
+    throw new UsageError(
+      `Give either file names/paths or query options, not both (got paths and ${given.join(', ')}).`,
+    );
+  }
+  if (paths.length === 0 && !hasFilter(filters)) {
+    throw new UsageError(
+      "Nothing to download: give file names or storage paths, '-' to read them from stdin, or query options " +
+        '(such as --instrument mag --data-level l1a) to download every matching file.',
+      { hint: 'See mission-data download -h.' },
+    );
+  }
+  // Filter values are checked before any request or stdin read.
+  const params = paths.length === 0 ? toQueryParams(filters) : undefined;
+  const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
+  if (targets && targets.length === 0) {
+    throw new UsageError('Nothing to download: stdin held no file paths.');
+  }
+  const config = await loadConfig({ url: options.url, apiKey: options.apiKey, dataDir: options.dataDir });
+  const http = new HttpClient({
+    url: config.url,
+    apiKey: config.apiKey,
+    log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
+  });
+  try {
+    let list = targets;
+    if (!list) {
+      const records = await http.query(params ?? {}, io.signal);
+      list = records.map((record) => record.file_path);
+      if (list.length === 0) {
+        if (!options.quiet) io.stderr.write('No files match the query; nothing to download.\n');
+        return ExitCode.Success;
+      }
+    }
+    const results = await runDownloads(http, list, config.dataDir, options, io, targets === undefined);
+    return results.some((result) => result.status === 'failed') ? ExitCode.Failure : ExitCode.Success;
+  } finally {
+    await http.close();
+  }
+}
+
+async function runDownloads(
+  http: HttpClient,
+  targets: string[],
+  dataDir: string,
+  options: DownloadCommandOptions,
+  io: CommandIO,
+  fromQuery: boolean,
+): Promise<DownloadResult[]> {
+  const reporter = new TransferReporter(
+    io.stderr,
+    new Set(targets).size,
+    { active: 'Downloading', statuses: { downloaded: 'downloaded', skipped: 'skipped', failed: 'failed' } },
+    { quiet: options.quiet, debug: options.debug, failures: ['failed'] },
+  );
+  let results: DownloadResult[];
+  try {
+    results = await downloadFiles(http, targets, {
+      dataDir,
+      force: Boolean(options.force),
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      signal: io.signal,
+      onStart: (files) => reporter.setTotal(files),
+      onProgress: (event) => {
+        if (!event.done) return reporter.progress(event.path, event.received);
+        reporter.settled({
+          label: event.path,
+          status: event.done,
+          bytes: event.received,
+          note: event.done === 'skipped' ? `exists at ${event.localPath}; --force replaces it` : undefined,
+          error: event.error,
+        });
+      },
+    });
+  } catch (error) {
+    if (error instanceof ValidationError && fromQuery) {
+      // These paths came from the service, not from the user: an answer not to be trusted.
+      throw new ProtocolError(`The query answered file paths that break the naming rules:\n${error.message}`);
+    }
+    throw error;
+  }
+  reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
+  return results;
+}
+
+/** Replaces `-` with the paths read from stdin: one per line, or the JSON array `query --output-format json` prints. */
+async function expandStdin(paths: string[], io: CommandIO): Promise<string[]> {
+  if (!paths.includes('-')) return paths;
+  const text = await readAll(io.stdin, io.signal);
+  const fromStdin = parsePathList(text);
+  return paths.flatMap((path) => (path === '-' ? fromStdin : [path]));
+}
+
+/**
+ * Reads a list of paths: a JSON array (of paths, or of query records with `file_path`) when the text starts
+ * with `[`, otherwise one path per line with blank lines ignored.
+ */
+export function parsePathList(text: string): string[] {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('[')) {
+    return trimmed
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter((line) => line.length > 0);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(trimmed);
+  } catch (error) {
+    throw new UsageError(`stdin starts with '[' but is not valid JSON: ${(error as Error).message}`);
+  }
+  const items = data as unknown[];
+  return items.map((item, index) => {
+    if (typeof item === 'string') return item;
+    if (item && typeof item === 'object' && typeof (item as { file_path?: unknown }).file_path === 'string') {
+      return (item as { file_path: string }).file_path;
+    }
+    throw new UsageError(
+      `stdin JSON item ${index} is neither a path nor a record with a file_path (as query --output-format json prints).`,
+    );
+  });
+}
+
+async function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(abortedError(signal));
+    if (signal.aborted) fail();
+    signal.addEventListener('abort', fail, { once: true });
+  });
+  aborted.catch(() => undefined);
+  const read = (async () => {
+    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  })();
+  return Promise.race([read, aborted]);
+}

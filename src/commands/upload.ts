@@ -1,0 +1,51 @@
+/** `mission-data upload`: stores local files under the names the naming rules give them. */
+import { HttpClient } from '../client.js';
+import { loadConfig } from '../config.js';
+import { ExitCode } from '../errors.js';
+import { TransferReporter } from '../progress.js';
+import { ALREADY_STORED, uploadFiles } from '../upload.js';
+import type { CommandIO, GlobalOptions } from './io.js';
+
+/** Options of `upload`. */
+export interface UploadCommandOptions extends GlobalOptions {
+  concurrency?: number | undefined;
+}
+
+/** Uploads the files; returns the exit status (1 when any failed or was stored already). */
+export async function upload(paths: string[], options: UploadCommandOptions, io: CommandIO): Promise<number> {
+  const config = await loadConfig({ url: options.url, apiKey: options.apiKey, dataDir: options.dataDir });
+  const http = new HttpClient({
+    url: config.url,
+    apiKey: config.apiKey,
+    log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
+  });
+  try {
+    const reporter = new TransferReporter(
+      io.stderr,
+      new Set(paths).size,
+      { active: 'Uploading', statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' } },
+      { quiet: options.quiet, debug: options.debug, failures: ['exists', 'failed'] },
+    );
+    // Names are checked inside uploadFiles before any file is read or any request is made.
+    const results = await uploadFiles(http, paths, {
+      dataDir: config.dataDir,
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      signal: io.signal,
+      onStart: (files) => reporter.setTotal(files),
+      onProgress: (event) => {
+        if (!event.done) return reporter.progress(event.key, event.sent);
+        reporter.settled({
+          label: event.key,
+          status: event.done,
+          bytes: event.sent,
+          note: event.done === 'exists' ? ALREADY_STORED : undefined,
+          error: event.error,
+        });
+      },
+    });
+    reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
+    return results.every((result) => result.status === 'uploaded') ? ExitCode.Success : ExitCode.Failure;
+  } finally {
+    await http.close();
+  }
+}
