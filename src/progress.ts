@@ -154,7 +154,8 @@ export class TransferReporter {
   private line(file: SettledFile): string {
     const word = this.words.statuses[file.status] ?? file.status;
     if (this.options.failures.includes(file.status)) {
-      return `${word} ${file.label}: ${file.note ?? file.error?.message ?? 'failed'}`;
+      const reason = file.note ?? file.error?.message ?? 'failed';
+      return reason === word ? `${word} ${file.label}` : `${word} ${file.label}: ${reason}`;
     }
     const size = file.bytes > 0 ? ` (${formatBytes(file.bytes)})` : '';
     return `${word} ${file.label}${size}${file.note ? ` (${file.note})` : ''}`;

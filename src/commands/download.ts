@@ -90,7 +90,7 @@ async function runDownloads(
           label: event.path,
           status: event.done,
           bytes: event.received,
-          note: event.done === 'skipped' ? `exists at ${event.localPath}; --force replaces it` : undefined,
+          note: event.done === 'skipped' ? 'exists' : undefined,
           error: event.error,
         });
       },
@@ -102,7 +102,14 @@ async function runDownloads(
     }
     throw error;
   }
-  reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
+  const skipped = results.some((result) => result.status === 'skipped');
+  reporter.finish(
+    io.signal.aborted
+      ? 'Interrupted.'
+      : skipped
+        ? 'Files that exist are skipped; --force replaces them.'
+        : undefined,
+  );
   return results;
 }
 

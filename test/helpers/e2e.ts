@@ -1,0 +1,181 @@
+/**
+ * End-to-end helpers: run the built command line with a clean environment and its own configuration folder,
+ * start the reference server on a temporary store, and put files where the naming rules say they belong.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parsePathOrName } from '../../src/naming.js';
+import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
+
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, '../..');
+/** The command line as shipped. */
+export const BIN = join(ROOT, 'bin/mission-data.js');
+
+/** The outcome of one run of the command line. */
+export interface CliRun {
+  /** Exit status; null when ended by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** How to run the command line. */
+export interface CliOptions {
+  /** Working directory (also HOME, with XDG_CONFIG_HOME below it, unless `home` is given). */
+  cwd: string;
+  /** Home folder; default `cwd`. Its `config` sub-folder is the configuration folder. */
+  home?: string;
+  /** Extra environment variables on top of the clean environment. */
+  env?: Record<string, string>;
+  /** Written to stdin, which is then closed (stdin is empty otherwise). */
+  input?: string;
+  /** Kills the process (SIGKILL) after this long, so a hung run fails the test instead of blocking it. */
+  timeoutMs?: number;
+}
+
+/** Throws unless `npm run build` has produced dist/. */
+export function assertBuilt(): void {
+  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+}
+
+/** The clean environment a run gets: no MISSION_* or IMAP_* variables of the machine running the tests. */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, 'config'),
+    ...extra,
+  };
+}
+
+/** Starts `node bin/mission-data.js ...args` without waiting for it. */
+export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd,
+    env: cleanEnv(options.home ?? options.cwd, options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin?.end(options.input ?? '');
+  return child;
+}
+
+/** Collects a spawned run's output and exit. */
+export function finished(child: ChildProcess, timeoutMs = 60_000): Promise<CliRun> {
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      fail(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      done({
+        code,
+        signal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
+    });
+  });
+}
+
+/** Runs the command line to its end. */
+export function runCli(args: readonly string[], options: CliOptions): Promise<CliRun> {
+  return finished(spawnCli(args, options), options.timeoutMs);
+}
+
+/** A temporary folder, removed by `cleanup`. */
+export async function tempDir(prefix = 'mission-e2e-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Removes a temporary folder. */
+export async function cleanup(path: string | undefined): Promise<void> {
+  if (path) await rm(path, { recursive: true, force: true });
+}
+
+/** A running reference server on its own temporary store. */
+export interface TestServer extends ReferenceServer {
+  /** Stops the server and removes its store (when the store was made here). */
+  stop(): Promise<void>;
+}
+
+/** Starts the reference server on `storeDir` (default: a new temporary folder). */
+export async function startServer(
+  options: { wire?: WireMode; storeDir?: string; apiKeys?: string[] } = {},
+): Promise<TestServer> {
+  const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
+  const server = await startReferenceServer({
+    storeDir,
+    port: 0,
+    wire: options.wire ?? 'envelope',
+    apiKeys: options.apiKeys,
+    secret: 'e2e-test-secret-0123456789',
+  });
+  return Object.assign(server, {
+    async stop() {
+      await server.close();
+      if (!options.storeDir) await cleanup(storeDir);
+    },
+  });
+}
+
+/** Writes `contents` at the storage path of `name` below `root` (a data root or a store folder). */
+export async function putFile(root: string, name: string, contents: Buffer | string, mtime?: Date): Promise<string> {
+  const path = join(root, ...parsePathOrName(name).path.split('/'));
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, contents);
+  if (mtime) await utimes(path, mtime, mtime);
+  return path;
+}
+
+/** Every file below `root`, as paths relative to it with '/' separators, sorted. */
+export async function listFiles(root: string): Promise<string[]> {
+  if (!existsSync(root)) return [];
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1).split('\\').join('/'))
+    .sort();
+}
+
+/** Deterministic bytes of a given size, different per seed. */
+export function bytesFor(seed: string, size: number): Buffer {
+  const buffer = Buffer.alloc(size);
+  let state = 2166136261;
+  for (const char of seed) state = Math.imul(state ^ char.charCodeAt(0), 16777619) >>> 0;
+  for (let index = 0; index < size; index += 1) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    buffer[index] = state & 0xff;
+  }
+  return buffer;
+}
+
+/** A science file name of `instrument` for a day of January 2024 (1-31) or later days counted on. */
+export function scienceName(instrument: string, day: number, level = 'l1a', version = 'v01-00'): string {
+  const date = new Date(Date.UTC(2024, 0, day));
+  const stamp = date.toISOString().slice(0, 10).replaceAll('-', '');
+  return `imap_${instrument}_${level}_test_${stamp}_${stamp}_${version}.${level === 'l0' ? 'pkts' : 'cdf'}`;
+}
+
+/** Waits until `check` is true, polling every 20 ms, for at most `timeoutMs`. Returns whether it became true. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return false;
+}
