@@ -1,0 +1,112 @@
+/** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
+import type { Dispatcher } from 'undici';
+import { HttpClient } from './client.js';
+import { type Config, loadConfig } from './config.js';
+import { type DownloadOptions, type DownloadResult, downloadFiles } from './download.js';
+import { ValidationError } from './errors.js';
+import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './filters.js';
+import type { QueryRecord } from './records.js';
+import { type UploadOptions, type UploadResult, uploadFiles } from './upload.js';
+
+/** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
+export interface CreateClientOptions {
+  /** Service base URL (env MISSION_DATA_ACCESS_URL). */
+  url?: string;
+  /** API key for uploads (env MISSION_API_KEY). */
+  apiKey?: string;
+  /** Local data root (env MISSION_DATA_DIR; default `./data`). */
+  dataDir?: string;
+  /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
+  dispatcher?: Dispatcher;
+  /** Attempts per request, retries included; default 4. */
+  attempts?: number;
+  /** First backoff delay in ms; default 250. */
+  retryBaseMs?: number;
+  /** Configuration file to read instead of the default one. */
+  configFile?: string;
+  /** Environment to read instead of the process's. */
+  env?: Record<string, string | undefined>;
+  /** Receives one line per request and retry, for debugging. */
+  log?: (line: string) => void;
+}
+
+/** A client of the service. */
+export interface MissionDataClient {
+  /** Metadata records of the stored files matching every filter (at least one besides `table`). */
+  query(filters: QueryFilters, options?: { signal?: AbortSignal }): Promise<QueryRecord[]>;
+  /** Downloads files (names, storage paths or query records) into the data root; one result per file. */
+  download(
+    targets: string | QueryRecord | readonly (string | QueryRecord)[],
+    options?: Omit<DownloadOptions, 'dataDir'>,
+  ): Promise<DownloadResult[]>;
+  /** Uploads local files (paths inside the data root, relative to the working directory, or absolute). */
+  upload(
+    paths: string | readonly string[],
+    options?: Omit<UploadOptions, 'dataDir'>,
+  ): Promise<UploadResult[]>;
+  /** The resolved configuration (URL, data root, where each came from). */
+  config(): Promise<Config>;
+  /** Closes the client's connections. */
+  close(): Promise<void>;
+}
+
+/** Creates a client; settings resolve as option > environment > configuration file > default, on first use. */
+export function createClient(options: CreateClientOptions = {}): MissionDataClient {
+  let state: Promise<{ config: Config; http: HttpClient }> | undefined;
+  let closed = false;
+  const ready = () => {
+    if (closed) return Promise.reject(new Error('This client is closed.'));
+    state ??= loadConfig(
+      { url: options.url, apiKey: options.apiKey, dataDir: options.dataDir },
+      {
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.configFile ? { configFile: options.configFile } : {}),
+      },
+    ).then((config) => ({
+      config,
+      http: new HttpClient({
+        url: config.url,
+        apiKey: config.apiKey,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        ...(options.attempts !== undefined ? { attempts: options.attempts } : {}),
+        ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
+        log: options.log,
+      }),
+    }));
+    return state;
+  };
+
+  return {
+    async query(filters, queryOptions = {}) {
+      if (!hasFilter(filters)) {
+        throw new ValidationError([
+          `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
+        ]);
+      }
+      const params = toQueryParams(filters);
+      const { http } = await ready();
+      return http.query(params, queryOptions.signal);
+    },
+    async download(targets, downloadOptions = {}) {
+      const list = Array.isArray(targets) ? targets : [targets];
+      const paths = list.map((target: string | QueryRecord) =>
+        typeof target === 'string' ? target : target.file_path,
+      );
+      const { config, http } = await ready();
+      return downloadFiles(http, paths, { ...downloadOptions, dataDir: config.dataDir });
+    },
+    async upload(paths, uploadOptions = {}) {
+      const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
+      const { config, http } = await ready();
+      return uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
+    },
+    async config() {
+      return (await ready()).config;
+    },
+    async close() {
+      const current = state;
+      closed = true;
+      if (current) await (await current.catch(() => undefined))?.http.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
+import ora from 'ora';
+import { createClient } from '../api.js';
+import { UsageError } from '../errors.js';
+import {
+  FILTER_NAMES,
+  filterFlag,
+  hasFilter,
+  pickFilters,
+  type QueryFilters,
+  toQueryParams,
+} from '../filters.js';
+import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
+import type { CommandIO, GlobalOptions } from './io.js';
+
+/** The options commander hands to `query`. */
+export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
+  outputFormat?: OutputFormat | undefined;
+}
+
+/** Runs `query`: checks every value before any request, then prints the matching records on stdout. */
+export async function query(options: QueryCommandOptions, io: CommandIO): Promise<number> {
+  const format = options.outputFormat ?? 'table';
+  if (!OUTPUT_FORMATS.includes(format)) {
+    throw new UsageError(
+      `Invalid --output-format ${JSON.stringify(format)}. Choose from ${OUTPUT_FORMATS.join(', ')}.`,
+    );
+  }
+  const filters = pickFilters(options);
+  if (!hasFilter(filters)) {
+    throw new UsageError(
+      `Give at least one filter: ${FILTER_NAMES.filter((name) => name !== 'table')
+        .map(filterFlag)
+        .join(', ')}.`,
+      { hint: 'For example: mission-data query --instrument mag --start-date 20250101' },
+    );
+  }
+  // Checked here as well as in the library so a bad value never costs a configuration read or a request.
+  toQueryParams(filters);
+
+  const client = createClient({
+    url: options.url,
+    apiKey: options.apiKey,
+    dataDir: options.dataDir,
+    ...(options.debug ? { log: (line: string) => io.stderr.write(`debug: ${line}\n`) } : {}),
+  });
+  const spinner =
+    io.stderr.isTTY && !options.quiet && !options.debug
+      ? ora({ text: 'Querying…', stream: io.stderr, discardStdin: false, isEnabled: true }).start()
+      : undefined;
+  try {
+    const records = await client.query(filters, { signal: io.signal });
+    spinner?.stop();
+    io.stdout.write(formatRecords(records, format));
+    return 0;
+  } finally {
+    spinner?.stop();
+    await client.close();
+  }
+}

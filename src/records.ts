@@ -1,0 +1,86 @@
+/** Query records: the shape of one element of a `GET /query` answer, and the checks every record passes. */
+import { z } from 'zod';
+import { ProtocolError, ValidationError } from './errors.js';
+import { parsePath, unsafePathReason } from './naming.js';
+
+/** One record of `GET /query`, as the service sends it (unknown extra fields are kept). */
+export interface QueryRecord {
+  file_path: string;
+  instrument: string;
+  /** Absent in ancillary records. */
+  data_level?: string | undefined;
+  descriptor: string;
+  start_date: string;
+  /** Present in the service's example answer, absent in older clients' samples; null for single-date ancillary files. */
+  end_date?: string | null | undefined;
+  version: string;
+  extension: string;
+  /** `YYYY-MM-DD HH:MM:SS` (UTC). */
+  ingestion_date?: string | undefined;
+}
+
+/** The zod schema of one query record; extra fields pass through untouched. */
+export const queryRecordSchema = z.looseObject({
+  file_path: z.string(),
+  instrument: z.string(),
+  data_level: z.string().optional(),
+  descriptor: z.string(),
+  start_date: z.string(),
+  end_date: z.string().nullable().optional(),
+  version: z.string(),
+  extension: z.string(),
+  ingestion_date: z.string().optional(),
+});
+
+/**
+ * Checks a query answer's body and returns its records exactly as received. Throws a `ProtocolError` naming
+ * `source` (method and URL) when the body is not a list of records, or when a record's `file_path` is unsafe
+ * or not a valid storage path: downloads later rely on every `file_path` a query returns.
+ */
+export function checkQueryRecords(body: unknown, source: string): QueryRecord[] {
+  if (!Array.isArray(body)) {
+    throw new ProtocolError(`${source}: expected a JSON array of file records, got ${describeValue(body)}.`);
+  }
+  body.forEach((item: unknown, index) => {
+    const result = queryRecordSchema.safeParse(item);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue && issue.path.length > 0 ? `field ${issue.path.join('.')}: ` : '';
+      throw new ProtocolError(
+        `${source}: record ${index + 1} is not a file record (${where}${issue?.message ?? 'invalid'}).`,
+      );
+    }
+    const path = result.data.file_path;
+    const unsafe = unsafePathReason(path);
+    if (unsafe) {
+      throw new ProtocolError(
+        `${source}: refusing record ${index + 1}: its file_path ${JSON.stringify(path)} is unsafe (${unsafe}).`,
+      );
+    }
+    try {
+      parsePath(path);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      throw new ProtocolError(
+        `${source}: refusing record ${index + 1}: its file_path ${JSON.stringify(path)} is not a valid storage path (${error.problems.join(' ')})`,
+      );
+    }
+  });
+  return body as QueryRecord[];
+}
+
+/** A short description of an unexpected JSON value, for messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'string') return `the text ${JSON.stringify(snippet(value))}`;
+  if (typeof value === 'object')
+    return `an object with keys ${Object.keys(value).slice(0, 8).join(', ') || '(none)'}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** The start of a long text, for messages. */
+export function snippet(text: string, length = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length)}…` : flat;
+}

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { csvField, formatCsv, formatJson, formatRecords, formatTable } from '../../src/output.js';
+import type { QueryRecord } from '../../src/records.js';
+
+const MAG: QueryRecord = {
+  file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',
+  instrument: 'mag',
+  data_level: 'l1a',
+  descriptor: 'norm-mago',
+  start_date: '20250101',
+  end_date: '20250102',
+  version: 'v01-00',
+  extension: 'cdf',
+  ingestion_date: '2025-01-03 04:05:06',
+};
+const ANCILLARY: QueryRecord = {
+  file_path: 'imap/ancillary/mag/imap_mag_calibration_20250101_v02-01.json',
+  instrument: 'mag',
+  descriptor: 'calibration',
+  start_date: '20250101',
+  end_date: null,
+  version: 'v02-01',
+  extension: 'json',
+};
+
+describe('table', () => {
+  it('prints the count line and a plain table with the eight columns', () => {
+    expect(formatTable([MAG, ANCILLARY])).toBe(
+      [
+        'Found [2] matching files',
+        '┌────────────┬────────────┬─────────────┬────────────┬──────────┬─────────┬─────────────────────┬─────────────────────────────────────────────────────┐',
+        '│ Instrument │ Data Level │ Descriptor  │ Start Date │ End Date │ Version │ Ingestion Date      │ Filename                                            │',
+        '├────────────┼────────────┼─────────────┼────────────┼──────────┼─────────┼─────────────────────┼─────────────────────────────────────────────────────┤',
+        '│ mag        │ l1a        │ norm-mago   │ 20250101   │ 20250102 │ v01-00  │ 2025-01-03 04:05:06 │ imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf │',
+        '├────────────┼────────────┼─────────────┼────────────┼──────────┼─────────┼─────────────────────┼─────────────────────────────────────────────────────┤',
+        '│ mag        │            │ calibration │ 20250101   │          │ v02-01  │                     │ imap_mag_calibration_20250101_v02-01.json           │',
+        '└────────────┴────────────┴─────────────┴────────────┴──────────┴─────────┴─────────────────────┴─────────────────────────────────────────────────────┘',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('has no colour codes', () => {
+    expect(formatTable([MAG])).not.toContain('\u001b[');
+  });
+
+  it('prints only the count line when nothing matched', () => {
+    expect(formatTable([])).toBe('Found [0] matching files\n');
+  });
+});
+
+describe('json', () => {
+  it('prints a JSON array of the records as received, extra fields and key order kept', () => {
+    const received = [{ extra: 1, ...MAG }, ANCILLARY] as QueryRecord[];
+    const text = formatJson(received);
+    expect(JSON.parse(text)).toEqual(received);
+    expect(Object.keys(JSON.parse(text)[0])).toEqual(Object.keys(received[0] as object));
+    expect(text.endsWith(']\n')).toBe(true);
+  });
+
+  it('prints [] when nothing matched', () => {
+    expect(formatJson([])).toBe('[]\n');
+  });
+});
+
+describe('csv', () => {
+  const HEADER =
+    'file_path,instrument,data_level,descriptor,start_date,end_date,version,extension,ingestion_date';
+
+  it('prints a header row and one row per record, CRLF line ends', () => {
+    expect(formatCsv([MAG, ANCILLARY])).toBe(
+      `${HEADER}\r\n` +
+        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,norm-mago,20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\r\n' +
+        'imap/ancillary/mag/imap_mag_calibration_20250101_v02-01.json,mag,,calibration,20250101,,v02-01,json,\r\n',
+    );
+  });
+
+  it('prints the header alone when nothing matched', () => {
+    expect(formatCsv([])).toBe(`${HEADER}\r\n`);
+  });
+
+  it.each([
+    ['plain', 'plain'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['two\nlines', '"two\nlines"'],
+    ['cr\rhere', '"cr\rhere"'],
+    ['', ''],
+  ])('escapes %j as %j', (value, expected) => {
+    expect(csvField(value)).toBe(expected);
+  });
+
+  it('quotes descriptors a hostile server might send', () => {
+    const text = formatCsv([{ ...MAG, descriptor: 'x,"y"\r\nz' }]);
+    expect(text).toBe(
+      `${HEADER}\r\n` +
+        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,"x,""y""\r\nz",20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\r\n',
+    );
+  });
+
+  it('formatRecords picks the format', () => {
+    expect(formatRecords([], 'csv')).toBe(`${HEADER}\r\n`);
+    expect(formatRecords([], 'json')).toBe('[]\n');
+    expect(formatRecords([], 'table')).toBe('Found [0] matching files\n');
+  });
+});
