@@ -3,6 +3,7 @@
  * and renaming it over the destination only once every byte has arrived.
  */
 
+import { setMaxListeners } from 'node:events';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -81,9 +82,11 @@ export async function downloadFiles(
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
+  const link = linkSignal(options.signal, concurrency);
+  const perFile: DownloadOptions = link ? { ...options, signal: link.signal } : options;
   await runPool(files.length, concurrency, async (index) => {
     const planned = files[index] as PlannedDownload;
-    const result = await downloadOne(http, planned, options);
+    const result = await downloadOne(http, planned, perFile);
     results[index] = result;
     options.onProgress?.({
       path: result.path,
@@ -93,7 +96,7 @@ export async function downloadFiles(
       done: result.status,
       ...(result.error ? { error: result.error } : {}),
     });
-  });
+  }).finally(() => link?.dispose());
   return results;
 }
 
@@ -119,6 +122,23 @@ function planDownloads(targets: readonly string[], dataDir: string): PlannedDown
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return [...planned.values()];
+}
+
+/**
+ * A signal that follows `signal`, for the transfers of one batch: each running transfer listens to it a few
+ * times (the HTTP client, the body), so its listener limit grows with the concurrency instead of warning.
+ */
+export function linkSignal(
+  signal: AbortSignal | undefined,
+  concurrency: number,
+): { signal: AbortSignal; dispose: () => void } | undefined {
+  if (!signal) return undefined;
+  const controller = new AbortController();
+  setMaxListeners(Math.max(10, concurrency * 4 + 10), controller.signal);
+  const follow = () => controller.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  return { signal: controller.signal, dispose: () => signal.removeEventListener('abort', follow) };
 }
 
 /** Runs `work(0..count-1)` with at most `concurrency` running at once. `work` must not throw. */

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { HttpClient } from './client.js';
-import { abortedError, runPool } from './download.js';
+import { abortedError, linkSignal, runPool } from './download.js';
 import { AbortedError, ApiError, LocalFileError, ValidationError } from './errors.js';
 import { LOCAL_LAYOUT } from './layout.js';
 import { type MissionFile, parseName } from './naming.js';
@@ -74,8 +74,10 @@ export async function uploadFiles(
   const cwd = options.cwd ?? process.cwd();
   const results: UploadResult[] = new Array(planned.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
+  const link = linkSignal(options.signal, concurrency);
+  const perFile: UploadOptions = link ? { ...options, signal: link.signal } : options;
   await runPool(planned.length, concurrency, async (index) => {
-    const result = await uploadOne(http, planned[index] as PlannedUpload, cwd, options);
+    const result = await uploadOne(http, planned[index] as PlannedUpload, cwd, perFile);
     results[index] = result;
     options.onProgress?.({
       localPath: result.localPath,
@@ -85,7 +87,7 @@ export async function uploadFiles(
       done: result.status,
       ...(result.error ? { error: result.error } : {}),
     });
-  });
+  }).finally(() => link?.dispose());
   return results;
 }
 

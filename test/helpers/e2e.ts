@@ -130,7 +130,12 @@ export async function startServer(
 }
 
 /** Writes `contents` at the storage path of `name` below `root` (a data root or a store folder). */
-export async function putFile(root: string, name: string, contents: Buffer | string, mtime?: Date): Promise<string> {
+export async function putFile(
+  root: string,
+  name: string,
+  contents: Buffer | string,
+  mtime?: Date,
+): Promise<string> {
   const path = join(root, ...parsePathOrName(name).path.split('/'));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, contents);
@@ -144,7 +149,12 @@ export async function listFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(root.length + 1).split('\\').join('/'))
+    .map((entry) =>
+      join(entry.parentPath, entry.name)
+        .slice(root.length + 1)
+        .split('\\')
+        .join('/'),
+    )
     .sort();
 }
 

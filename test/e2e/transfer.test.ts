@@ -1,0 +1,272 @@
+/**
+ * Transfers through the built command line against the reference server: skipping and replacing, many files at
+ * once, dropped connections, interruption, exit statuses, environment variables and stdin input.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  assertBuilt,
+  bytesFor,
+  cleanup,
+  finished,
+  listFiles,
+  putFile,
+  runCli,
+  scienceName,
+  spawnCli,
+  startServer,
+  type TestServer,
+  tempDir,
+  waitFor,
+} from '../helpers/e2e.js';
+
+const SMALL = scienceName('hit', 1);
+const SMALL_PATH = `imap/hit/l1a/2024/01/${SMALL}`;
+const LARGE = scienceName('codice', 2, 'l2');
+const LARGE_PATH = `imap/codice/l2/2024/01/${LARGE}`;
+const SMALL_BYTES = bytesFor(SMALL, 5000);
+const LARGE_BYTES = bytesFor(LARGE, 3 * 1024 * 1024 + 11);
+/** Files of the many-files test: 200 of a few KiB. */
+const MANY = Array.from({ length: 200 }, (_, index) => scienceName('lo', index + 1, 'l1b'));
+
+let store: string;
+let server: TestServer;
+let home: string;
+
+beforeAll(async () => {
+  assertBuilt();
+  store = await tempDir('mission-store-');
+  await putFile(store, SMALL, SMALL_BYTES);
+  await putFile(store, LARGE, LARGE_BYTES);
+  for (const name of MANY) await putFile(store, name, bytesFor(name, 2048 + (name.length % 7) * 300));
+  server = await startServer({ storeDir: store });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await cleanup(store);
+});
+
+beforeEach(async () => {
+  home = await tempDir();
+});
+
+afterEach(async () => {
+  await cleanup(home);
+});
+
+const local = (...parts: string[]) => join(home, 'data', ...parts);
+
+describe('download', () => {
+  it('skips a file that exists, and replaces it with --force', async () => {
+    const first = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain(`downloaded ${SMALL_PATH}`);
+    await writeFile(local(SMALL_PATH), 'edited locally');
+
+    const second = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(`skipped ${SMALL_PATH}`);
+    expect(second.stderr).toContain('0 downloaded, 1 skipped, 0 failed');
+    expect(await readFile(local(SMALL_PATH), 'utf8')).toBe('edited locally');
+
+    const forced = await runCli(['download', '--url', server.url, '--force', SMALL_PATH], { cwd: home });
+    expect(forced.code).toBe(0);
+    expect((await readFile(local(SMALL_PATH))).equals(SMALL_BYTES)).toBe(true);
+  });
+
+  it('downloads 200 files with --concurrency 16, paths read line by line from stdin', async () => {
+    const input = `${MANY.slice(0, 100).join('\n')}\n\n  \n${MANY.slice(100).join('\r\n')}\n`;
+    const result = await runCli(['download', '--url', server.url, '--concurrency', '16', '-q', '-'], {
+      cwd: home,
+      input,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const files = await listFiles(local());
+    expect(files).toHaveLength(200);
+    for (const name of MANY) {
+      const path = `imap/lo/l1b/${files
+        .find((file) => file.endsWith(name))
+        ?.split('/')
+        .slice(3, 5)
+        .join('/')}/${name}`;
+      expect((await readFile(local(path))).equals(await readFile(join(store, path)))).toBe(true);
+    }
+  });
+
+  it('reads a JSON array of paths from stdin', async () => {
+    const result = await runCli(['download', '--url', server.url, '-'], {
+      cwd: home,
+      input: JSON.stringify([SMALL_PATH, SMALL]),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('1 downloaded');
+    expect(await listFiles(local())).toEqual([SMALL_PATH]);
+  });
+
+  it('exits 1 naming each missing file with its reason, and still downloads the others', async () => {
+    const missing = scienceName('idex', 9);
+    const result = await runCli(['download', '--url', server.url, missing, SMALL], { cwd: home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('1 file failed:');
+    expect(result.stderr).toMatch(new RegExp(`${missing}: GET .*404 File not found`));
+    expect(await listFiles(local())).toEqual([SMALL_PATH]);
+  });
+
+  it.each([
+    [['download', 'imap_mag_l1a_norm_20240101_20240101_v1.cdf'], 'Invalid version format'],
+    [['download', '../../etc/passwd'], "'..'"],
+    [['download'], 'Nothing to download'],
+    [['download', SMALL, '--instrument', 'hit'], 'not both'],
+    [['download', '--instrument', 'hit', '--start-date', '2024-01-01'], 'YYYYMMDD'],
+    [['download', '--instrument', 'jupiter'], 'Invalid instrument'],
+    [['upload', 'notes.txt'], 'Invalid filename notes.txt'],
+  ])('exits 2 before any request for bad input: %j', async (args, message) => {
+    // An unreachable URL: any request would fail differently (exit 1).
+    const result = await runCli([...args, '--url', 'http://127.0.0.1:9'], { cwd: home });
+    expect(result.stderr).toContain(message);
+    expect(result.code).toBe(2);
+    expect(await listFiles(home)).toEqual([]);
+  });
+
+  it('honours MISSION_DATA_DIR and MISSION_DATA_ACCESS_URL', async () => {
+    const result = await runCli(['download', SMALL], {
+      cwd: home,
+      env: { MISSION_DATA_DIR: join(home, 'mission-root'), MISSION_DATA_ACCESS_URL: server.url },
+    });
+    expect(result.code).toBe(0);
+    expect(await listFiles(join(home, 'mission-root'))).toEqual([SMALL_PATH]);
+  });
+
+  it('falls back to IMAP_DATA_DIR and IMAP_DATA_ACCESS_URL', async () => {
+    const result = await runCli(['download', SMALL], {
+      cwd: home,
+      env: { IMAP_DATA_DIR: 'imap-root', IMAP_DATA_ACCESS_URL: server.url },
+    });
+    expect(result.code).toBe(0);
+    expect(await listFiles(join(home, 'imap-root'))).toEqual([SMALL_PATH]);
+  });
+});
+
+describe('upload', () => {
+  it('finds files in MISSION_DATA_DIR and reports files the store holds already', async () => {
+    const name = scienceName('glows', 20, 'l2');
+    await putFile(join(home, 'root'), name, bytesFor(name, 10_000));
+    const env = { MISSION_DATA_DIR: join(home, 'root'), MISSION_DATA_ACCESS_URL: server.url };
+    const first = await runCli(['upload', name.replace(/^/, 'imap/glows/l2/2024/01/')], { cwd: home, env });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('1 uploaded');
+    const second = await runCli(['upload', `imap/glows/l2/2024/01/${name}`, SMALL], { cwd: home, env });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`imap/glows/l2/2024/01/${name}: already stored`);
+    expect(second.stderr).toContain('File not found');
+    expect(second.stderr).toContain('<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename>');
+  });
+});
+
+/** A proxy in front of the reference server that misbehaves on object GETs, for the first one or all. */
+interface FaultyProxy {
+  url: string;
+  /** Range header of every object GET ('' without one). */
+  ranges: string[];
+  /** True once an object answer has been held back. */
+  stalled: boolean;
+  close(): Promise<void>;
+}
+
+async function startProxy(
+  target: string,
+  fault: { cutAfter?: number; stallAfter?: number },
+): Promise<FaultyProxy> {
+  const upstream = new URL(target);
+  const state = { ranges: [] as string[], stalled: false };
+  let objectAnswers = 0;
+  const proxy: Server = createServer((req, res) => {
+    const isObject = !/^\/(upload|download|query)(\/|\?|$)/.test(req.url ?? '/');
+    if (isObject && req.method === 'GET') state.ranges.push(req.headers.range ?? '');
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: req.headers,
+      },
+      (answer: IncomingMessage) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const index = isObject && req.method === 'GET' ? objectAnswers++ : -1;
+        const limit = fault.cutAfter !== undefined && index === 0 ? fault.cutAfter : fault.stallAfter;
+        if (index < 0 || limit === undefined) {
+          answer.pipe(res);
+          return;
+        }
+        let sent = 0;
+        answer.on('data', (chunk: Buffer) => {
+          if (sent + chunk.length < limit) {
+            sent += chunk.length;
+            res.write(chunk);
+            return;
+          }
+          res.write(chunk.subarray(0, limit - sent), () => {
+            if (fault.cutAfter !== undefined) res.socket?.destroy();
+            else state.stalled = true;
+          });
+          sent = limit;
+          answer.destroy();
+        });
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise((done) => proxy.close(done));
+    },
+  });
+}
+
+describe('download through an unreliable connection', () => {
+  it('resumes with Range when the connection drops mid-file', async () => {
+    const proxy = await startProxy(server.url, { cutAfter: 1_000_000 });
+    try {
+      const result = await runCli(['download', '--url', proxy.url, LARGE], { cwd: home });
+      expect(result.code).toBe(0);
+      expect((await readFile(local(LARGE_PATH))).equals(LARGE_BYTES)).toBe(true);
+      expect(proxy.ranges).toHaveLength(2);
+      expect(proxy.ranges[0]).toBe('');
+      const resumedAt = Number(/^bytes=(\d+)-$/.exec(proxy.ranges[1] ?? '')?.[1]);
+      expect(resumedAt).toBeGreaterThan(0);
+      expect(resumedAt).toBeLessThanOrEqual(1_000_000);
+      expect(await listFiles(local())).toEqual([LARGE_PATH]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-download leaves no .part and no file', async (signal) => {
+    const proxy = await startProxy(server.url, { stallAfter: 200_000 });
+    try {
+      const child = spawnCli(['download', '--url', proxy.url, LARGE], { cwd: home });
+      const done = finished(child, 30_000);
+      expect(await waitFor(() => proxy.stalled && existsSync(local(`${LARGE_PATH}.part`)), 20_000)).toBe(
+        true,
+      );
+      child.kill(signal);
+      const result = await done;
+      expect(result.code).toBe(130);
+      expect(result.stderr).toContain('Cancelled');
+      expect(await listFiles(home)).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
