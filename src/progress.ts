@@ -17,6 +17,8 @@ export interface TransferWords {
   active: string;
   /** Words of each settled status, e.g. `{ downloaded: 'downloaded', skipped: 'skipped' }`. */
   statuses: Record<string, string>;
+  /** Heading of the list of failures, after the count: `failed` in `2 files failed:`. */
+  failed?: string;
 }
 
 /** A settled file, as the reporter shows it. */
@@ -136,12 +138,14 @@ export class TransferReporter {
         ([status, word]) => `${this.counts.get(status) ?? 0} ${word}`,
       );
       const bytes = this.settledBytes;
+      const rate = bytes > 0 ? ` (${formatRate(bytes, elapsed)})` : '';
       this.stream.write(
-        `${parts.join(', ')}; ${formatBytes(bytes)} in ${formatDuration(elapsed)} (${formatRate(bytes, elapsed)}).${extra ? ` ${extra}` : ''}\n`,
+        `${parts.join(', ')}; ${formatBytes(bytes)} in ${formatDuration(elapsed)}${rate}.${extra ? ` ${extra}` : ''}\n`,
       );
     }
     if (this.failed.length === 0) return;
-    this.stream.write(`${this.failed.length} file${this.failed.length === 1 ? '' : 's'} failed:\n`);
+    const count = this.failed.length;
+    this.stream.write(`${count} file${count === 1 ? '' : 's'} ${this.words.failed ?? 'failed'}:\n`);
     const hints = new Set<string>();
     for (const file of this.failed) {
       this.stream.write(`  ${file.label}: ${file.note ?? file.error?.message ?? 'failed'}\n`);

@@ -23,7 +23,11 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
     const reporter = new TransferReporter(
       io.stderr,
       new Set(paths).size,
-      { active: 'Uploading', statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' } },
+      {
+        active: 'Uploading',
+        statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' },
+        failed: 'not uploaded',
+      },
       { quiet: options.quiet, debug: options.debug, failures: ['exists', 'failed'] },
     );
     // Names are checked inside uploadFiles before any file is read or any request is made.
