@@ -127,9 +127,9 @@ export function parseRange(header: string | undefined, size: number): RangeResul
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(match[1]);
-  const last = match[2] === '' ? size - 1 : Number(match[2]);
-  if (last < start) return undefined;
+  if (match[2] !== '' && Number(match[2]) < start) return undefined;
   if (start >= size) return 'unsatisfiable';
+  const last = match[2] === '' ? size - 1 : Number(match[2]);
   return { start, end: Math.min(last, size - 1) };
 }
 

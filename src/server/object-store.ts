@@ -5,7 +5,6 @@ import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rm, unlin
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isInside } from '../layout.js';
 import { type MissionFile, parsePath } from '../naming.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
@@ -79,26 +78,32 @@ export class ObjectStore {
   }
 
   /**
-   * Resolves the folder of `path`, refusing any folder that symlinks leave outside the store.
-   * Returns undefined when the folder does not exist (and `create` is false).
+   * Walks the folders of `key` below the store, refusing symlinks on the way (so nothing placed in the store
+   * can lead a read or a write outside it) and creating missing folders when `create` is set. Returns
+   * false when a folder is missing (and `create` is false) or is not a real folder.
    */
-  async #safeFolder(path: string, create: boolean): Promise<string | undefined> {
-    const folder = resolve(path, '..');
-    if (create) await mkdir(folder, { recursive: true });
-    let real: string;
-    try {
-      real = await realpath(folder);
-    } catch {
-      return undefined;
+  async #safeFolders(key: string, create: boolean): Promise<boolean> {
+    const segments = key.split('/').slice(0, -1);
+    let folder = this.root;
+    for (const segment of segments) {
+      folder = join(folder, segment);
+      let stats = await lstat(folder).catch(() => undefined);
+      if (!stats && create) {
+        await mkdir(folder).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+        });
+        stats = await lstat(folder).catch(() => undefined);
+      }
+      if (!stats?.isDirectory()) return false;
     }
-    if (!isInside(this.root, real))
-      throw new PutRejected(400, 'Refusing a key whose folder leads outside the store.');
-    return real;
+    return true;
   }
 
   /** True when something (a file, a symlink, anything) occupies the key's place. */
   async occupied(key: string): Promise<boolean> {
-    return lstat(this.#pathOf(key)).then(
+    const path = this.#pathOf(key);
+    if (!(await this.#safeFolders(key, false))) return false;
+    return lstat(path).then(
       () => true,
       () => false,
     );
@@ -107,11 +112,7 @@ export class ObjectStore {
   /** Opens a stored regular file for reading; undefined when there is none (symlinks are never followed). */
   async openForRead(key: string): Promise<OpenObject | undefined> {
     const path = this.#pathOf(key);
-    try {
-      if (!(await this.#safeFolder(path, false))) return undefined;
-    } catch {
-      return undefined;
-    }
+    if (!(await this.#safeFolders(key, false))) return undefined;
     let handle: FileHandle;
     try {
       handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
@@ -167,7 +168,12 @@ export class ObjectStore {
       if (md5 && hash && !hash.digest().equals(md5)) {
         throw new PutRejected(400, 'Content-MD5 does not match the bytes received; nothing was stored.');
       }
-      await this.#safeFolder(path, true);
+      if (!(await this.#safeFolders(key, true))) {
+        throw new PutRejected(
+          400,
+          `Refusing ${key}: one of its folders in the store is a symlink or not a folder.`,
+        );
+      }
       try {
         await link(temp, path);
       } catch (error) {

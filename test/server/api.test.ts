@@ -1,0 +1,337 @@
+/** The API routes (SPEC.md sections 4 and 7, server side) in every wire mode, with exact bodies. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUERY_PARAMETERS } from '../../src/naming.js';
+import {
+  expectWire,
+  outcomeOf,
+  pathOf,
+  putStoreFile,
+  rawRequest,
+  startTestServer,
+  type TestServer,
+  WIRE_MODE_LIST,
+} from './helpers.js';
+
+const NAME = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+const KEY = `imap/mag/l1a/2025/01/${NAME}`;
+const STORED = 'imap/swe/l0/2025/02/imap_swe_l0_raw_20250203_20250203_v01-00.pkts';
+const STORED_BYTES = Buffer.from('stored swe packets');
+const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
+const QUERY_HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
+const VALID = QUERY_PARAMETERS.join(', ');
+
+const MESSAGES = {
+  filename: (name: string) =>
+    `Invalid filename ${name}. Expected pattern: <mission>_<instrument>_<datalevel>_<descriptor>_<startdate>_<enddate>_<version>.<extension>`,
+  mission: 'Invalid mission. Please use imap.',
+  instrument:
+    'Invalid instrument. Please choose from ultra-45, codice, glows, hit, lo, mag, swe, hi-45, idex, ultra-90, hi-90, swapi',
+  dataLevel: 'Invalid data level. Please choose from l0, l1, l1a, l1b, l1c, l1d, l2',
+  startDate: 'Invalid start date format. Please use YYYYMMDD format.',
+  endDate: 'Invalid end date format. Please use YYYYMMDD format.',
+  version: 'Invalid version format. Please use vxx-xx format.',
+  extension:
+    'Invalid extension. Extension should be pkts for data level l0 and cdf for data level higher than l0',
+};
+
+describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
+  let test: TestServer;
+  let base: string;
+  const get = (path: string, headers?: Record<string, string>) =>
+    rawRequest(base, path, headers ? { headers } : {});
+
+  beforeAll(async () => {
+    test = await startTestServer({ wire: mode }, (store) => putStoreFile(store, STORED, STORED_BYTES));
+    base = test.server.url;
+  });
+  afterAll(() => test.cleanup());
+
+  describe('GET /upload/{filepath}', () => {
+    it('200: the body is a pre-signed PUT URL of the key rebuilt from the name, valid one hour', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const result = await get(`/upload/${KEY}`);
+      const { statusCode, body } = outcomeOf(result, mode);
+      expect(statusCode).toBe(200);
+      expectWire(result, mode, { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body });
+      if (mode === 'gateway') expect(result.text).toBe(JSON.stringify(body));
+      const url = new URL(body as string);
+      expect(`${url.origin}${url.pathname}`).toBe(`${base}/objects/${KEY}`);
+      expect(url.searchParams.get('X-Method')).toBe('PUT');
+      const expires = Number(url.searchParams.get('X-Expires'));
+      expect(expires).toBeGreaterThanOrEqual(before + 3600);
+      expect(expires).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 3600);
+      expect(url.searchParams.get('X-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    });
+
+    it('uses only the name: any folders in front are ignored', async () => {
+      const result = await get(`/upload/data/somewhere/else/${NAME}`);
+      const url = new URL(outcomeOf(result, mode).body as string);
+      expect(url.pathname).toBe(`/objects/${KEY}`);
+    });
+
+    it.each([
+      [
+        'a name that does not split into the pattern',
+        'imap_mag_l1a.cdf',
+        [MESSAGES.filename('imap_mag_l1a.cdf')],
+      ],
+      ['a bad mission', 'imop_mag_l1a_x_20250101_20250101_v01-00.cdf', [MESSAGES.mission]],
+      ['a bad instrument', 'imap_magnet_l1a_x_20250101_20250101_v01-00.cdf', [MESSAGES.instrument]],
+      ['a bad data level', 'imap_mag_l9_x_20250101_20250101_v01-00.cdf', [MESSAGES.dataLevel]],
+      ['a bad start date', 'imap_mag_l1a_x_20250230_20250101_v01-00.cdf', [MESSAGES.startDate]],
+      ['a bad end date', 'imap_mag_l1a_x_20250101_2025011_v01-00.cdf', [MESSAGES.endDate]],
+      ['a bad version', 'imap_mag_l1a_x_20250101_20250101_v1-00.cdf', [MESSAGES.version]],
+      ['pkts above l0', 'imap_mag_l1a_x_20250101_20250101_v01-00.pkts', [MESSAGES.extension]],
+      ['cdf at l0', 'imap_mag_l0_x_20250101_20250101_v01-00.cdf', [MESSAGES.extension]],
+      [
+        'every rule at once, one per line in order',
+        'imop_magnet_l9_x_2025011_20251301_v1-0.txt',
+        [
+          MESSAGES.mission,
+          MESSAGES.instrument,
+          MESSAGES.dataLevel,
+          MESSAGES.startDate,
+          MESSAGES.endDate,
+          MESSAGES.version,
+          MESSAGES.extension,
+        ],
+      ],
+    ])('400 for %s, listing every failing rule', async (_, name, problems) => {
+      const result = await get(`/upload/imap/mag/l1a/2025/01/${name}`);
+      expectWire(result, mode, { statusCode: 400, headers: TEXT, body: problems.join('\n') });
+    });
+
+    it('400 without a path', async () => {
+      expectWire(await get('/upload/'), mode, {
+        statusCode: 400,
+        headers: TEXT,
+        body: 'No file given to upload. Please provide the file path, e.g. /upload/imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+      });
+    });
+
+    it('409 when the file is stored already: "<object URL> already exists."', async () => {
+      const result = await get(`/upload/${STORED}`);
+      expectWire(result, mode, {
+        statusCode: 409,
+        headers: TEXT,
+        body: `${base}/objects/${STORED} already exists.`,
+      });
+    });
+
+    it('a PUT of the URL stores the file, then a second upload request is a 409', async () => {
+      const name = `imap_mag_l1b_norm-mago_20250102_20250102_v01-00.cdf`;
+      const key = `imap/mag/l1b/2025/01/${name}`;
+      const url = outcomeOf(await get(`/upload/${name}`), mode).body as string;
+      const put = await rawRequest(base, pathOf(url), { method: 'PUT', body: 'bytes' });
+      expect(put.status).toBe(200);
+      expectWire(await get(`/upload/${key}`), mode, {
+        statusCode: 409,
+        headers: TEXT,
+        body: `${base}/objects/${key} already exists.`,
+      });
+    });
+  });
+
+  describe('GET /download/{filepath}', () => {
+    it('302 with Content-Type text/html, Location and {download_url}; the URL serves the bytes', async () => {
+      const result = await get(`/download/${STORED}`);
+      const { statusCode, body } = outcomeOf(result, mode);
+      expect(statusCode).toBe(302);
+      const url = (body as { download_url: string }).download_url;
+      expectWire(result, mode, {
+        statusCode: 302,
+        headers: { 'Content-Type': 'text/html', Location: url },
+        body: { download_url: url },
+      });
+      // Envelope and gateway answers are real redirects (`curl -L` follows them); envelope-200 is not.
+      expect(result.headers.location).toBe(mode === 'envelope-200' ? undefined : url);
+      const parsed = new URL(url);
+      expect(`${parsed.origin}${parsed.pathname}`).toBe(`${base}/objects/${STORED}`);
+      expect(parsed.searchParams.get('X-Method')).toBe('GET');
+      const expires = Number(parsed.searchParams.get('X-Expires'));
+      expect(expires - Math.floor(Date.now() / 1000)).toBeGreaterThan(86_400 - 60);
+      expect(expires - Math.floor(Date.now() / 1000)).toBeLessThanOrEqual(86_400);
+      const object = await rawRequest(base, pathOf(url));
+      expect(object.status).toBe(200);
+      expect(object.body).toEqual(STORED_BYTES);
+    });
+
+    it('fetch follows the redirect to the bytes where the HTTP status is 302', async () => {
+      const response = await fetch(`${base}/download/${STORED}`);
+      if (mode === 'envelope-200') {
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { statusCode: number }).statusCode).toBe(302);
+      } else {
+        expect(response.status).toBe(200);
+        expect(Buffer.from(await response.arrayBuffer())).toEqual(STORED_BYTES);
+      }
+    });
+
+    it.each(['/download', '/download/'])('400 with no path (%s)', async (path) => {
+      expectWire(await get(path), mode, {
+        statusCode: 400,
+        headers: TEXT,
+        body: 'No file requested for download. Please provide a filename in the path. Eg. /download/path/to/file/filename.pkts',
+      });
+    });
+
+    it.each([
+      `imap/mag/l1a/2025/01/${NAME}`,
+      NAME,
+      'imap/swe/l0/2025/03/imap_swe_l0_raw_20250203_20250203_v01-00.pkts',
+      'not/a/file',
+    ])('404 when missing (%s)', async (path) => {
+      expectWire(await get(`/download/${path}`), mode, {
+        statusCode: 404,
+        headers: TEXT,
+        body: 'File not found, make sure you include the full path to the file in the request, e.g. /download/path/to/file/filename.pkts.',
+      });
+    });
+  });
+
+  describe('GET /query', () => {
+    it('200 with Content-Type application/json, Access-Control-Allow-Origin * and an array of records', async () => {
+      const result = await get('/query?instrument=swe');
+      expectWire(result, mode, {
+        statusCode: 200,
+        headers: QUERY_HEADERS,
+        body: [
+          {
+            file_path: STORED,
+            instrument: 'swe',
+            data_level: 'l0',
+            descriptor: 'raw',
+            start_date: '20250203',
+            end_date: '20250203',
+            version: 'v01-00',
+            extension: 'pkts',
+            ingestion_date: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
+          },
+        ],
+      });
+      expect(result.headers['access-control-allow-origin']).toBe('*');
+    });
+
+    it('200 [] when nothing matches', async () => {
+      expectWire(await get('/query?instrument=idex'), mode, {
+        statusCode: 200,
+        headers: QUERY_HEADERS,
+        body: [],
+      });
+    });
+
+    it('400 for an unknown parameter, naming it and listing the valid ones', async () => {
+      expectWire(await get('/query?instrument=mag&colour=blue'), mode, {
+        statusCode: 400,
+        headers: QUERY_HEADERS,
+        body: `colour is not a valid query parameter. Valid query parameters are: ${VALID}`,
+      });
+      expect(VALID).toBe(
+        'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date',
+      );
+    });
+
+    it.each([
+      ['start_date=2025-01-01', 'Invalid start_date "2025-01-01". Please use YYYYMMDD format.'],
+      ['end_date=20250230', 'Invalid end_date "20250230". Please use YYYYMMDD format.'],
+      ['ingestion_start_date=2025', 'Invalid ingestion_start_date "2025". Please use YYYYMMDD format.'],
+      ['ingestion_end_date=20251301', 'Invalid ingestion_end_date "20251301". Please use YYYYMMDD format.'],
+      ['instrument=magnet', MESSAGES.instrument],
+      ['data_level=l3', MESSAGES.dataLevel],
+      ['version=v1', 'Invalid version "v1". Please use vxx-xx format or latest.'],
+      ['extension=txt', 'Invalid extension "txt". Please choose from pkts, cdf'],
+      [
+        'table=ancillary&extension=exe',
+        'Invalid extension "exe". Please choose from cdf, csv, dat, json, zip, tsv, pgm, xlsx',
+      ],
+      ['table=calibration', 'Invalid table "calibration". Please choose from science, ancillary'],
+      ['descriptor=a_b', 'Invalid descriptor "a_b". A descriptor is letters, digits and dashes.'],
+      ['file_path=../x', `Invalid file_path "../x": it contains a '..' segment.`],
+      [
+        'instrument=mag&instrument=swe',
+        'The query parameter instrument is given more than once; give it once.',
+      ],
+      [
+        '',
+        `Give at least one query parameter, e.g. /query?instrument=mag. Valid query parameters are: ${VALID}`,
+      ],
+    ])('400 for a bad value: %s', async (search, message) => {
+      expectWire(await get(`/query${search ? `?${search}` : ''}`), mode, {
+        statusCode: 400,
+        headers: QUERY_HEADERS,
+        body: message,
+      });
+    });
+  });
+
+  describe('other paths and methods', () => {
+    it.each(['/', '/uploads/x', '/query/', '/queryx', '/download-all'])('404 for %s', async (path) => {
+      expectWire(await get(path), mode, {
+        statusCode: 404,
+        headers: TEXT,
+        body: `Not found: there is no route ${path}. Routes are GET /upload/{filepath}, GET /download/{filepath} and GET /query.`,
+      });
+    });
+
+    it.each([
+      ['POST', '/query'],
+      ['PUT', `/upload/${KEY}`],
+      ['DELETE', `/download/${STORED}`],
+      ['HEAD', '/query'],
+    ])('405 for %s %s, with Allow: GET', async (method, path) => {
+      const result = await rawRequest(base, path, { method });
+      if (method === 'HEAD') {
+        expect(result.status).toBe(mode === 'envelope-200' ? 200 : 405);
+        return;
+      }
+      expectWire(result, mode, {
+        statusCode: 405,
+        headers: { ...TEXT, Allow: 'GET' },
+        body: `Method ${method} is not allowed on ${path}; use GET.`,
+      });
+      if (mode !== 'envelope-200') expect(result.headers.allow).toBe('GET');
+    });
+  });
+
+  describe('API keys (uploads only)', () => {
+    let keyed: TestServer;
+    beforeAll(async () => {
+      keyed = await startTestServer({ wire: mode, apiKeys: ['first-key', 'second-key'] }, (store) =>
+        putStoreFile(store, STORED, STORED_BYTES),
+      );
+    });
+    afterAll(() => keyed.cleanup());
+
+    it('401 without X-api-key', async () => {
+      expectWire(await rawRequest(keyed.server.url, `/upload/${KEY}`), mode, {
+        statusCode: 401,
+        headers: TEXT,
+        body: 'Missing X-api-key header: this server needs an API key for uploads.',
+      });
+    });
+
+    it.each(['wrong', 'first-ke', 'FIRST-KEY', 'first-keyy'])('403 with a wrong key (%j)', async (key) => {
+      expectWire(
+        await rawRequest(keyed.server.url, `/upload/${KEY}`, { headers: { 'X-api-key': key } }),
+        mode,
+        {
+          statusCode: 403,
+          headers: TEXT,
+          body: 'Forbidden: the X-api-key given is not valid for this server.',
+        },
+      );
+    });
+
+    it.each(['first-key', 'second-key'])('200 with an accepted key (%s)', async (key) => {
+      const result = await rawRequest(keyed.server.url, `/upload/${KEY}`, { headers: { 'X-api-key': key } });
+      expect(outcomeOf(result, mode).statusCode).toBe(200);
+    });
+
+    it('download and query need no key', async () => {
+      expect(outcomeOf(await rawRequest(keyed.server.url, `/download/${STORED}`), mode).statusCode).toBe(302);
+      expect(outcomeOf(await rawRequest(keyed.server.url, '/query?instrument=swe'), mode).statusCode).toBe(
+        200,
+      );
+    });
+  });
+});

@@ -1,0 +1,300 @@
+/** The object routes behind pre-signed URLs: PUT, GET, HEAD, Range, ETag, Content-MD5, Content-Length. */
+import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type HttpResult,
+  outcomeOf,
+  pathOf,
+  rawRequest,
+  startTestServer,
+  type TestServer,
+  testSigner,
+} from './helpers.js';
+
+const NAME = 'imap_hit_l1a_count-rates_20250110_20250110_v01-00.cdf';
+const KEY = `imap/hit/l1a/2025/01/${NAME}`;
+const BYTES = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256));
+
+let test: TestServer;
+let base: string;
+
+beforeEach(async () => {
+  test = await startTestServer();
+  base = test.server.url;
+});
+afterEach(() => test.cleanup());
+
+async function uploadUrl(name = NAME): Promise<string> {
+  const result = await rawRequest(base, `/upload/${name}`);
+  return outcomeOf(result, 'envelope').body as string;
+}
+
+async function downloadUrl(key = KEY): Promise<string> {
+  const result = await rawRequest(base, `/download/${key}`);
+  return (outcomeOf(result, 'envelope').body as { download_url: string }).download_url;
+}
+
+async function store(bytes = BYTES, name = NAME): Promise<HttpResult> {
+  return rawRequest(base, pathOf(await uploadUrl(name)), { method: 'PUT', body: bytes });
+}
+
+function md5(bytes: Buffer): string {
+  return createHash('md5').update(bytes).digest('base64');
+}
+
+describe('PUT', () => {
+  it('stores the bytes, answers 200 with an ETag, and the file is then listed, downloadable and a 409', async () => {
+    const put = await store();
+    expect(put.status).toBe(200);
+    expect(put.headers.etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+    const get = await rawRequest(base, pathOf(await downloadUrl()));
+    expect(get.status).toBe(200);
+    expect(get.body).toEqual(BYTES);
+    expect(get.headers.etag).toBe(put.headers.etag);
+    const records = outcomeOf(await rawRequest(base, '/query?instrument=hit'), 'envelope').body as Array<
+      Record<string, string>
+    >;
+    expect(records.map((record) => record.file_path)).toEqual([KEY]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(records[0]?.ingestion_date).toMatch(new RegExp(`^${today} \\d{2}:\\d{2}:\\d{2}$`));
+    expect(outcomeOf(await rawRequest(base, `/upload/${NAME}`), 'envelope').statusCode).toBe(409);
+  });
+
+  it('a correct Content-MD5 is accepted', async () => {
+    const url = await uploadUrl();
+    const put = await rawRequest(base, pathOf(url), {
+      method: 'PUT',
+      body: BYTES,
+      headers: { 'Content-MD5': md5(BYTES) },
+    });
+    expect(put.status).toBe(200);
+  });
+
+  it('a wrong Content-MD5 is a 400 and stores nothing', async () => {
+    const url = await uploadUrl();
+    const put = await rawRequest(base, pathOf(url), {
+      method: 'PUT',
+      body: BYTES,
+      headers: { 'Content-MD5': md5(Buffer.from('other bytes')) },
+    });
+    expect(put.status).toBe(400);
+    expect(put.text).toBe('Content-MD5 does not match the bytes received; nothing was stored.\n');
+    expect((await rawRequest(base, `/download/${KEY}`)).status).toBe(404);
+    expect(outcomeOf(await rawRequest(base, '/query?instrument=hit'), 'envelope').body).toEqual([]);
+    // The same URL works once the bytes are right.
+    expect((await rawRequest(base, pathOf(url), { method: 'PUT', body: BYTES })).status).toBe(200);
+  });
+
+  it('a malformed Content-MD5 is a 400', async () => {
+    const put = await rawRequest(base, pathOf(await uploadUrl()), {
+      method: 'PUT',
+      body: BYTES,
+      headers: { 'Content-MD5': 'not-base64-md5' },
+    });
+    expect(put.status).toBe(400);
+    expect(put.text).toBe('Content-MD5 must be the base64 of the 16-byte MD5 digest of the body.\n');
+  });
+
+  it('needs a Content-Length: a chunked upload is a 411 and stores nothing', async () => {
+    const url = new URL(await uploadUrl());
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          method: 'PUT',
+          agent: false,
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.write('chunk one');
+      req.end('chunk two');
+    });
+    expect(status).toBe(411);
+    expect((await rawRequest(base, `/download/${KEY}`)).status).toBe(404);
+  });
+
+  it('an existing object is a 409 and keeps its bytes', async () => {
+    const url = await uploadUrl();
+    expect((await rawRequest(base, pathOf(url), { method: 'PUT', body: BYTES })).status).toBe(200);
+    const again = await rawRequest(base, pathOf(url), { method: 'PUT', body: 'replacement' });
+    expect(again.status).toBe(409);
+    expect(again.text).toBe(`${KEY} already exists.\n`);
+    expect((await rawRequest(base, pathOf(await downloadUrl()))).body).toEqual(BYTES);
+  });
+
+  it('with Expect: 100-continue, a refused PUT is answered before the body is sent', async () => {
+    await store();
+    const url = new URL(testSigner.sign(base, 'PUT', KEY));
+    const outcome = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = httpRequest({
+        host: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: 'PUT',
+        agent: false,
+        headers: { 'Content-Length': String(BYTES.length), Expect: '100-continue' },
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.end(BYTES);
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, continued });
+        req.destroy();
+      });
+      req.on('error', reject);
+    });
+    expect(outcome).toEqual({ status: 409, continued: false });
+  });
+
+  it('with Expect: 100-continue, an accepted PUT asks for the body and stores it', async () => {
+    const url = new URL(await uploadUrl());
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({
+        host: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: 'PUT',
+        agent: false,
+        headers: { 'Content-Length': String(BYTES.length), Expect: '100-continue' },
+      });
+      req.on('continue', () => req.end(BYTES));
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    expect(status).toBe(200);
+    expect((await rawRequest(base, pathOf(await downloadUrl()))).body).toEqual(BYTES);
+  });
+
+  it('an empty object can be stored and read', async () => {
+    expect((await store(Buffer.alloc(0))).status).toBe(200);
+    const get = await rawRequest(base, pathOf(await downloadUrl()));
+    expect(get.status).toBe(200);
+    expect(get.headers['content-length']).toBe('0');
+    expect(get.body.length).toBe(0);
+  });
+});
+
+describe('GET and HEAD', () => {
+  let url: string;
+  beforeEach(async () => {
+    await store();
+    url = pathOf(await downloadUrl());
+  });
+
+  it('GET sends the bytes with Content-Length, ETag, Last-Modified and Accept-Ranges', async () => {
+    const get = await rawRequest(base, url);
+    expect(get.status).toBe(200);
+    expect(get.body).toEqual(BYTES);
+    expect(get.headers['content-length']).toBe(String(BYTES.length));
+    expect(get.headers['accept-ranges']).toBe('bytes');
+    expect(get.headers.etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(new Date(String(get.headers['last-modified'])).getTime()).not.toBeNaN();
+  });
+
+  it('HEAD sends the same headers and no body', async () => {
+    const get = await rawRequest(base, url);
+    const head = await rawRequest(base, url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    for (const name of ['content-length', 'etag', 'last-modified', 'accept-ranges']) {
+      expect(head.headers[name]).toBe(get.headers[name]);
+    }
+  });
+
+  it.each([
+    ['bytes=0-9', 0, 9],
+    ['bytes=4990-', 4990, 4999],
+    ['bytes=-10', 4990, 4999],
+    ['bytes=100-199', 100, 199],
+    ['bytes=4999-99999', 4999, 4999],
+    ['bytes=-99999', 0, 4999],
+  ])('Range %s is a 206 with those bytes', async (range, start, end) => {
+    const get = await rawRequest(base, url, { headers: { Range: range } });
+    expect(get.status).toBe(206);
+    expect(get.headers['content-range']).toBe(`bytes ${start}-${end}/${BYTES.length}`);
+    expect(get.headers['content-length']).toBe(String(end - start + 1));
+    expect(get.body).toEqual(BYTES.subarray(start, end + 1));
+  });
+
+  it.each(['bytes=5000-', 'bytes=9999-10000', 'bytes=-0'])('Range %s is a 416', async (range) => {
+    const get = await rawRequest(base, url, { headers: { Range: range } });
+    expect(get.status).toBe(416);
+    expect(get.headers['content-range']).toBe(`bytes */${BYTES.length}`);
+  });
+
+  it.each(['bytes=0-1,5-6', 'items=0-1', 'bytes=9-2'])(
+    'an unsupported Range (%s) gets the whole object',
+    async (range) => {
+      const get = await rawRequest(base, url, { headers: { Range: range } });
+      expect(get.status).toBe(200);
+      expect(get.body).toEqual(BYTES);
+    },
+  );
+
+  it('If-Range with the current ETag keeps the range; a stale one gets the whole object', async () => {
+    const { headers } = await rawRequest(base, url, { method: 'HEAD' });
+    const fresh = await rawRequest(base, url, {
+      headers: { Range: 'bytes=0-9', 'If-Range': String(headers.etag) },
+    });
+    expect(fresh.status).toBe(206);
+    const stale = await rawRequest(base, url, { headers: { Range: 'bytes=0-9', 'If-Range': '"0-0"' } });
+    expect(stale.status).toBe(200);
+    expect(stale.body).toEqual(BYTES);
+  });
+
+  it('If-None-Match with the ETag is a 304', async () => {
+    const { headers } = await rawRequest(base, url, { method: 'HEAD' });
+    const get = await rawRequest(base, url, { headers: { 'If-None-Match': String(headers.etag) } });
+    expect(get.status).toBe(304);
+    expect(get.body.length).toBe(0);
+  });
+
+  it('the ETag and Last-Modified survive a restart', async () => {
+    const before = await rawRequest(base, url, { method: 'HEAD' });
+    await test.server.close();
+    const { startReferenceServer } = await import('../../src/server/index.js');
+    const again = await startReferenceServer({
+      storeDir: test.storeDir,
+      secret: 'test-secret-0123456789abcdef',
+    });
+    try {
+      const after = await rawRequest(again.url, url, { method: 'HEAD' });
+      expect(after.status).toBe(200);
+      expect(after.headers.etag).toBe(before.headers.etag);
+      expect(after.headers['last-modified']).toBe(before.headers['last-modified']);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('other methods are a 405 with Allow', async () => {
+    const result = await rawRequest(base, url, { method: 'DELETE' });
+    expect(result.status).toBe(405);
+    expect(result.headers.allow).toBe('GET, HEAD, PUT');
+    expect(result.text).toBe('Method DELETE is not allowed on objects; use GET, HEAD, PUT.\n');
+  });
+
+  it('a signed URL for an object that is not stored is a 404', async () => {
+    const missing = testSigner.sign(
+      base,
+      'GET',
+      'imap/hit/l1a/2025/01/imap_hit_l1a_count-rates_20250111_20250111_v01-00.cdf',
+    );
+    const result = await rawRequest(base, pathOf(missing));
+    expect(result.status).toBe(404);
+    expect(result.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+});

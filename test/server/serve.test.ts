@@ -1,0 +1,140 @@
+/** `mission-data serve`, spawned from the built bin: the Listening line, request logs, demo data, clean stop. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { demoFileNames } from '../../src/server/index.js';
+import { makeTempDir, outcomeOf, rawRequest } from './helpers.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const bin = join(root, 'bin/mission-data.js');
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+let home: string;
+let children: ChildProcess[] = [];
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist/commands/serve.js')))
+    throw new Error('dist/ is missing: run `npm run build` first');
+});
+beforeEach(async () => {
+  home = await makeTempDir('mission-serve-');
+  children = [];
+});
+afterEach(async () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await rm(home, { recursive: true, force: true });
+});
+
+/** Spawns `serve` and resolves once it printed its Listening line. */
+function serve(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? '', HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /^Listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
+      if (match?.[1]) done({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exit });
+    });
+    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+  });
+}
+
+describe('mission-data serve', () => {
+  it('prints one Listening line with the real port, logs requests on stderr, and exits 0 on SIGTERM', async () => {
+    const store = join(home, 'store');
+    const served = await serve(['--port', '0', '--store', store]);
+    expect(served.url).not.toMatch(/:0$/);
+    const result = await rawRequest(served.url, '/query?instrument=mag');
+    expect(outcomeOf(result, 'envelope')).toEqual({ statusCode: 200, body: [] });
+    await rawRequest(
+      served.url,
+      '/objects/imap/mag/l1a/2025/01/x.cdf?X-Method=GET&X-Expires=1&X-Signature=secret',
+    );
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
+    expect(served.stderr()).toMatch(/^GET \/query\?instrument=mag 200 \d+\.\dms$/m);
+    // Object URLs are logged without their credentials.
+    expect(served.stderr()).toMatch(/^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms$/m);
+    expect(served.stderr()).not.toContain('X-Signature');
+    expect(existsSync(store)).toBe(true);
+  });
+
+  it('stops on SIGINT too; --quiet logs no requests', async () => {
+    const served = await serve(['--port', '0', '--store', join(home, 'store'), '--quiet']);
+    await rawRequest(served.url, '/query?instrument=mag');
+    served.child.kill('SIGINT');
+    expect(await served.exit).toBe(0);
+    expect(served.stderr()).toBe('');
+  });
+
+  it('--demo fills an empty store and answers queries from it', async () => {
+    const store = join(home, 'demo');
+    const served = await serve(['--port', '0', '--store', store, '--demo', '--wire', 'gateway']);
+    const result = await rawRequest(served.url, '/query?instrument=mag&data_level=l1a&version=latest');
+    expect(result.status).toBe(200);
+    const records = JSON.parse(result.text) as Array<{ file_path: string; version: string }>;
+    expect(records.length).toBeGreaterThan(5);
+    expect(records.find((record) => record.file_path.includes('norm-mago_20250101'))?.version).toBe('v02-00');
+    const ancillary = JSON.parse((await rawRequest(served.url, '/query?table=ancillary')).text) as unknown[];
+    expect(ancillary.length).toBeGreaterThanOrEqual(3);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stderr()).toContain(
+      `Filled ${store} with a demo archive of ${demoFileNames().length} files.`,
+    );
+  });
+
+  it('--demo keeps a store that is not empty, and says so', async () => {
+    const store = join(home, 'kept');
+    await mkdir(store);
+    await writeFile(join(store, 'notes.txt'), 'mine');
+    const served = await serve(['--port', '0', '--store', store, '--demo']);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stderr()).toContain(
+      `Store ${store} is not empty: keeping its files and adding no demo archive.`,
+    );
+    expect(await readdir(store)).toEqual(expect.arrayContaining(['notes.txt']));
+    expect(existsSync(join(store, 'imap'))).toBe(false);
+  });
+
+  it('a port in use is a clear error with exit 1', async () => {
+    const first = await serve(['--port', '0', '--store', join(home, 'a')]);
+    const port = new URL(first.url).port;
+    const child = spawn(process.execPath, [bin, 'serve', '--port', port, '--store', join(home, 'b')], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? '', HOME: home },
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Error: Cannot listen on 127.0.0.1:${port}: the port is in use.`);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+  });
+});
