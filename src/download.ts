@@ -84,9 +84,10 @@ export async function downloadFiles(
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
   const link = linkSignal(options.signal, concurrency);
   const perFile: DownloadOptions = link ? { ...options, signal: link.signal } : options;
+  const folders = new FolderCache();
   await runPool(files.length, concurrency, async (index) => {
     const planned = files[index] as PlannedDownload;
-    const result = await downloadOne(http, planned, perFile);
+    const result = await downloadOne(http, planned, perFile, folders);
     results[index] = result;
     options.onProgress?.({
       path: result.path,
@@ -158,10 +159,33 @@ export async function runPool(
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
 }
 
+/**
+ * Folders created in this batch: files of one product share their month folder, and a `mkdir -p` per file
+ * is a measurable part of downloading many small files.
+ */
+class FolderCache {
+  private readonly made = new Map<string, Promise<void>>();
+
+  ensure(folder: string): Promise<void> {
+    let made = this.made.get(folder);
+    if (!made) {
+      made = mkdir(folder, { recursive: true }).then(() => undefined);
+      made.catch(() => this.made.delete(folder));
+      this.made.set(folder, made);
+    }
+    return made;
+  }
+
+  forget(folder: string): void {
+    this.made.delete(folder);
+  }
+}
+
 async function downloadOne(
   http: DownloadHttp,
   { file, localPath }: PlannedDownload,
   options: DownloadOptions,
+  folders: FolderCache,
 ): Promise<DownloadResult> {
   const result = (status: DownloadResult['status'], bytes: number, error?: Error): DownloadResult =>
     error
@@ -172,7 +196,7 @@ async function downloadOne(
     if (signal?.aborted) throw abortedError(signal);
     if (!options.force && (await exists(localPath))) return result('skipped', 0);
     const url = await http.resolveDownload(file.path, signal);
-    const bytes = await fetchToFile(http, url, file, localPath, options);
+    const bytes = await fetchToFile(http, url, file, localPath, options, folders);
     return result('downloaded', bytes);
   } catch (error) {
     const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;
@@ -201,16 +225,26 @@ async function fetchToFile(
   file: MissionFile,
   localPath: string,
   options: DownloadOptions,
+  folders: FolderCache,
 ): Promise<number> {
   const partPath = `${localPath}.part`;
-  try {
-    await mkdir(dirname(localPath), { recursive: true });
-  } catch (error) {
-    throw localError(`Cannot create the folder ${dirname(localPath)}`, error);
-  }
+  const folder = dirname(localPath);
+  const openPart = async () => {
+    try {
+      await folders.ensure(folder);
+    } catch (error) {
+      throw localError(`Cannot create the folder ${folder}`, error);
+    }
+    return open(partPath, 'w');
+  };
   let handle: FileHandle;
   try {
-    handle = await open(partPath, 'w');
+    handle = await openPart().catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      // The folder went away since this batch made it: make it again.
+      folders.forget(folder);
+      return openPart();
+    });
   } catch (error) {
     throw localError(`Cannot write ${partPath}`, error);
   }
