@@ -1,5 +1,4 @@
 /** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
-import ora from 'ora';
 import { createClient } from '../api.js';
 import { UsageError } from '../errors.js';
 import {
@@ -44,9 +43,13 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
     dataDir: options.dataDir,
     ...(options.debug ? { log: (line: string) => io.stderr.write(`debug: ${line}\n`) } : {}),
   });
+  // ora is loaded only when a spinner will show: pipes and scripts never pay for it. A terminal that reports
+  // no width (a bare pseudo-terminal) gets no spinner: ora cannot measure what it must erase there.
   const spinner =
-    io.stderr.isTTY && !options.quiet && !options.debug
-      ? ora({ text: 'Querying…', stream: io.stderr, discardStdin: false, isEnabled: true }).start()
+    io.stderr.isTTY && (io.stderr.columns ?? 0) > 0 && !options.quiet && !options.debug
+      ? (await import('ora'))
+          .default({ text: 'Querying…', stream: io.stderr, discardStdin: false, isEnabled: true })
+          .start()
       : undefined;
   try {
     const records = await client.query(filters, { signal: io.signal });
