@@ -78,12 +78,12 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
 
   return {
     async query(filters, queryOptions = {}) {
+      const params = toQueryParams(filters);
       if (!hasFilter(filters)) {
         throw new ValidationError([
           `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
         ]);
       }
-      const params = toQueryParams(filters);
       const { http } = await ready();
       return http.query(params, queryOptions.signal);
     },

@@ -70,13 +70,11 @@ export function toQueryParams(filters: QueryFilters): Partial<Record<QueryParame
   const problems: string[] = [];
   const params: Partial<Record<QueryParameter, string>> = {};
   const table = filters.table === 'ancillary' ? 'ancillary' : 'science';
-  for (const [name, value] of Object.entries(filters)) {
+  // Problems are listed in the order of the filters, whatever order the caller's object has.
+  for (const name of FILTER_NAMES) {
+    const value: unknown = filters[name];
     if (value === undefined) continue;
-    if (!(name in FILTER_PARAMETERS)) {
-      problems.push(`Unknown query filter ${JSON.stringify(name)}. Filters are: ${FILTER_NAMES.join(', ')}.`);
-      continue;
-    }
-    const parameter = FILTER_PARAMETERS[name as keyof QueryFilters];
+    const parameter = FILTER_PARAMETERS[name];
     if (typeof value !== 'string') {
       problems.push(`The ${name} filter must be a string.`);
       continue;
@@ -84,6 +82,11 @@ export function toQueryParams(filters: QueryFilters): Partial<Record<QueryParame
     const problem = queryValueProblem(parameter, value, table);
     if (problem) problems.push(problem);
     else params[parameter] = value;
+  }
+  for (const name of Object.keys(filters)) {
+    if (!(name in FILTER_PARAMETERS)) {
+      problems.push(`Unknown query filter ${JSON.stringify(name)}. Filters are: ${FILTER_NAMES.join(', ')}.`);
+    }
   }
   if (problems.length > 0) throw new ValidationError(problems);
   return params;

@@ -1,6 +1,11 @@
 /** The mission-data library: the public names, re-exported. */
+export type { CreateClientOptions, MissionDataClient } from './api.js';
+export { createClient } from './api.js';
+export type { ApiAnswer, HttpClientOptions, ObjectResponse, QueryParams } from './client.js';
+export { HttpClient } from './client.js';
 export type { Config, ConfigFlags, LoadConfigOptions, SettingName, SettingSource } from './config.js';
 export { DEFAULT_URL, loadConfig } from './config.js';
+export type { DownloadOptions, DownloadProgress, DownloadResult } from './download.js';
 export {
   AbortedError,
   ApiError,
@@ -13,6 +18,7 @@ export {
   UsageError,
   ValidationError,
 } from './errors.js';
+export type { QueryFilters } from './filters.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './mission.js';
 export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './mission.js';
@@ -26,3 +32,7 @@ export {
   parsePathOrName,
   parseScienceName,
 } from './naming.js';
+export type { OutputFormat } from './output.js';
+export { formatCsv, formatJson, formatTable } from './output.js';
+export type { QueryRecord } from './records.js';
+export type { UploadOptions, UploadProgress, UploadResult } from './upload.js';

@@ -1,0 +1,170 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HttpResponse, http } from 'msw';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/api.js';
+import { ValidationError } from '../../src/errors.js';
+import * as library from '../../src/index.js';
+import type { QueryRecord } from '../../src/records.js';
+import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+
+const API = 'http://api.test';
+const NAME = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+const PATH = `imap/mag/l1a/2025/01/${NAME}`;
+const RECORD: QueryRecord = {
+  file_path: PATH,
+  instrument: 'mag',
+  data_level: 'l1a',
+  descriptor: 'norm-mago',
+  start_date: '20250101',
+  end_date: '20250101',
+  version: 'v01-00',
+  extension: 'cdf',
+};
+
+let home: string;
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'mission-api-'));
+});
+afterEach(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+/** A client with an empty environment and no configuration file, talking to msw handlers. */
+function clientWith(dispatcher: MswDispatcher, options: Parameters<typeof createClient>[0] = {}) {
+  return createClient({
+    url: API,
+    dataDir: join(home, 'data'),
+    env: {},
+    configFile: join(home, 'missing-config.json'),
+    dispatcher,
+    retryBaseMs: 1,
+    ...options,
+  });
+}
+
+describe('createClient', () => {
+  it('is exported by the library with the HTTP client and record types', () => {
+    expect(typeof library.createClient).toBe('function');
+    expect(typeof library.HttpClient).toBe('function');
+  });
+
+  it('query maps camelCase filters to the service parameters', async () => {
+    const dispatcher = new MswDispatcher([http.get(`${API}/query`, () => HttpResponse.json([RECORD]))]);
+    const client = clientWith(dispatcher);
+    const records = await client.query({
+      instrument: 'mag',
+      dataLevel: 'l1a',
+      startDate: '20250101',
+      ingestionEndDate: '20250301',
+      version: 'latest',
+      filePath: PATH,
+    });
+    expect(records).toEqual([RECORD]);
+    const url = new URL(dispatcher.requests[0]?.url ?? '');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      instrument: 'mag',
+      data_level: 'l1a',
+      start_date: '20250101',
+      ingestion_end_date: '20250301',
+      version: 'latest',
+      file_path: PATH,
+    });
+    await client.close();
+  });
+
+  it('query refuses bad values, unknown filters and no filter at all, before any request', async () => {
+    const dispatcher = new MswDispatcher([]);
+    const client = clientWith(dispatcher);
+    const bad = await client
+      .query({ startDate: '2025-01-01', dataLevel: 'l9' })
+      .catch((error: unknown) => error);
+    expect(bad).toBeInstanceOf(ValidationError);
+    expect((bad as ValidationError).problems).toEqual([
+      expect.stringMatching(/^Invalid data level/),
+      'Invalid start_date "2025-01-01". Please use YYYYMMDD format.',
+    ]);
+    await expect(client.query({ instrumnet: 'mag' } as never)).rejects.toThrow(
+      /Unknown query filter "instrumnet"/,
+    );
+    await expect(client.query({})).rejects.toThrow(/Give at least one query filter: instrument, dataLevel/);
+    await expect(client.query({ instrument: 'mag', instrumnet: 'mag' } as never)).rejects.toThrow(
+      /Unknown query filter "instrumnet"/,
+    );
+    await expect(client.query({ table: 'ancillary' })).rejects.toThrow(/Give at least one query filter/);
+    expect(dispatcher.requests).toEqual([]);
+  });
+
+  it('settings resolve as option > environment > configuration file > default', async () => {
+    const configFile = join(home, 'config.json');
+    await writeFile(
+      configFile,
+      JSON.stringify({ url: 'http://from-file.test', dataDir: join(home, 'file-data') }),
+    );
+    const fromFile = createClient({ configFile, env: {} });
+    expect(await fromFile.config()).toMatchObject({
+      url: 'http://from-file.test',
+      dataDir: join(home, 'file-data'),
+    });
+    const fromEnv = createClient({
+      configFile,
+      env: { IMAP_DATA_ACCESS_URL: 'http://imap-env.test', MISSION_DATA_ACCESS_URL: 'http://env.test' },
+    });
+    expect((await fromEnv.config()).url).toBe('http://env.test');
+    const fromOption = createClient({
+      configFile,
+      env: { MISSION_DATA_ACCESS_URL: 'http://env.test' },
+      url: API,
+    });
+    expect((await fromOption.config()).url).toBe(API);
+    const fallback = createClient({ configFile: join(home, 'none.json'), env: {} });
+    expect((await fallback.config()).url).toBe(library.DEFAULT_URL);
+  });
+
+  it('download takes names, storage paths and query records, into the data root', async () => {
+    const objectUrl = 'http://store.test/objects/one?sig=1';
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/download/*`, () =>
+        HttpResponse.json({
+          statusCode: 302,
+          headers: { Location: objectUrl },
+          body: { download_url: objectUrl },
+        }),
+      ),
+      http.get(
+        'http://store.test/objects/*',
+        () => new HttpResponse('file bytes', { headers: { 'Content-Length': '10' } }),
+      ),
+    ]);
+    const client = clientWith(dispatcher);
+    const [fromRecord] = await client.download([RECORD]);
+    expect(fromRecord?.status).toBe('downloaded');
+    const local = join(home, 'data', ...PATH.split('/'));
+    expect(fromRecord?.localPath).toBe(local);
+    expect(await readFile(local, 'utf8')).toBe('file bytes');
+    const [again] = await client.download(NAME);
+    expect(again?.status).toBe('skipped');
+    const downloads = dispatcher.requests.filter((r) => r.url.startsWith(`${API}/download/`));
+    expect(downloads.map((r) => r.url)).toEqual([`${API}/download/${PATH}`]);
+  });
+
+  it('upload sends a file from the data root with the API key to /upload only', async () => {
+    const local = join(home, 'data', ...PATH.split('/'));
+    await mkdir(join(local, '..'), { recursive: true });
+    await writeFile(local, 'new bytes');
+    const putUrl = 'http://store.test/objects/new?sig=2';
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/upload/*`, () => HttpResponse.json({ statusCode: 200, body: JSON.stringify(putUrl) })),
+      http.put('http://store.test/objects/*', () => new HttpResponse(null, { status: 200 })),
+    ]);
+    const client = clientWith(dispatcher, { apiKey: 'k-1' });
+    const [result] = await client.upload(PATH, { cwd: home });
+    expect(result).toMatchObject({ status: 'uploaded', key: PATH, bytes: 9 });
+    expect(dispatcher.requests.map((r) => [r.method, r.headers.get('x-api-key')])).toEqual([
+      ['GET', 'k-1'],
+      ['PUT', null],
+    ]);
+    expect(dispatcher.requests[1]?.body.toString()).toBe('new bytes');
+  });
+});
