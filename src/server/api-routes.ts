@@ -111,6 +111,6 @@ export function query(context: ServerContext, target: RequestTarget): ApiRespons
   return {
     statusCode: 200,
     headers: { ...QUERY_HEADERS },
-    body: new RawJson(context.index.queryJson(parsed.filters)),
+    body: new RawJson(context.index.queryChunks(parsed.filters)),
   };
 }

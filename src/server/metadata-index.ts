@@ -36,28 +36,58 @@ export interface MetadataRecord {
   ingestion_date: string;
 }
 
+/**
+ * A record as the index keeps it: words as small integers and dates as numbers, so a query over
+ * 100,000 rows compares numbers only.
+ */
 interface IndexedRecord {
   key: string;
   table: QueryTable;
-  instrument: string;
-  dataLevel: string | undefined;
-  descriptor: string;
-  startDate: string;
-  version: string;
-  /** The version as one number, so `latest` compares numerically without parsing per query. */
+  instrument: number;
+  /** -1 for ancillary records. */
+  dataLevel: number;
+  descriptor: number;
+  extension: number;
+  /** `YYYYMMDD` as a number. */
+  startDate: number;
+  /** The version as one number: equality filters and `latest` compare it without parsing. */
   versionRank: number;
-  extension: string;
-  /** The UTC day of ingestion, `YYYYMMDD`, for the whole-day ingestion filters. */
-  ingestionDay: string;
-  /** What `latest` groups by: instrument, data level, descriptor and start date. */
-  series: string;
-  /** The record's JSON, serialized once so answers are joined rather than re-serialized. */
-  json: string;
+  /** The UTC day of ingestion, `YYYYMMDD` as a number, for the whole-day ingestion filters. */
+  ingestionDay: number;
+  /** What `latest` groups by (instrument, data level, descriptor, start date), as a word number. */
+  series: number;
+  /** `,` and the record's JSON, encoded once so answers are copied rather than re-serialized. */
+  bytes: Buffer;
 }
 
 interface Table {
   all: IndexedRecord[];
-  byInstrument: Map<string, IndexedRecord[]>;
+  /** Keyed by instrument word number. */
+  byInstrument: Map<number, IndexedRecord[]>;
+}
+
+/** Gives each distinct word a small integer. */
+class Words {
+  readonly #ids = new Map<string, number>();
+
+  id(word: string): number {
+    let id = this.#ids.get(word);
+    if (id === undefined) {
+      id = this.#ids.size;
+      this.#ids.set(word, id);
+    }
+    return id;
+  }
+
+  /** How many words have a number. */
+  get size(): number {
+    return this.#ids.size;
+  }
+
+  /** The word's number; -2 (matching nothing) for a word no record has. */
+  find(word: string | undefined): number | undefined {
+    return word === undefined ? undefined : (this.#ids.get(word) ?? -2);
+  }
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC. */
@@ -65,9 +95,17 @@ export function formatIngestionDate(mtimeMs: number): string {
   return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');
 }
 
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+const EMPTY_ARRAY = Buffer.from('[]');
+
 function versionRank(version: string): number {
   const match = /^v(\d+)-(\d+)$/.exec(version);
   return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : -1;
+}
+
+function dateNumber(date: string | undefined): number | undefined {
+  return date === undefined ? undefined : Number(date);
 }
 
 function byKey(a: IndexedRecord, b: IndexedRecord): number {
@@ -77,23 +115,35 @@ function byKey(a: IndexedRecord, b: IndexedRecord): number {
 /** The record an object is listed as. */
 export function recordOf(object: StoredObject): MetadataRecord {
   const { file } = object;
-  const common = { file_path: file.path, instrument: file.instrument };
-  const rest = {
-    descriptor: file.descriptor,
-    start_date: file.startDate,
-    end_date: file.endDate ?? null,
-    version: file.version,
-    extension: file.extension,
-    ingestion_date: formatIngestionDate(object.mtimeMs),
-  };
+  const ingestion_date = formatIngestionDate(object.mtimeMs);
   return file.kind === 'science'
-    ? { ...common, data_level: file.dataLevel, ...rest }
-    : { ...common, ...rest };
+    ? {
+        file_path: file.path,
+        instrument: file.instrument,
+        data_level: file.dataLevel,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      }
+    : {
+        file_path: file.path,
+        instrument: file.instrument,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate ?? null,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      };
 }
 
 /** Records of every stored object, kept sorted by `file_path` per table and per instrument. */
 export class MetadataIndex {
   readonly #byKey = new Map<string, IndexedRecord>();
+  readonly #words = new Words();
   readonly #tables: Record<QueryTable, Table> = {
     science: { all: [], byInstrument: new Map() },
     ancillary: { all: [], byInstrument: new Map() },
@@ -115,7 +165,7 @@ export class MetadataIndex {
     }
   }
 
-  #instrumentList(table: Table, instrument: string): IndexedRecord[] {
+  #instrumentList(table: Table, instrument: number): IndexedRecord[] {
     let list = table.byInstrument.get(instrument);
     if (!list) {
       list = [];
@@ -127,20 +177,20 @@ export class MetadataIndex {
   #indexed(object: StoredObject): IndexedRecord {
     const record = recordOf(object);
     const { file } = object;
-    const dataLevel = file.kind === 'science' ? file.dataLevel : undefined;
+    const dataLevel = file.kind === 'science' ? file.dataLevel : '';
+    const words = this.#words;
     return {
       key: file.path,
       table: file.kind,
-      instrument: file.instrument,
-      dataLevel,
-      descriptor: file.descriptor,
-      startDate: file.startDate,
-      version: file.version,
+      instrument: words.id(file.instrument),
+      dataLevel: dataLevel === '' ? -1 : words.id(dataLevel),
+      descriptor: words.id(file.descriptor),
+      extension: words.id(file.extension),
+      startDate: Number(file.startDate),
       versionRank: versionRank(file.version),
-      extension: file.extension,
-      ingestionDay: record.ingestion_date.slice(0, 10).replaceAll('-', ''),
-      series: `${file.instrument}\u0000${dataLevel ?? ''}\u0000${file.descriptor}\u0000${file.startDate}`,
-      json: JSON.stringify(record),
+      ingestionDay: Number(record.ingestion_date.slice(0, 10).replaceAll('-', '')),
+      series: words.id(`${file.instrument}/${dataLevel}/${file.descriptor}/${file.startDate}`),
+      bytes: Buffer.from(`,${JSON.stringify(record)}`, 'utf8'),
     };
   }
 
@@ -167,15 +217,26 @@ export class MetadataIndex {
     }
   }
 
-  /** The records matching every filter, ordered by `file_path`, as a JSON array. */
-  queryJson(filters: QueryFilters): string {
+  /**
+   * The records matching every filter, ordered by `file_path`, as the chunks of a JSON array: one
+   * pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization.
+   */
+  queryChunks(filters: QueryFilters): Buffer[] {
     const rows = this.#query(filters);
-    return `[${rows.map((row) => row.json).join(',')}]`;
+    if (rows.length === 0) return [EMPTY_ARRAY];
+    const chunks: Buffer[] = new Array(rows.length + 2);
+    chunks[0] = OPEN;
+    for (let i = 0; i < rows.length; i += 1) {
+      const bytes = (rows[i] as IndexedRecord).bytes;
+      chunks[i + 1] = i === 0 ? bytes.subarray(1) : bytes;
+    }
+    chunks[rows.length + 1] = CLOSE;
+    return chunks;
   }
 
   /** The records matching every filter, ordered by `file_path`. */
   query(filters: QueryFilters): MetadataRecord[] {
-    return this.#query(filters).map((row) => JSON.parse(row.json) as MetadataRecord);
+    return JSON.parse(Buffer.concat(this.queryChunks(filters)).toString('utf8')) as MetadataRecord[];
   }
 
   #query(filters: QueryFilters): IndexedRecord[] {
@@ -185,34 +246,45 @@ export class MetadataIndex {
       const one = this.#byKey.get(filters.file_path);
       candidates = one && one.table === filters.table ? [one] : [];
     } else if (filters.instrument !== undefined) {
-      candidates = table.byInstrument.get(filters.instrument) ?? [];
+      candidates = table.byInstrument.get(this.#words.find(filters.instrument) ?? -2) ?? [];
     } else {
       candidates = table.all;
     }
-    const { instrument, data_level, descriptor, start_date, end_date, extension } = filters;
-    const { ingestion_start_date: ingestedFrom, ingestion_end_date: ingestedTo } = filters;
+    const words = this.#words;
+    const instrument = words.find(filters.instrument);
+    const dataLevel = words.find(filters.data_level);
+    const descriptor = words.find(filters.descriptor);
+    const extension = words.find(filters.extension);
+    const startFrom = dateNumber(filters.start_date);
+    const startTo = dateNumber(filters.end_date);
+    const ingestedFrom = dateNumber(filters.ingestion_start_date);
+    const ingestedTo = dateNumber(filters.ingestion_end_date);
     const latest = filters.version === 'latest';
-    const version = latest ? undefined : filters.version;
-    const rows = candidates.filter(
-      (row) =>
+    const version = latest || filters.version === undefined ? undefined : versionRank(filters.version);
+    const rows: IndexedRecord[] = [];
+    for (const row of candidates) {
+      if (
         (instrument === undefined || row.instrument === instrument) &&
-        (data_level === undefined || row.dataLevel === data_level) &&
+        (dataLevel === undefined || row.dataLevel === dataLevel) &&
         (descriptor === undefined || row.descriptor === descriptor) &&
         // Both date filters bound the file's start date, as the real service does.
-        (start_date === undefined || row.startDate >= start_date) &&
-        (end_date === undefined || row.startDate <= end_date) &&
-        (version === undefined || row.version === version) &&
+        (startFrom === undefined || row.startDate >= startFrom) &&
+        (startTo === undefined || row.startDate <= startTo) &&
+        (version === undefined || row.versionRank === version) &&
         (extension === undefined || row.extension === extension) &&
         (ingestedFrom === undefined || row.ingestionDay >= ingestedFrom) &&
-        (ingestedTo === undefined || row.ingestionDay <= ingestedTo),
-    );
-    if (!latest) return rows;
-    const newest = new Map<string, IndexedRecord>();
-    for (const row of rows) {
-      const best = newest.get(row.series);
-      if (!best || row.versionRank > best.versionRank) newest.set(row.series, row);
+        (ingestedTo === undefined || row.ingestionDay <= ingestedTo)
+      ) {
+        rows.push(row);
+      }
     }
-    return rows.filter((row) => newest.get(row.series) === row);
+    if (!latest) return rows;
+    // Series are word numbers, so the highest version per series fits a typed array indexed by them.
+    const highest = new Int32Array(words.size).fill(-1);
+    for (const row of rows) {
+      if (row.versionRank > (highest[row.series] as number)) highest[row.series] = row.versionRank;
+    }
+    return rows.filter((row) => row.versionRank === highest[row.series]);
   }
 }
 

@@ -1,11 +1,11 @@
 /** The object store: objects are plain files under the store folder at their storage key. */
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { constants, createReadStream, createWriteStream, type Dirent, lstatSync, type Stats } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type MissionFile, parsePath } from '../naming.js';
+import { type MissionFile, parseName, parsePath } from '../naming.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
@@ -189,41 +189,41 @@ export class ObjectStore {
     return { file, size: stats.size, mtimeMs: stats.mtimeMs };
   }
 
-  /** Every object in the store layout; dot-files, temporary files, symlinks and stray files are skipped. */
+  /**
+   * Every object in the store layout; dot-files, temporary files, symlinks and stray files are skipped.
+   * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
+   * that is several times faster than one promise per file, and the event loop still turns between folders.
+   */
   async scan(): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     const walk = async (folder: string, key: string): Promise<void> => {
-      let entries: import('node:fs').Dirent[];
+      let entries: Dirent[];
       try {
         entries = await readdir(folder, { withFileTypes: true });
       } catch {
         return;
       }
-      const files: Promise<void>[] = [];
       for (const entry of entries) {
         if (entry.name.startsWith('.')) continue;
         const childKey = key === '' ? entry.name : `${key}/${entry.name}`;
         const childPath = join(folder, entry.name);
         if (entry.isDirectory()) {
           await walk(childPath, childKey);
-        } else if (entry.isFile()) {
-          let file: MissionFile;
-          try {
-            file = parsePath(childKey);
-          } catch {
-            continue;
-          }
-          files.push(
-            lstat(childPath).then(
-              (stats) => {
-                if (stats.isFile()) found.push({ file, size: stats.size, mtimeMs: stats.mtimeMs });
-              },
-              () => undefined,
-            ),
-          );
+          continue;
         }
+        if (!entry.isFile()) continue;
+        let file: MissionFile;
+        try {
+          // The key comes from real folder entries, so checking the name and that its path is this key
+          // is the whole of parsePath.
+          file = parseName(entry.name);
+        } catch {
+          continue;
+        }
+        if (file.path !== childKey) continue;
+        const stats = lstatSync(childPath, { throwIfNoEntry: false });
+        if (stats?.isFile()) found.push({ file, size: stats.size, mtimeMs: stats.mtimeMs });
       }
-      await Promise.all(files);
     };
     await walk(this.root, '');
     return found;

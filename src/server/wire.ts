@@ -7,9 +7,9 @@ export type WireMode = 'envelope' | 'envelope-200' | 'gateway';
 /** The wire modes, for checking option values. */
 export const WIRE_MODES: readonly WireMode[] = ['envelope', 'envelope-200', 'gateway'];
 
-/** JSON text serialized ahead of time (query records are serialized once, when indexed). */
+/** JSON encoded ahead of time, in chunks (query records are encoded once, when indexed). */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly chunks: readonly Buffer[]) {}
 }
 
 /** The outcome of an API route, as the service's Lambda would return it. */
@@ -34,24 +34,28 @@ export const QUERY_HEADERS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Origin': '*',
 };
 
-function bodyJson(body: ApiResponse['body']): string {
-  return body instanceof RawJson ? body.text : JSON.stringify(body);
+function bodyChunks(body: ApiResponse['body']): readonly Buffer[] {
+  return body instanceof RawJson ? body.chunks : [Buffer.from(JSON.stringify(body), 'utf8')];
 }
 
-/** The envelope as JSON text, without re-serializing a pre-serialized body. */
-export function envelopeJson(response: ApiResponse): string {
-  return `{"statusCode":${response.statusCode},"headers":${JSON.stringify(response.headers)},"body":${bodyJson(response.body)}}`;
+/** The envelope as JSON, without re-serializing a pre-encoded body. */
+export function envelopeChunks(response: ApiResponse): Buffer[] {
+  const head = `{"statusCode":${response.statusCode},"headers":${JSON.stringify(response.headers)},"body":`;
+  return [Buffer.from(head, 'utf8'), ...bodyChunks(response.body), CLOSE_BRACE];
 }
+
+const CLOSE_BRACE = Buffer.from('}');
 
 /**
  * The HTTP body of the unwrapped (gateway) form. Lists and records are JSON; a string is JSON-encoded
  * when the envelope declares JSON (the upload URL, query messages: the real Lambda `json.dumps` them) and
  * plain text otherwise.
  */
-function gatewayBody(response: ApiResponse): string {
-  if (typeof response.body !== 'string') return bodyJson(response.body);
+function gatewayChunks(response: ApiResponse): readonly Buffer[] {
+  if (typeof response.body !== 'string') return bodyChunks(response.body);
   const type = headerValue(response.headers, 'content-type') ?? '';
-  return type.startsWith(JSON_TYPE) ? JSON.stringify(response.body) : response.body;
+  const text = type.startsWith(JSON_TYPE) ? JSON.stringify(response.body) : response.body;
+  return [Buffer.from(text, 'utf8')];
 }
 
 function headerValue(headers: Record<string, string>, name: string): string | undefined {
@@ -70,18 +74,18 @@ export function sendApiResponse(
   head = false,
 ): void {
   let status: number;
-  let text: string;
+  let chunks: readonly Buffer[];
   const headers: Record<string, string> = {};
   if (mode === 'gateway') {
     status = response.statusCode;
-    text = gatewayBody(response);
+    chunks = gatewayChunks(response);
     Object.assign(headers, response.headers);
     if (headerValue(headers, 'content-type') === undefined) {
       headers['Content-Type'] = typeof response.body === 'string' ? TEXT : JSON_TYPE;
     }
   } else {
     status = mode === 'envelope' ? response.statusCode : 200;
-    text = envelopeJson(response);
+    chunks = envelopeChunks(response);
     for (const [key, value] of Object.entries(response.headers)) {
       const lower = key.toLowerCase();
       if (
@@ -93,7 +97,7 @@ export function sendApiResponse(
     }
     headers['Content-Type'] = JSON_TYPE;
   }
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   headers['Content-Length'] = String(bytes.length);
   res.writeHead(status, headers);
   res.end(head ? undefined : bytes);
