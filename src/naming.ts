@@ -83,16 +83,24 @@ export interface AncillaryFile {
 /** A parsed file name of either kind. */
 export type MissionFile = ScienceFile | AncillaryFile;
 
-/** True when `value` is `YYYYMMDD` and a real calendar date (no Feb 30, no month 13, no day 00). */
+/**
+ * True when `value` is `YYYYMMDD` and a real date of the Gregorian calendar (no Feb 30, no month 13, no day 00,
+ * no year 0000, which the service's date parsing refuses too).
+ */
 export function isCalendarDate(value: string): boolean {
   const match = /^(\d{4})(\d{2})(\d{2})$/.exec(value);
   if (!match) return false;
   const year = Number(match[1]);
   const month = Number(match[2]);
   const day = Number(match[3]);
-  if (month < 1 || month > 12 || day < 1) return false;
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  return day <= daysInMonth;
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  return day <= daysInMonth(year, month);
+}
+
+// Worked out rather than taken from `Date`, which maps years 0-99 to 1900-1999.
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 /** True when `value` has the version form `vXX-YY`. */
@@ -236,11 +244,18 @@ export function formatName(
   return `${parts.filter((part) => part !== undefined).join('_')}.${file.extension}`;
 }
 
+// C0, DEL and C1: every character of Unicode's control category.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is rejected here
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 function hasUnsafeCharacters(value: string): boolean {
   return CONTROL_CHARACTERS.test(value) || /[\\/%]/.test(value);
+}
+
+/** What is wrong with a path, and what to do instead when that is not obvious. */
+interface PathProblem {
+  what: string;
+  advice?: string;
 }
 
 /**
@@ -249,27 +264,38 @@ function hasUnsafeCharacters(value: string): boolean {
  * and percent-encoded forms of any of these.
  */
 export function unsafePathReason(path: string): string | undefined {
-  if (path.length === 0) return 'it is empty';
-  if (path.includes('\u0000')) return 'it contains a NUL character';
-  if (CONTROL_CHARACTERS.test(path)) return 'it contains a control character';
-  if (path.includes('\\')) return "it contains a backslash ('\\'); use '/' between folders";
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path))
-    return 'it is absolute; give a path relative to the data root';
-  if (path.includes('%')) {
-    const decoded = decodeRepeatedly(path);
-    const inner = decoded === path ? undefined : unsafePathReason(decoded.replaceAll('%', ''));
-    if (inner) return `it contains a percent-encoded form where ${inner}`;
-    if (decoded !== path && decoded.split('/').length !== path.split('/').length) {
-      return "it contains a percent-encoded '/'";
-    }
-    return "it contains '%', which no file path of the store has";
+  const problem = literalPathProblem(path) ?? percentPathProblem(path);
+  if (!problem) return undefined;
+  return problem.advice ? `${problem.what}; ${problem.advice}` : problem.what;
+}
+
+function literalPathProblem(path: string): PathProblem | undefined {
+  if (path.length === 0) return { what: 'it is empty' };
+  if (path.includes('\u0000')) return { what: 'it contains a NUL character' };
+  if (CONTROL_CHARACTERS.test(path)) return { what: 'it contains a control character' };
+  if (path.includes('\\'))
+    return { what: "it contains a backslash ('\\')", advice: "use '/' between folders" };
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) {
+    return { what: 'it is absolute', advice: 'give a path relative to the data root' };
   }
   const segments = path.split('/');
-  if (segments.some((segment) => segment === '..')) return "it contains a '..' segment";
-  if (segments.some((segment) => segment === '.')) return "it contains a '.' segment";
-  if (segments.some((segment) => segment === ''))
-    return "it contains an empty segment ('//' or a trailing '/')";
+  if (segments.includes('..')) return { what: "it contains a '..' segment" };
+  if (segments.includes('.')) return { what: "it contains a '.' segment" };
+  if (segments.includes('')) return { what: "it contains an empty segment ('//' or a trailing '/')" };
   return undefined;
+}
+
+// Servers and file systems differ in how often they decode, so every layer of encoding is looked through.
+function percentPathProblem(path: string): PathProblem | undefined {
+  if (!path.includes('%')) return undefined;
+  const decoded = decodeRepeatedly(path);
+  if (decoded !== path) {
+    const inner = literalPathProblem(decoded.replaceAll('%', ''));
+    if (inner) return { ...inner, what: `${inner.what} once percent-decoded` };
+    if (decoded.split('/').length !== path.split('/').length)
+      return { what: "it contains a percent-encoded '/'" };
+  }
+  return { what: "it contains '%', which no file path of the store has" };
 }
 
 function decodeRepeatedly(value: string): string {
@@ -304,12 +330,45 @@ export function parsePath(path: string): MissionFile {
   const name = segments[segments.length - 1] as string;
   const file = parseName(name);
   if (file.path !== path) {
+    const layout =
+      file.kind === 'science'
+        ? '<mission>/<instrument>/<data_level>/<year>/<month>/<filename>'
+        : '<mission>/ancillary/<instrument>/<filename>';
     throw new ValidationError([
-      `Invalid path ${path}: its folders do not match the file name; expected ${file.path}` +
-        ` (${file.kind === 'science' ? '<mission>/<instrument>/<data_level>/<year>/<month>/<filename>' : '<mission>/ancillary/<instrument>/<filename>'}).`,
+      `Invalid path ${path}: ${folderMismatch(segments, file)}; expected ${file.path} (${layout}).`,
     ]);
   }
   return file;
+}
+
+/** Says which folders of a path disagree with its file name. */
+function folderMismatch(segments: readonly string[], file: MissionFile): string {
+  const expected = file.path.split('/');
+  if (segments.length !== expected.length) {
+    const folders = (count: number) => `${count} folder${count === 1 ? '' : 's'}`;
+    return `it has ${folders(segments.length - 1)} above the file name where ${folders(expected.length - 1)} belong`;
+  }
+  const describe: ReadonlyArray<(found: string, wanted: string) => string> =
+    file.kind === 'science'
+      ? [
+          (found, wanted) => `the mission folder is ${found} but the name's mission is ${wanted}`,
+          (found, wanted) => `the instrument folder is ${found} but the name's instrument is ${wanted}`,
+          (found, wanted) => `the data level folder is ${found} but the name's data level is ${wanted}`,
+          (found, wanted) => `the year folder is ${found} but the name's start date is in ${wanted}`,
+          (found, wanted) => `the month folder is ${found} but the name's start date is in month ${wanted}`,
+        ]
+      : [
+          (found, wanted) => `the mission folder is ${found} but the name's mission is ${wanted}`,
+          (found) => `the second folder is ${found} but ancillary files live under ${ANCILLARY_FOLDER}`,
+          (found, wanted) => `the instrument folder is ${found} but the name's instrument is ${wanted}`,
+        ];
+  return describe
+    .flatMap((say, index) => {
+      const found = segments[index] as string;
+      const wanted = expected[index] as string;
+      return found === wanted ? [] : [say(JSON.stringify(found), wanted)];
+    })
+    .join(', and ');
 }
 
 /** Parses either a bare file name or a full storage path. */

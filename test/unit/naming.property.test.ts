@@ -1,7 +1,8 @@
+import { resolve, sep } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
-import { isInside, resolveLocalPath } from '../../src/layout.js';
+import { fileFromLocalPath, resolveLocalPath } from '../../src/layout.js';
 import { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, scienceExtensionFor } from '../../src/mission.js';
 import { formatName, parseName, parsePath, parsePathOrName, unsafePathReason } from '../../src/naming.js';
 
@@ -13,25 +14,23 @@ const version = fc
   .map(([major, minor]) => `v${String(major).padStart(2, '0')}-${String(minor).padStart(2, '0')}`);
 const descriptor = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,15}$/);
 
-const scienceName = fc
-  .record({
-    instrument: fc.constantFrom(...INSTRUMENTS),
-    dataLevel: fc.constantFrom(...DATA_LEVELS),
-    descriptor,
-    startDate: calendarDate,
-    endDate: calendarDate,
-    version,
-  })
-  .map((parts) =>
-    formatName({
-      kind: 'science',
-      mission: 'imap',
-      ...parts,
-      extension: scienceExtensionFor(parts.dataLevel),
-    }),
-  );
+const scienceParts = fc.record({
+  instrument: fc.constantFrom(...INSTRUMENTS),
+  dataLevel: fc.constantFrom(...DATA_LEVELS),
+  descriptor,
+  startDate: calendarDate,
+  endDate: calendarDate,
+  version,
+});
+const scienceRecord = scienceParts.map((parts) => ({
+  kind: 'science' as const,
+  mission: 'imap' as const,
+  ...parts,
+  extension: scienceExtensionFor(parts.dataLevel),
+}));
+const scienceName = scienceRecord.map(formatName);
 
-const ancillaryName = fc
+const ancillaryRecord = fc
   .record({
     instrument: fc.constantFrom(...INSTRUMENTS),
     descriptor: descriptor.filter((value) => !(DATA_LEVELS as readonly string[]).includes(value)),
@@ -40,7 +39,8 @@ const ancillaryName = fc
     version,
     extension: fc.constantFrom(...ANCILLARY_EXTENSIONS),
   })
-  .map((parts) => formatName({ kind: 'ancillary', mission: 'imap', ...parts }));
+  .map((parts) => ({ kind: 'ancillary' as const, mission: 'imap' as const, ...parts }));
+const ancillaryName = ancillaryRecord.map(formatName);
 
 /** Strings that look like names, paths and their hostile variants, not only random noise. */
 const nameLike = fc.oneof(
@@ -94,8 +94,10 @@ describe('naming rules, for arbitrary input', () => {
 
   it('round-trip every generated valid science and ancillary name through parse and format', () => {
     fc.assert(
-      fc.property(fc.oneof(scienceName, ancillaryName), (name) => {
+      fc.property(fc.oneof(scienceRecord, ancillaryRecord), (record) => {
+        const name = formatName(record);
         const parsed = parseName(name);
+        expect(parsed).toEqual({ ...record, name, path: parsed.path });
         expect(formatName(parsed)).toBe(name);
         expect(parsePath(parsed.path)).toEqual(parsed);
       }),
@@ -103,10 +105,52 @@ describe('naming rules, for arbitrary input', () => {
     );
   });
 
-  it('resolve every accepted path to a place inside the data root', () => {
-    const root = '/srv/data-root';
+  it('reject every unsafe path, in plain or percent-encoded form', () => {
+    const hostile = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom('..', '.', '', 'a\\b', 'x\u0000', 'y\u001f'),
+          fc.stringMatching(/^[a-z0-9_.-]{1,8}$/),
+        ),
+        {
+          minLength: 1,
+          maxLength: 6,
+        },
+      )
+      .map((segments) => segments.join('/'))
+      .filter((path) => unsafePathReason(path) !== undefined);
+    const encodeOnce = (path: string, upper: boolean) =>
+      Array.from(path, (character) => {
+        const code = character.charCodeAt(0);
+        if (code >= 0x20 && !'./\\'.includes(character)) return character;
+        const hex = `%${code.toString(16).padStart(2, '0')}`;
+        return upper ? hex.toUpperCase() : hex;
+      }).join('');
     fc.assert(
-      fc.property(fc.oneof(scienceName, ancillaryName, nameLike), (value) => {
+      fc.property(hostile, fc.integer({ min: 0, max: 3 }), fc.boolean(), (path, layers, upper) => {
+        let encoded = path;
+        for (let layer = 0; layer < layers; layer += 1) {
+          encoded = layer === 0 ? encodeOnce(encoded, upper) : encoded.replaceAll('%', '%25');
+        }
+        expect(unsafePathReason(encoded)).toBeDefined();
+        onlyValidationErrors(() => parsePath(encoded));
+        expect(() => parsePath(encoded)).toThrow(ValidationError);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('resolve every accepted name or path to a place inside the data root, and back', () => {
+    const roots = fc.constantFrom(
+      '/srv/data-root',
+      '/srv/data-root/',
+      'relative/root',
+      '.',
+      '/srv/a/../b',
+      '/',
+    );
+    fc.assert(
+      fc.property(roots, fc.oneof(scienceName, ancillaryName, nameLike), (root, value) => {
         let local: string;
         try {
           local = resolveLocalPath(root, value);
@@ -114,9 +158,30 @@ describe('naming rules, for arbitrary input', () => {
           expect(error).toBeInstanceOf(ValidationError);
           return;
         }
-        expect(isInside(root, local)).toBe(true);
-        expect(local.startsWith(`${root}/imap/`)).toBe(true);
+        const base = resolve(root);
+        expect(local.startsWith(`${base === sep ? '' : base}${sep}imap${sep}`)).toBe(true);
         expect(unsafePathReason(value)).toBeUndefined();
+        expect(fileFromLocalPath(root, local)).toEqual(parsePathOrName(value));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('read only files below the root back from local paths', () => {
+    const root = '/srv/data-root';
+    const localPath = fc.oneof(
+      nameLike.map((value) => `${root}/${value}`),
+      nameLike,
+      scienceName.map((name) => `/elsewhere/${parseName(name).path}`),
+    );
+    fc.assert(
+      fc.property(localPath, (path) => {
+        try {
+          const file = fileFromLocalPath(root, path);
+          expect(resolveLocalPath(root, file)).toBe(resolve(path));
+        } catch (error) {
+          expect(error).toBeInstanceOf(ValidationError);
+        }
       }),
       { numRuns: 2000 },
     );

@@ -86,6 +86,32 @@ describe('parseName: valid science names', () => {
   });
 });
 
+describe('parseName: names from the specification and its clients', () => {
+  it.each([
+    'imap_mag_l1a_norm-magi_20240101_20240101_v01-00.cdf',
+    'imap_swapi_l0_raw_20250415_20250415_v01-00.pkts',
+    'imap_codice_l1b_hi-omni_20240101_20240102_v02-03.cdf',
+    'imap_hi-90_l1c_pset_20260101_20260101_v00-01.cdf',
+    'imap_ultra-45_l2_ena-map_20240310_20240410_v99-99.cdf',
+  ])('accepts %s', (name) => {
+    expect(problemsOf(name)).toEqual([]);
+    expect(parseName(name).kind).toBe('science');
+  });
+
+  it('rejects the client examples without an end date or with a vNNN version, as the service does', () => {
+    expect(problemsOf('imap_mag_l1a_norm-mago_20240101_v001.cdf')).toEqual([
+      FILENAME('imap_mag_l1a_norm-mago_20240101_v001.cdf'),
+    ]);
+    expect(problemsOf('imap_swe_l0_raw_20240101_20240101_v001.pkts')).toEqual([VERSION]);
+  });
+
+  it('reports a name that is not split by underscores with the expected pattern', () => {
+    for (const name of ['', 'notes.txt', '.cdf', 'imap-mag-l1a-norm-20240101-20240101-v01-00.cdf']) {
+      expect(problemsOf(name)).toEqual([FILENAME(name)]);
+    }
+  });
+});
+
 describe('parseName: each rule alone', () => {
   it.each([
     [
@@ -147,6 +173,27 @@ describe('parseName: several rules together', () => {
     expect(error.message).toBe([MISSION, INSTRUMENT, LEVEL, START, END, VERSION, EXTENSION].join('\n'));
     expect(error.exitCode).toBe(2);
     expect(error.code).toBe('E_VALIDATION');
+  });
+
+  it('lists exactly the broken rules, in order, for each of the 127 combinations', () => {
+    const rules = [
+      { message: MISSION, good: 'imap', bad: 'mars' },
+      { message: INSTRUMENT, good: 'mag', bad: 'magx' },
+      { message: LEVEL, good: 'l1a', bad: 'l9' },
+      { message: START, good: '20240229', bad: '20241301' },
+      { message: END, good: '20240301', bad: '20240230' },
+      { message: VERSION, good: 'v01-00', bad: 'v1-00' },
+      { message: EXTENSION, good: 'cdf', bad: 'txt' },
+    ];
+    for (let broken = 1; broken < 2 ** rules.length; broken += 1) {
+      const part = (index: number) => {
+        const rule = rules[index] as (typeof rules)[number];
+        return broken & (1 << index) ? rule.bad : rule.good;
+      };
+      const name = `${part(0)}_${part(1)}_${part(2)}_norm_${part(3)}_${part(4)}_${part(5)}.${part(6)}`;
+      const expected = rules.filter((_rule, index) => broken & (1 << index)).map((rule) => rule.message);
+      expect(problemsOf(name), name).toEqual(expected);
+    }
   });
 
   it('keeps the order whatever the combination', () => {
@@ -212,6 +259,66 @@ describe('parsePath', () => {
   });
 
   it.each([
+    [
+      'mission',
+      `IMAP/mag/l1a/2024/01/${name}`,
+      `the mission folder is "IMAP" but the name's mission is imap`,
+    ],
+    [
+      'instrument',
+      `imap/swe/l1a/2024/01/${name}`,
+      `the instrument folder is "swe" but the name's instrument is mag`,
+    ],
+    [
+      'data level',
+      `imap/mag/l1b/2024/01/${name}`,
+      `the data level folder is "l1b" but the name's data level is l1a`,
+    ],
+    [
+      'year',
+      `imap/mag/l1a/2023/01/${name}`,
+      `the year folder is "2023" but the name's start date is in 2024`,
+    ],
+    [
+      'month',
+      `imap/mag/l1a/2024/02/${name}`,
+      `the month folder is "02" but the name's start date is in month 01`,
+    ],
+    [
+      'folder count',
+      `imap/mag/l1a/2024/${name}`,
+      'it has 4 folders above the file name where 5 folders belong',
+    ],
+  ])('says which part disagrees with the name: %s', (_part, path, reason) => {
+    expect(() => parsePath(path)).toThrow(
+      `Invalid path ${path}: ${reason}; expected imap/mag/l1a/2024/01/${name}`,
+    );
+  });
+
+  it('takes year and month from the start date, not the end date', () => {
+    const spanning = 'imap_hit_l2_sci_20241231_20250101_v01-00.cdf';
+    expect(parsePath(`imap/hit/l2/2024/12/${spanning}`).name).toBe(spanning);
+    expect(() => parsePath(`imap/hit/l2/2025/01/${spanning}`)).toThrow(
+      'the year folder is "2025" but the name\'s start date is in 2024, and the month folder is "01"',
+    );
+  });
+
+  it('holds ancillary files at imap/ancillary/<instrument>/<filename> only', () => {
+    const ancillary = 'imap_mag_calibration_20240101_v01-00.csv';
+    expect(parsePath(`imap/ancillary/mag/${ancillary}`).name).toBe(ancillary);
+    expect(() => parsePath(`imap/ancillary/swe/${ancillary}`)).toThrow(
+      `the instrument folder is "swe" but the name's instrument is mag; expected imap/ancillary/mag/${ancillary}`,
+    );
+    expect(() => parsePath(`imap/mag/ancillary/${ancillary}`)).toThrow(
+      'the second folder is "mag" but ancillary files live under ancillary',
+    );
+    expect(() => parsePath(`imap/mag/l1a/2024/01/${ancillary}`)).toThrow(
+      '(<mission>/ancillary/<instrument>/<filename>)',
+    );
+    expect(() => parsePath(`imap/ancillary/mag/${name}`)).toThrow(`expected imap/mag/l1a/2024/01/${name}`);
+  });
+
+  it.each([
     ['absolute', `/imap/mag/l1a/2024/01/${name}`, 'absolute'],
     ['a drive letter', `C:/imap/${name}`, 'absolute'],
     ['..', `imap/mag/../mag/l1a/2024/01/${name}`, "'..'"],
@@ -221,19 +328,33 @@ describe('parsePath', () => {
     ['a backslash', `imap\\mag\\l1a\\2024\\01\\${name}`, 'backslash'],
     ['NUL', `imap/mag/l1a/2024/01/${name}\u0000.cdf`, 'NUL'],
     ['a control character', `imap/mag/l1a/2024/01/\u001b${name}`, 'control character'],
-    [
-      '%2e%2e',
-      `imap/%2e%2e/mag/l1a/2024/01/${name}`,
-      "percent-encoded form where it contains a '..' segment",
-    ],
+    ['a C1 control character', `imap/mag/l1a/2024/01/${name}\u0085`, 'control character'],
+    ['%2e%2e', `imap/%2e%2e/mag/l1a/2024/01/${name}`, "a '..' segment once percent-decoded"],
+    ['%2E%2E', `imap/%2E%2E/mag/l1a/2024/01/${name}`, "a '..' segment once percent-decoded"],
+    ['.%2e', `imap/.%2e/mag/l1a/2024/01/${name}`, "a '..' segment once percent-decoded"],
+    ['%2e', `imap/%2e/mag/l1a/2024/01/${name}`, "a '.' segment once percent-decoded"],
+    ['a leading %2f', `%2fimap/mag/l1a/2024/01/${name}`, 'absolute once percent-decoded'],
+    ['%2f%2f', `imap/mag%2f%2fl1a/2024/01/${name}`, 'an empty segment'],
     ['%2f', `imap%2fmag/l1a/2024/01/${name}`, "percent-encoded '/'"],
-    ['%5c', `imap%5cmag/l1a/2024/01/${name}`, 'percent-encoded form where it contains a backslash'],
-    ['%00', `imap/mag/l1a/2024/01/${name}%00`, 'percent-encoded form where it contains a NUL'],
-    ['double encoding', `imap/%252e%252e/${name}`, "percent-encoded form where it contains a '..' segment"],
+    ['%5c', `imap%5cmag/l1a/2024/01/${name}`, 'a backslash'],
+    ['%00', `imap/mag/l1a/2024/01/${name}%00`, 'a NUL character once percent-decoded'],
+    ['%0a', `imap/mag/l1a/2024/01/${name}%0a`, 'a control character once percent-decoded'],
+    ['%c2%85', `imap/mag/l1a/2024/01/${name}%c2%85`, 'a control character once percent-decoded'],
+    ['double encoding', `imap/%252e%252e/${name}`, "a '..' segment once percent-decoded"],
     ['a plain %', `imap/mag/l1a/2024/01/100%${name}`, "'%'"],
   ])('rejects a path with %s, saying what is wrong', (_why, path, reason) => {
-    expect(() => parsePath(path)).toThrow(ValidationError);
-    expect(() => parsePath(path)).toThrow(reason);
+    const error = (() => {
+      try {
+        parsePath(path);
+      } catch (caught) {
+        return caught;
+      }
+      throw new Error(`expected ${JSON.stringify(path)} to be rejected`);
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).problems).toHaveLength(1);
+    expect((error as ValidationError).message).toContain(`Invalid path ${JSON.stringify(path)}: `);
+    expect((error as ValidationError).message).toContain(reason);
   });
 
   it('parsePathOrName accepts both forms and rejects unsafe bare names', () => {
@@ -262,13 +383,26 @@ describe('dates and versions', () => {
     ['20240431', false],
     ['2024011', false],
     ['2024O101', false],
+    ['20240230', false],
+    ['20240301', true],
+    ['19000229', false],
+    ['20240631', false],
+    ['20241231', true],
+    ['20241232', false],
+    ['00000101', false],
+    ['00010101', true],
+    ['00040229', true],
+    ['202401010', false],
+    ['２０２４0101', false],
   ])('isCalendarDate(%s) is %s', (value, expected) => {
     expect(isCalendarDate(value)).toBe(expected);
   });
 
   it('compares versions numerically', () => {
-    const sorted = ['v10-00', 'v02-10', 'v02-09', 'v01-00', 'v02-01'].sort(compareVersions);
-    expect(sorted).toEqual(['v01-00', 'v02-01', 'v02-09', 'v02-10', 'v10-00']);
+    const sorted = ['v10-00', 'v02-10', 'v02-09', 'v01-00', 'v02-01', 'v09-99'].sort(compareVersions);
+    expect(sorted).toEqual(['v01-00', 'v02-01', 'v02-09', 'v02-10', 'v09-99', 'v10-00']);
+    expect(compareVersions('v01-10', 'v01-09')).toBeGreaterThan(0);
+    expect(compareVersions('v02-00', 'v10-00')).toBeLessThan(0);
     expect(compareVersions('v01-00', 'v01-00')).toBe(0);
     expect(() => compareVersions('1.0', 'v01-00')).toThrow(ValidationError);
   });
