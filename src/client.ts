@@ -69,6 +69,9 @@ export interface ApiAnswer {
 }
 
 type Undici = typeof import('undici');
+
+/** Who is at the other end of a request: the service (its URL is configuration) or the object store (its URLs come from the service). */
+type Peer = 'service' | 'object store';
 let undici: Promise<Undici> | undefined;
 
 /** Statuses worth asking again: rate limiting and gateway trouble. */
@@ -224,6 +227,7 @@ export class HttpClient {
     return this.retry(async () => {
       const response = await this.#send('GET', target, {
         shown: displayUrl(target),
+        peer: 'object store',
         headers,
         signal: options.signal,
         highWaterMark: OBJECT_HIGH_WATER_MARK,
@@ -258,6 +262,7 @@ export class HttpClient {
       const body = countBytes(options.open(), options.onBytes);
       const response = await this.#send('PUT', target, {
         shown: displayUrl(target),
+        peer: 'object store',
         headers,
         body,
         signal: options.signal,
@@ -355,6 +360,8 @@ export class HttpClient {
       highWaterMark?: number;
       /** The URL as messages show it. */
       shown: string;
+      /** Whose address this is: the service's (from configuration) or the object store's (from the service). */
+      peer: Peer;
     },
   ): Promise<Dispatcher.ResponseData> {
     const shown = options.shown;
@@ -377,7 +384,7 @@ export class HttpClient {
     } catch (error) {
       options.body?.destroy();
       this.#log?.(`${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`);
-      throw transportError(method, shown, error, options.signal, this.#timeouts());
+      throw transportError(method, shown, error, options.signal, this.#timeouts(), options.peer);
     }
   }
 
@@ -391,7 +398,7 @@ export class HttpClient {
     const shown = url.href;
     return this.retry(
       async () => {
-        const response = await this.#send('GET', url, { shown, headers, signal });
+        const response = await this.#send('GET', url, { shown, headers, signal, peer: 'service' });
         let text: string;
         try {
           text = await readText(response.body, MAX_API_BODY_BYTES, `GET ${shown}`);
@@ -496,7 +503,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function messageOf(answer: ApiAnswer): string {
   const body = answer.body;
   let message: string | undefined;
-  if (typeof body === 'string') message = body.trim();
+  if (typeof body === 'string') message = markupText(body, answer.status);
   else if (isRecord(body)) {
     const field = body.message ?? body.error ?? body.Message;
     message = typeof field === 'string' ? field : JSON.stringify(body);
@@ -541,7 +548,7 @@ async function objectError(
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
   }
   const status = response.statusCode;
-  const message = snippet(text, 500) || STATUS_CODES[status] || 'Unknown status';
+  const message = snippet(markupText(text, status), 500) || STATUS_CODES[status] || 'Unknown status';
   const error = new ApiError(
     { method, url: shown, status, message },
     { code: status === 404 ? 'E_NOT_FOUND' : 'E_API', hint: statusHint(status, url) },
@@ -549,6 +556,29 @@ async function objectError(
   const wait = parseRetryAfter(headerText(response.headers['retry-after']));
   if (wait !== undefined) retryAfterMs.set(error, wait);
   return error;
+}
+
+/**
+ * The readable part of an error body. Gateways and proxies answer with HTML pages and object stores with XML
+ * documents: the page title (or text) and the store's `<Code>`/`<Message>` say what the markup buries.
+ */
+export function markupText(text: string, status: number): string {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('<')) return trimmed;
+  const element = (name: string) =>
+    new RegExp(`<${name}(?:\\s[^>]*)?>([^<]*)</${name}>`, 'i').exec(trimmed)?.[1]?.trim() || undefined;
+  const storeCode = element('Code');
+  const storeMessage = element('Message');
+  if (storeCode || storeMessage) return [storeCode, storeMessage].filter(Boolean).join(': ');
+  const readable =
+    element('title') ??
+    trimmed
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  // "502 Bad Gateway" under a status that is already printed would read "502 502 Bad Gateway".
+  return readable.replace(new RegExp(`^${status}\\b\\s*`), '') || (STATUS_CODES[status] ?? '');
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -695,26 +725,35 @@ export function transportError(
   error: unknown,
   signal?: AbortSignal,
   timeouts: { connectMs: number; idleMs: number } = { connectMs: 10_000, idleMs: 30_000 },
+  peer: Peer = 'service',
 ): Error {
   if (signal?.aborted) return new AbortedError(undefined, { cause: signal.reason });
   if (error instanceof MissionDataError) return error;
   const code = errorCode(error);
-  const detail = error instanceof Error ? error.message : String(error);
+  // OpenSSL messages run over several lines; one line reads better under "Error:".
+  const detail = snippet(error instanceof Error ? error.message : String(error), 300);
   const where = `${method} ${shown}`;
   const host = safeHost(shown);
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  const unreachableHint =
+    peer === 'service'
+      ? (question: string) =>
+          `${question} This is the service URL in use; change it with --url, the MISSION_DATA_ACCESS_URL environment variable, or \`mission-data config set url <url>\`.`
+      : // The service handed out this address: changing the configured URL cannot fix it.
+        () =>
+          `The service sent this address of its object store (${originOf(shown)}), which cannot be reached; the store may be down or the service misconfigured. Try again later.`;
   switch (code) {
     case 'ECONNREFUSED':
       return new NetworkError(`${where}: connection refused (nothing is listening at ${host}).`, {
         code: 'E_CONNECTION_REFUSED',
         cause: error,
-        hint: `Is the service running at ${originOf(shown)}? This is the service URL in use; change it with --url, the MISSION_DATA_ACCESS_URL environment variable, or \`mission-data config set url <url>\`.`,
+        hint: unreachableHint(`Is the service running at ${originOf(shown)}?`),
       });
     case 'ENOTFOUND':
       return new NetworkError(`${where}: the host ${host} was not found.`, {
         code: 'E_HOST_NOT_FOUND',
         cause: error,
-        hint: `Check the service URL in use (${originOf(shown)}); change it with --url, the MISSION_DATA_ACCESS_URL environment variable, or \`mission-data config set url <url>\`.`,
+        hint: unreachableHint(`Check the service URL in use (${originOf(shown)}).`),
       });
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
@@ -740,6 +779,17 @@ export function transportError(
     case 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH':
       return new LocalFileError(`${where}: the file's size changed while it was being sent.`, {
         cause: error,
+      });
+    case 'ERR_SSL_WRONG_VERSION_NUMBER':
+    case 'ERR_SSL_PACKET_LENGTH_TOO_LONG':
+    case 'ERR_SSL_HTTP_REQUEST':
+      return new NetworkError(`${where}: the TLS handshake with ${host} failed (${code}).`, {
+        code: 'E_TLS',
+        cause: error,
+        hint:
+          peer === 'service'
+            ? `The server at ${originOf(shown)} does not seem to speak https; if it is a plain http server, use an http:// URL (--url, MISSION_DATA_ACCESS_URL or \`mission-data config set url <url>\`).`
+            : undefined,
       });
     default:
       break;

@@ -201,6 +201,53 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     expect(await c.query({ instrument: 'mag' })).toEqual([RECORD]);
     expect(calls).toBe(3);
   });
+
+  it('a 502 on every attempt ends after the 4th with a clear error, at /download and at /upload', async () => {
+    const calls = { download: 0, upload: 0 };
+    const { http: c } = client([
+      http.get(`${API}/download/*`, () => {
+        calls.download += 1;
+        return wire({ statusCode: 502, body: 'Bad Gateway' });
+      }),
+      http.get(`${API}/upload/*`, () => {
+        calls.upload += 1;
+        return wire({ statusCode: 502, body: 'Internal server error' });
+      }),
+    ]);
+    const download = await failure(c.resolveDownload(PATH));
+    expect(download).toBeInstanceOf(ApiError);
+    expect(download.message).toBe(`GET ${API}/download/${PATH}: 502 Bad Gateway (gave up after 4 attempts)`);
+    expect((download as ApiError).hint).toMatch(/temporarily down/);
+    const upload = await failure(c.presignUpload(PATH));
+    expect(upload.message).toBe(
+      `GET ${API}/upload/${PATH}: 502 Internal server error (gave up after 4 attempts)`,
+    );
+    expect(calls).toEqual({ download: 4, upload: 4 });
+  });
+
+  it.each([429, 503, 504])('a %i is retried like a 502', async (status) => {
+    let calls = 0;
+    const { http: c } = client([
+      http.get(`${API}/download/*`, () => {
+        calls += 1;
+        return calls === 1
+          ? wire({ statusCode: status, body: 'try later' })
+          : wire({ statusCode: 302, headers: { Location: OBJECT_URL }, body: { download_url: OBJECT_URL } });
+      }),
+    ]);
+    expect(await c.resolveDownload(PATH)).toBe(OBJECT_URL);
+    expect(calls).toBe(2);
+  });
+
+  it('an HTML error page is reported by its title, not its markup', async () => {
+    const page =
+      '<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>';
+    const { http: c } = client([http.get(`${API}/query`, () => wire({ statusCode: 502, body: page }))], {
+      attempts: 1,
+    });
+    const error = await failure(c.query({ instrument: 'mag' }));
+    expect(error.message).toBe(`GET ${API}/query?instrument=mag: 502 Bad Gateway`);
+  });
 });
 
 describe('retries', () => {
@@ -269,6 +316,26 @@ describe('retries', () => {
     // A base of 5 s would have waited seconds; Retry-After 0 and the 3 ms cap decide instead.
     expect(retries[0]).toMatch(/^retry 2\/4 in 0 ms: .*429 Slow down/);
     expect(retries[1]).toMatch(/^retry 3\/4 in 3 ms: /);
+  });
+
+  it('honours a Retry-After that only the envelope carries (HTTP 200 wire)', async () => {
+    const lines: string[] = [];
+    let calls = 0;
+    const { http: c } = client(
+      [
+        http.get(`${API}/query`, () => {
+          calls += 1;
+          return calls === 1
+            ? HttpResponse.json({ statusCode: 503, headers: { 'Retry-After': '0' }, body: 'Busy' })
+            : HttpResponse.json({ statusCode: 200, body: [RECORD] });
+        }),
+      ],
+      { retryBaseMs: 60_000, log: (line) => lines.push(line) },
+    );
+    expect(await c.query({ instrument: 'mag' })).toEqual([RECORD]);
+    expect(lines.filter((line) => line.startsWith('retry'))).toEqual([
+      expect.stringMatching(/^retry 2\/4 in 0 ms: .*503 Busy/),
+    ]);
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
@@ -457,6 +524,39 @@ describe('answers that cannot be read or trusted', () => {
     );
   });
 
+  it('a non-JSON answer of /upload or /download is a protocol error naming the URL', async () => {
+    const login = '<html><body>Sign in to the portal</body></html>';
+    const { http: c } = client([
+      http.get(`${API}/upload/*`, () => HttpResponse.html(login)),
+      http.get(`${API}/download/*`, () => HttpResponse.html(login)),
+    ]);
+    const upload = await failure(c.presignUpload(PATH));
+    expect(upload).toBeInstanceOf(ProtocolError);
+    expect(upload.message).toMatch(
+      new RegExp(
+        `^GET ${API}/upload/${PATH}: refusing the upload URL "<html>.*Sign in.*": it is not a URL\\.$`,
+      ),
+    );
+    const download = await failure(c.resolveDownload(PATH));
+    expect(download).toBeInstanceOf(ProtocolError);
+    expect(download.message).toBe(
+      `GET ${API}/download/${PATH}: the answer (200) names no file URL (no Location header, no download_url); got the text "${login}".`,
+    );
+  });
+
+  it('a JSON answer of the wrong shape is a protocol error naming the URL', async () => {
+    const { http: c } = client([
+      http.get(`${API}/query`, () => HttpResponse.json({ statusCode: 200, body: 'no records today' })),
+      http.get(`${API}/download/*`, () => HttpResponse.json({ statusCode: 302, body: { download_url: 42 } })),
+    ]);
+    await expect(c.query({ instrument: 'mag' })).rejects.toThrow(
+      `GET ${API}/query?instrument=mag: expected a JSON array of file records, got the text "no records today".`,
+    );
+    await expect(c.resolveDownload(PATH)).rejects.toThrow(
+      new RegExp(`^GET ${API}/download/${PATH}: the answer \\(302\\) names no file URL`),
+    );
+  });
+
   it('unsafe paths and bad query values are refused before any request', async () => {
     const { http: c, dispatcher } = client([]);
     await expect(c.resolveDownload('../secret')).rejects.toBeInstanceOf(ValidationError);
@@ -614,6 +714,18 @@ describe('object transfers', () => {
     expect(calls).toBe(2);
   });
 
+  it("an object store's XML error is reported by its code and message", async () => {
+    const xml =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Request has expired</Message><RequestId>1</RequestId></Error>';
+    const { http: c } = client([
+      http.put(`${STORE}/objects/*`, () => new HttpResponse(xml, { status: 403 })),
+    ]);
+    const error = await failure(
+      c.putObject(OBJECT_URL, { size: 1, open: () => Readable.from([Buffer.from('x')]) }),
+    );
+    expect(error.message).toBe(`PUT ${STORE}/objects/${PATH}?…: 403 AccessDenied: Request has expired`);
+  });
+
   it('refuses object URLs that are not http(s)', async () => {
     const { http: c } = client([]);
     await expect(c.getObject('file:///etc/passwd')).rejects.toBeInstanceOf(ProtocolError);
@@ -651,6 +763,40 @@ describe('transport errors', () => {
       new RegExp(`^GET ${API}/query\\?instrument=mag: the server's certificate could not be verified`),
     );
     expect((error as NetworkError).hint).toMatch(/root certificates were not found.*NODE_EXTRA_CA_CERTS/);
+    expect(dispatcher.calls).toBe(1);
+  });
+
+  it('a refused connection to the object store does not blame the configured service URL', async () => {
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const c = new HttpClient({ url: API, dispatcher: new FailingDispatcher(refused()), retryBaseMs: 1 });
+    const toService = await failure(c.query({ instrument: 'mag' }));
+    expect(toService).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
+    expect((toService as NetworkError).hint).toMatch(/service URL in use; change it with --url/);
+    const toStore = await failure(c.getObject(OBJECT_URL));
+    expect(toStore).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
+    expect(toStore.message).toBe(
+      `GET ${STORE}/objects/${PATH}?…: connection refused (nothing is listening at store.test).`,
+    );
+    expect((toStore as NetworkError).hint).toMatch(/^The service sent this address of its object store/);
+    expect((toStore as NetworkError).hint).not.toMatch(/--url/);
+  });
+
+  it('https to a plain http server says so on one line, with how to change the URL', async () => {
+    const dispatcher = new FailingDispatcher(
+      Object.assign(
+        new Error(
+          '80:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:\n  ssl3_record.c:354:\n',
+        ),
+        { code: 'ERR_SSL_WRONG_VERSION_NUMBER' },
+      ),
+    );
+    const c = new HttpClient({ url: 'https://api.test', dispatcher, retryBaseMs: 1 });
+    const error = await failure(c.query({ instrument: 'mag' }));
+    expect(error).toMatchObject({ code: 'E_TLS' });
+    expect(error.message).toBe(
+      'GET https://api.test/query?instrument=mag: the TLS handshake with api.test failed (ERR_SSL_WRONG_VERSION_NUMBER).',
+    );
+    expect((error as NetworkError).hint).toMatch(/use an http:\/\/ URL/);
     expect(dispatcher.calls).toBe(1);
   });
 
