@@ -51,12 +51,13 @@ export function demoFileNames(): string[] {
   const names: string[] = [];
   for (const [dateIndex, date] of DATES.entries()) {
     for (const [productIndex, [instrument, dataLevel, descriptor]] of PRODUCTS.entries()) {
-      // Higher-level products are reprocessed now and then: a second version, and once a third.
+      // Higher-level products are reprocessed now and then: a second version, and once a third and a fourth.
+      const reprocessedOften =
+        instrument === 'mag' && dataLevel === 'l1a' && descriptor === 'norm-mago' && dateIndex === 0;
       const versions = ['v01-00'];
-      if (dataLevel !== 'l0' && (dateIndex + productIndex) % 3 === 0) versions.push('v01-01');
-      if (instrument === 'mag' && dataLevel === 'l1a' && descriptor === 'norm-mago' && dateIndex === 0) {
-        versions.push('v02-00');
-      }
+      if (dataLevel !== 'l0' && ((dateIndex + productIndex) % 3 === 0 || reprocessedOften))
+        versions.push('v01-01');
+      if (reprocessedOften) versions.push('v01-02', 'v02-00');
       for (const version of versions) {
         names.push(
           formatName({

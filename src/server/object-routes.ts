@@ -113,24 +113,36 @@ async function putObject(context: ServerContext, req: IncomingMessage, res: Serv
   res.end();
 }
 
-/** A `Range` header resolved against an object's size. */
-type RangeResult = { start: number; end: number } | 'unsatisfiable' | undefined;
+/** A `Range` header resolved against an object's size: the bytes to send, a 416, or the whole object. */
+type RangeResult = { start: number; end: number } | 'malformed' | 'unsatisfiable' | undefined;
 
-/** Reads a single-range `bytes=` header; anything else is ignored (the whole object is sent), as RFC 9110 allows. */
+const BYTE_RANGE = /^\s*(\d*)\s*-\s*(\d*)\s*$/;
+
+/**
+ * Reads a `Range` header. A header without a unit, or with another unit, is ignored (RFC 9110 section
+ * 14.2: MUST), and so is a list of several ranges (MAY), which would need a multipart answer no client of
+ * the service asks for: both get the whole object. A `bytes=` range that is malformed (`bytes=9-2`, `bytes=x`) or starts past the end is
+ * refused with 416, so a client learns its request was wrong instead of silently getting other bytes.
+ */
 export function parseRange(header: string | undefined, size: number): RangeResult {
   if (header === undefined) return undefined;
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!match || (match[1] === '' && match[2] === '')) return undefined;
-  if (match[1] === '') {
-    const suffix = Number(match[2]);
+  const unit = /^\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*=(.*)$/.exec(header);
+  if (!unit || (unit[1] as string).toLowerCase() !== 'bytes') return undefined;
+  const specs = (unit[2] as string).split(',');
+  const ranges = specs.map((spec) => BYTE_RANGE.exec(spec));
+  if (ranges.some((match) => !match || (match[1] === '' && match[2] === ''))) return 'malformed';
+  if (ranges.length > 1) return undefined;
+  const [, first = '', last = ''] = ranges[0] as RegExpExecArray;
+  if (first === '') {
+    const suffix = Number(last);
     if (suffix === 0 || size === 0) return 'unsatisfiable';
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
-  const start = Number(match[1]);
-  if (match[2] !== '' && Number(match[2]) < start) return undefined;
+  const start = Number(first);
+  if (last !== '' && Number(last) < start) return 'malformed';
   if (start >= size) return 'unsatisfiable';
-  const last = match[2] === '' ? size - 1 : Number(match[2]);
-  return { start, end: Math.min(last, size - 1) };
+  const end = last === '' ? size - 1 : Number(last);
+  return { start, end: Math.min(end, size - 1) };
 }
 
 async function getObject(
@@ -167,11 +179,13 @@ async function getObject(
   // A stale If-Range (another object since) gets the whole new object, so a resumed download cannot mix versions.
   const rangeAllowed = ifRange === undefined || ifRange === etag || ifRange === lastModified;
   const range = rangeAllowed ? parseRange(req.headers.range, size) : undefined;
-  if (range === 'unsatisfiable') {
+  if (range === 'malformed' || range === 'unsatisfiable') {
     await object.handle.close();
-    sendText(res, 416, `Range not satisfiable: the object has ${size} bytes.`, {
-      'Content-Range': `bytes */${size}`,
-    });
+    const message =
+      range === 'malformed'
+        ? `Invalid Range ${JSON.stringify(req.headers.range)}: use bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX.`
+        : `Range not satisfiable: the object has ${size} bytes.`;
+    sendText(res, 416, message, { 'Content-Range': `bytes */${size}` });
     return;
   }
   const start = range ? range.start : 0;

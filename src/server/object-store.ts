@@ -5,6 +5,7 @@ import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rm, unlin
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ExitCode, MissionDataError } from '../errors.js';
 import { type MissionFile, parseName, parsePath } from '../naming.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
@@ -41,6 +42,11 @@ export class PutRejected extends Error {
 
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
+/** A store folder the server cannot use: a setup problem, not a bug. */
+export function storeError(message: string, cause?: unknown): MissionDataError {
+  return new MissionDataError(message, 'E_STORE', ExitCode.Failure, { cause });
+}
+
 /** The strong validator of an object, the same for PUT, GET and after a restart: size and mtime. */
 export function objectEtag(size: number, mtimeMs: number): string {
   return `"${size.toString(16)}-${Math.trunc(mtimeMs * 1000).toString(16)}"`;
@@ -55,9 +61,22 @@ export class ObjectStore {
 
   /** Opens (creating if needed) the store folder. */
   static async open(storeDir: string): Promise<ObjectStore> {
-    await mkdir(storeDir, { recursive: true });
-    const store = new ObjectStore(await realpath(resolve(storeDir)));
-    await mkdir(join(store.root, INCOMING_FOLDER), { recursive: true });
+    const folder = resolve(storeDir);
+    try {
+      await mkdir(folder, { recursive: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw storeError(`Cannot use ${folder} as the store folder (${code}).`, error);
+    }
+    const store = new ObjectStore(await realpath(folder));
+    const incoming = join(store.root, INCOMING_FOLDER);
+    await mkdir(incoming).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    // Uploads are written here before they are linked into place: a symlink would send them outside the store.
+    if (!(await lstat(incoming)).isDirectory()) {
+      throw storeError(`${incoming} must be a folder of the store, not a symlink or a file; remove it.`);
+    }
     await store.#removeStaleTemps();
     return store;
   }

@@ -1,7 +1,9 @@
 /** Pre-signed object URLs: HMAC-SHA256 over (method, key, expiry) with a per-store secret. */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { constants } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { storeError } from './object-store.js';
 
 /** Methods a URL can be signed for; HEAD is allowed by a GET signature. */
 export type SignedMethod = 'GET' | 'PUT';
@@ -32,9 +34,18 @@ export async function loadStoreSecret(storeDir: string): Promise<string> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const stored = (await readFile(file, 'utf8')).trim();
+  // Never through a symlink: one placed in the store could make the secret a file anyone can read.
+  const text = await readFile(file, {
+    encoding: 'utf8',
+    flag: constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0),
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ELOOP')
+      throw storeError(`${file} is a symlink; the store's secret must be a plain file.`);
+    throw error;
+  });
+  const stored = text.trim();
   if (stored.length < 32)
-    throw new Error(`The secret in ${file} is too short; delete the file to make a new one.`);
+    throw storeError(`The secret in ${file} is too short; delete the file to make a new one.`);
   return stored;
 }
 

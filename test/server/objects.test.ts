@@ -233,16 +233,37 @@ describe('GET and HEAD', () => {
     const get = await rawRequest(base, url, { headers: { Range: range } });
     expect(get.status).toBe(416);
     expect(get.headers['content-range']).toBe(`bytes */${BYTES.length}`);
+    expect(get.text).toBe(`Range not satisfiable: the object has ${BYTES.length} bytes.\n`);
   });
 
-  it.each(['bytes=0-1,5-6', 'items=0-1', 'bytes=9-2'])(
-    'an unsupported Range (%s) gets the whole object',
+  it.each(['bytes=9-2', 'bytes=abc', 'bytes=', 'bytes=5', 'bytes=--5', 'bytes=0-1,x', 'bytes=1.5-2'])(
+    'a malformed byte Range (%s) is a 416 saying so',
+    async (range) => {
+      const get = await rawRequest(base, url, { headers: { Range: range } });
+      expect(get.status).toBe(416);
+      expect(get.headers['content-range']).toBe(`bytes */${BYTES.length}`);
+      expect(get.text).toBe(
+        `Invalid Range ${JSON.stringify(range)}: use bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX.\n`,
+      );
+    },
+  );
+
+  it.each(['bytes=0-1,5-6', 'items=0-1', 'garbage'])(
+    'a Range of several parts or another unit (%s) gets the whole object',
     async (range) => {
       const get = await rawRequest(base, url, { headers: { Range: range } });
       expect(get.status).toBe(200);
       expect(get.body).toEqual(BYTES);
     },
   );
+
+  it('HEAD with a Range answers the 206 headers without a body', async () => {
+    const head = await rawRequest(base, url, { method: 'HEAD', headers: { Range: 'bytes=10-19' } });
+    expect(head.status).toBe(206);
+    expect(head.headers['content-range']).toBe(`bytes 10-19/${BYTES.length}`);
+    expect(head.headers['content-length']).toBe('10');
+    expect(head.body.length).toBe(0);
+  });
 
   it('If-Range with the current ETag keeps the range; a stale one gets the whole object', async () => {
     const { headers } = await rawRequest(base, url, { method: 'HEAD' });

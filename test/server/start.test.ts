@@ -1,0 +1,201 @@
+/** `startReferenceServer` options and store checks, and the demo archive. */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type MissionFile, parseName } from '../../src/naming.js';
+import {
+  demoFileNames,
+  isStoreEmpty,
+  startReferenceServer,
+  writeDemoArchive,
+} from '../../src/server/index.js';
+import { makeTempDir, outcomeOf, putStoreFile, rawRequest, TEST_SECRET } from './helpers.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await makeTempDir();
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+describe('startReferenceServer', () => {
+  it('defaults: loopback, a free port, the envelope on the wire, and the store created', async () => {
+    const storeDir = join(root, 'new', 'store');
+    const server = await startReferenceServer({ storeDir });
+    try {
+      expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+      expect(server.port).toBeGreaterThan(0);
+      expect(server.storeDir).toBe(storeDir);
+      expect(server.objectCount).toBe(0);
+      const result = await rawRequest(server.url, '/query?instrument=mag');
+      expect(result.status).toBe(200);
+      expect(JSON.parse(result.text)).toEqual({
+        statusCode: 200,
+        headers: { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' },
+        body: [],
+      });
+    } finally {
+      await server.close();
+    }
+    // close() can be called again and the port is free.
+    await server.close();
+    await expect(rawRequest(server.url, '/query?instrument=mag')).rejects.toThrow();
+  });
+
+  it('hands out URLs on the address the client used', async () => {
+    const server = await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET });
+    try {
+      const name = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+      const viaName = await rawRequest(server.url, `/upload/${name}`, {
+        headers: { Host: `localhost:${server.port}` },
+      });
+      expect(outcomeOf(viaName, 'envelope').body).toMatch(
+        new RegExp(`^http://localhost:${server.port}/objects/imap/mag/l1a/2025/01/${name}\\?`),
+      );
+      // A Host header that is no host falls back to the listening address.
+      const forged = await rawRequest(server.url, `/upload/${name}`, {
+        headers: { Host: 'evil.example/path?x=' },
+      });
+      expect(outcomeOf(forged, 'envelope').body).toMatch(new RegExp(`^${server.url}/objects/`));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each([
+    [{ wire: 'lambda' }, 'Unknown wire mode "lambda"; choose one of envelope, envelope-200, gateway.'],
+    [{ port: 70000 }, 'Invalid port 70000: give a whole number from 0 to 65535.'],
+    [{ port: 1.5 }, 'Invalid port 1.5: give a whole number from 0 to 65535.'],
+    [{ secret: 'short' }, 'The signing secret must have at least 16 characters.'],
+  ])('rejects %j', async (options, message) => {
+    await expect(
+      startReferenceServer({ storeDir: join(root, 'store'), ...(options as object) }),
+    ).rejects.toThrow(message);
+  });
+
+  it('a store that is a file is an E_STORE error', async () => {
+    const file = join(root, 'file');
+    await writeFile(file, 'x');
+    await expect(startReferenceServer({ storeDir: file })).rejects.toMatchObject({
+      code: 'E_STORE',
+      message: `Cannot use ${file} as the store folder (EEXIST).`,
+    });
+  });
+
+  it('refuses a symlinked .incoming folder, so no upload is written outside the store', async () => {
+    const storeDir = join(root, 'store');
+    const outside = join(root, 'outside');
+    await mkdir(storeDir);
+    await mkdir(outside);
+    await symlink(outside, join(storeDir, '.incoming'));
+    await expect(startReferenceServer({ storeDir })).rejects.toMatchObject({
+      code: 'E_STORE',
+      message: `${join(storeDir, '.incoming')} must be a folder of the store, not a symlink or a file; remove it.`,
+    });
+    expect(await readdir(outside)).toEqual([]);
+  });
+
+  it('refuses a symlinked secret file', async () => {
+    const storeDir = join(root, 'store');
+    await mkdir(storeDir);
+    const known = join(root, 'known.txt');
+    await writeFile(known, 'a'.repeat(64));
+    await symlink(known, join(storeDir, '.mission-data-secret'));
+    await expect(startReferenceServer({ storeDir })).rejects.toMatchObject({
+      code: 'E_STORE',
+      message: `${join(storeDir, '.mission-data-secret')} is a symlink; the store's secret must be a plain file.`,
+    });
+  });
+
+  it('removes temporary files an hour old, and keeps newer ones (another server may be writing them)', async () => {
+    const storeDir = join(root, 'store');
+    await putStoreFile(storeDir, '.incoming/old.part', 'x', new Date(Date.now() - 2 * 3600_000));
+    await putStoreFile(storeDir, '.incoming/new.part', 'x');
+    const server = await startReferenceServer({ storeDir });
+    await server.close();
+    expect(await readdir(join(storeDir, '.incoming'))).toEqual(['new.part']);
+  });
+});
+
+/** Every file below `folder`: its path, its bytes' digest and its mtime. */
+async function snapshot(folder: string): Promise<Array<[string, string, number]>> {
+  const rows: Array<[string, string, number]> = [];
+  const walk = async (dir: string) => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else {
+        const digest = createHash('sha256')
+          .update(await readFile(path))
+          .digest('hex');
+        rows.push([relative(folder, path), digest, (await stat(path)).mtimeMs]);
+      }
+    }
+  };
+  await walk(folder);
+  return rows.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}
+
+describe('the demo archive', () => {
+  it('is the same, byte for byte and mtime for mtime, every time it is written', async () => {
+    const first = join(root, 'first');
+    const second = join(root, 'second');
+    expect(await writeDemoArchive(first)).toBe(demoFileNames().length);
+    expect(await writeDemoArchive(second)).toBe(demoFileNames().length);
+    const a = await snapshot(first);
+    expect(a).toHaveLength(demoFileNames().length);
+    expect(await snapshot(second)).toEqual(a);
+    // Written again over itself, it adds and changes nothing.
+    expect(await writeDemoArchive(first)).toBe(0);
+    expect(await snapshot(first)).toEqual(a);
+  });
+
+  it('covers several instruments, levels, descriptors, two months, versions and ancillary files', () => {
+    const files: MissionFile[] = demoFileNames().map((name) => parseName(name));
+    const science = files.filter((file) => file.kind === 'science');
+    const ancillary = files.filter((file) => file.kind === 'ancillary');
+    expect(new Set(science.map((file) => file.instrument)).size).toBeGreaterThanOrEqual(4);
+    expect(new Set(science.map((file) => file.descriptor)).size).toBeGreaterThanOrEqual(4);
+    expect(new Set(science.map((file) => file.startDate.slice(0, 6)))).toEqual(new Set(['202501', '202502']));
+    const levels = new Set(science.map((file) => `${file.dataLevel}.${file.extension}`));
+    expect(levels).toContain('l0.pkts');
+    expect([...levels].filter((level) => level.endsWith('.cdf')).length).toBeGreaterThanOrEqual(3);
+    const series = new Map<string, Set<string>>();
+    for (const file of science) {
+      const key = `${file.instrument}/${file.dataLevel}/${file.descriptor}/${file.startDate}`;
+      series.set(key, (series.get(key) ?? new Set()).add(file.version));
+    }
+    const versionCounts = [...series.values()].map((versions) => versions.size);
+    expect(versionCounts.filter((count) => count >= 2).length).toBeGreaterThan(5);
+    expect(Math.max(...versionCounts)).toBeGreaterThanOrEqual(3);
+    expect(ancillary.length).toBeGreaterThanOrEqual(3);
+    expect(ancillary.some((file) => file.endDate === undefined)).toBe(true);
+    expect(new Set(ancillary.map((file) => file.extension)).size).toBeGreaterThanOrEqual(3);
+  });
+
+  it('is served with its mtimes as ingestion dates, after the files start', async () => {
+    const storeDir = join(root, 'demo');
+    expect(await isStoreEmpty(storeDir)).toBe(true);
+    await writeDemoArchive(storeDir);
+    expect(await isStoreEmpty(storeDir)).toBe(false);
+    const server = await startReferenceServer({ storeDir });
+    try {
+      expect(server.objectCount).toBe(demoFileNames().length);
+      const records = outcomeOf(await rawRequest(server.url, '/query?table=science'), 'envelope')
+        .body as Array<{ file_path: string; start_date: string; ingestion_date: string }>;
+      expect(records).toHaveLength(
+        demoFileNames().filter((name) => !parseName(name).path.includes('ancillary')).length,
+      );
+      for (const record of records) {
+        const ingested = record.ingestion_date.slice(0, 10).replaceAll('-', '');
+        expect(ingested > record.start_date).toBe(true);
+        const mtime = (await lstat(join(storeDir, record.file_path))).mtime;
+        expect(record.ingestion_date).toBe(mtime.toISOString().slice(0, 19).replace('T', ' '));
+      }
+    } finally {
+      await server.close();
+    }
+    expect(existsSync(join(storeDir, '.mission-data-secret'))).toBe(true);
+  });
+});
