@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { HttpClient, ObjectResponse } from './client.js';
+import { displayUrl, type HttpClient, type ObjectResponse } from './client.js';
 import { AbortedError, LocalFileError, NetworkError, ProtocolError, ValidationError } from './errors.js';
 import { resolveLocalPath } from './layout.js';
 import { type MissionFile, parsePathOrName } from './naming.js';
@@ -288,6 +288,8 @@ async function receive(
   const signal = options.signal;
   const maxResumes = options.maxResumes ?? DEFAULT_MAX_RESUMES;
   const state: ObjectState = { written: 0, total: undefined, etag: undefined };
+  // The query string of a pre-signed URL is a credential: messages never show it.
+  const shown = displayUrl(new URL(url));
   const report = (received: number) =>
     options.onProgress?.({ path: file.path, localPath, received, total: state.total });
   let resumes = 0;
@@ -298,7 +300,7 @@ async function receive(
     const response = await http.getObject(url, start > 0 ? { start, signal } : signal ? { signal } : {});
     let restart: boolean;
     try {
-      restart = acceptResponse(response, state, url);
+      restart = acceptResponse(response, state, shown);
     } catch (error) {
       response.body.destroy();
       throw error;
@@ -324,7 +326,7 @@ async function receive(
       const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
       const why = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new NetworkError(
-        `GET ${url}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
+        `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
         { code: 'E_INCOMPLETE', cause: lastError, hint: 'Run the download again.' },
       );
     }

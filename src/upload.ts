@@ -10,7 +10,7 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { HttpClient } from './client.js';
 import { abortedError, linkSignal, runPool } from './download.js';
 import { AbortedError, ApiError, LocalFileError, ValidationError } from './errors.js';
-import { LOCAL_LAYOUT } from './layout.js';
+import { LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 import { type MissionFile, parseName } from './naming.js';
 
 /** Progress of one file: sent while bytes go out, and once more with `done` when the file is settled. */
@@ -119,12 +119,19 @@ function planUploads(paths: readonly string[]): PlannedUpload[] {
 
 /**
  * Where a path given to `upload` may be, in the order they are tried: inside the data root, in the working
- * directory, and as given when absolute.
+ * directory, and as given when absolute. A bare file name is also looked for at its place in the local layout,
+ * where `download` puts files and where products are expected to be.
  */
-export function uploadCandidates(argument: string, dataDir: string, cwd: string): string[] {
+export function uploadCandidates(
+  argument: string,
+  dataDir: string,
+  cwd: string,
+  file?: MissionFile,
+): string[] {
   const places = isAbsolute(argument)
     ? [resolve(argument)]
     : [join(dataDir, argument), resolve(cwd, argument)];
+  if (file && !/[\\/]/.test(argument)) places.push(resolveLocalPath(dataDir, file));
   return [...new Set(places)];
 }
 
@@ -133,7 +140,7 @@ async function locate(
   dataDir: string,
   cwd: string,
 ): Promise<{ path: string; size: number }> {
-  const tried = uploadCandidates(plan.argument, dataDir, cwd);
+  const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
   for (const path of tried) {
     let info: Awaited<ReturnType<typeof stat>>;
     try {

@@ -122,12 +122,12 @@ async function expandStdin(paths: string[], io: CommandIO): Promise<string[]> {
 }
 
 /**
- * Reads a list of paths: a JSON array (of paths, or of query records with `file_path`) when the text starts
- * with `[`, otherwise one path per line with blank lines ignored.
+ * Reads a list of paths: JSON when the text starts with `[` or `{` (an array of paths or of query records with
+ * `file_path`, or one such record), otherwise one path per line with blank lines ignored.
  */
 export function parsePathList(text: string): string[] {
   const trimmed = text.trim();
-  if (!trimmed.startsWith('[')) {
+  if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) {
     return trimmed
       .split(/\r?\n/)
       .map((line) => line.trim())
@@ -137,18 +137,34 @@ export function parsePathList(text: string): string[] {
   try {
     data = JSON.parse(trimmed);
   } catch (error) {
-    throw new UsageError(`stdin starts with '[' but is not valid JSON: ${(error as Error).message}`);
-  }
-  const items = data as unknown[];
-  return items.map((item, index) => {
-    if (typeof item === 'string') return item;
-    if (item && typeof item === 'object' && typeof (item as { file_path?: unknown }).file_path === 'string') {
-      return (item as { file_path: string }).file_path;
-    }
     throw new UsageError(
-      `stdin JSON item ${index} is neither a path nor a record with a file_path (as query --output-format json prints).`,
+      `stdin starts with '${trimmed[0]}' but is not valid JSON: ${(error as Error).message}`,
+      { hint: 'Give one path per line, or the JSON array that query --output-format json prints.' },
+    );
+  }
+  if (!Array.isArray(data)) {
+    const path = filePathOf(data);
+    if (path === undefined) {
+      throw new UsageError(
+        'stdin holds a JSON object without a file_path: give a JSON array of paths or of query records.',
+      );
+    }
+    return [path];
+  }
+  return data.map((item: unknown, index) => {
+    if (typeof item === 'string') return item;
+    const path = filePathOf(item);
+    if (path !== undefined) return path;
+    throw new UsageError(
+      `stdin JSON item ${index + 1} is neither a path nor a record with a file_path (as query --output-format json prints).`,
     );
   });
+}
+
+function filePathOf(item: unknown): string | undefined {
+  const path =
+    item !== null && typeof item === 'object' ? (item as { file_path?: unknown }).file_path : undefined;
+  return typeof path === 'string' ? path : undefined;
 }
 
 async function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<string> {

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ObjectResponse } from '../../src/client.js';
+import { parsePathList } from '../../src/commands/download.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
-import { AbortedError, ApiError, ValidationError } from '../../src/errors.js';
+import { AbortedError, ApiError, UsageError, ValidationError } from '../../src/errors.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -122,7 +123,8 @@ function fakeClient(server: ObjectServer): DownloadHttp & { resolved: string[] }
           { code: 'E_NOT_FOUND' },
         );
       }
-      return `${server.url}/objects/${path}`;
+      // A credential in the query string, as pre-signed URLs carry: messages must never show it.
+      return `${server.url}/objects/${path}?signature=secret-sig`;
     },
     getObject(url: string, options: { start?: number; signal?: AbortSignal } = {}) {
       return new Promise<ObjectResponse>((resolve, reject) => {
@@ -230,6 +232,8 @@ describe('downloadFiles', () => {
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_INCOMPLETE' });
     expect(result?.error?.message).toContain('of 500000 bytes');
+    expect(result?.error?.message).toMatch(new RegExp(`^GET ${server.url}/objects/${PATH_A}\\?…: `));
+    expect(result?.error?.message).not.toContain('secret-sig');
     expect(server.requests).toHaveLength(4);
     expect(await readFile(destination, 'utf8')).toBe('previous contents');
     expect(await filesUnder(root)).toEqual([destination]);
@@ -241,6 +245,9 @@ describe('downloadFiles', () => {
     const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_PROTOCOL' });
+    expect(result?.error?.message).toBe(
+      `GET ${server.url}/objects/${PATH_A}?…: asked for bytes from 10000 but the answer holds bytes 0-99999/100000; refusing to splice it.`,
+    );
     expect(await filesUnder(root)).toEqual([]);
   });
 
@@ -349,5 +356,33 @@ describe('downloadFiles', () => {
     expect(moving.length).toBeGreaterThan(1);
     expect(moving.at(-1)).toMatchObject({ received: body.length, total: body.length });
     expect(events.at(-1)).toMatchObject({ done: 'downloaded', received: body.length });
+  });
+});
+
+describe('paths read from stdin', () => {
+  it('takes one path per line, ignoring blank lines and surrounding spaces', () => {
+    expect(parsePathList(`${PATH_A}\r\n\n   \n  ${NAME_B}  \n`)).toEqual([PATH_A, NAME_B]);
+    expect(parsePathList('')).toEqual([]);
+  });
+
+  it('takes the JSON array query --output-format json prints, or an array of paths', () => {
+    const records = [{ file_path: PATH_A, instrument: 'mag' }, { file_path: PATH_B }];
+    expect(parsePathList(JSON.stringify(records, null, 2))).toEqual([PATH_A, PATH_B]);
+    expect(parsePathList(JSON.stringify([PATH_A, NAME_B]))).toEqual([PATH_A, NAME_B]);
+    expect(parsePathList('[]')).toEqual([]);
+  });
+
+  it('takes a single record', () => {
+    expect(parsePathList(JSON.stringify({ file_path: PATH_A, version: 'v01-00' }))).toEqual([PATH_A]);
+  });
+
+  it.each([
+    ['[1, 2', /stdin starts with '\[' but is not valid JSON/],
+    ['{"file_path": ', /stdin starts with '\{' but is not valid JSON/],
+    ['{"path": "x"}', /JSON object without a file_path/],
+    [`["${PATH_A}", {"path": "x"}]`, /stdin JSON item 2 is neither a path nor a record/],
+  ])('refuses %s with a usage error', (text, message) => {
+    expect(() => parsePathList(text)).toThrow(UsageError);
+    expect(() => parsePathList(text)).toThrow(message);
   });
 });

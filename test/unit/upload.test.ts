@@ -130,6 +130,14 @@ describe('uploadFiles', () => {
     });
   });
 
+  it('finds a bare file name at its place in the local layout', async () => {
+    await place(join(dataDir, ...KEY_A.split('/')), 'where download puts it');
+    const client = fakeClient();
+    const [result] = await uploadFiles(client, [NAME_A], { dataDir, cwd: home });
+    expect(result).toMatchObject({ status: 'uploaded', localPath: join(dataDir, ...KEY_A.split('/')) });
+    expect(client.stored[0]?.body.toString()).toBe('where download puts it');
+  });
+
   it('names every place it looked when a file is missing, with the expected layout as a hint', async () => {
     const client = fakeClient();
     const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
