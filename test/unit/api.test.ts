@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
-import { ValidationError } from '../../src/errors.js';
+import { AbortedError, ApiError, ValidationError } from '../../src/errors.js';
+import type { DownloadProgress, UploadProgress } from '../../src/index.js';
 import * as library from '../../src/index.js';
 import type { QueryRecord } from '../../src/records.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
@@ -166,5 +167,83 @@ describe('createClient', () => {
       ['PUT', null],
     ]);
     expect(dispatcher.requests[1]?.body.toString()).toBe('new bytes');
+  });
+
+  it('download puts a file at its layout place whatever URL the redirect names', async () => {
+    // A hostile or broken service: the object URL's path climbs out, and its name is another file's.
+    const objectUrl = 'http://store.test/objects/../../../../home/user/.bashrc?sig=1';
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/download/*`, () =>
+        HttpResponse.json({
+          statusCode: 302,
+          headers: { Location: objectUrl },
+          body: { download_url: '../../../../evil/other_file.cdf' },
+        }),
+      ),
+      http.get(
+        'http://store.test/*',
+        () => new HttpResponse('payload', { headers: { 'Content-Length': '7' } }),
+      ),
+    ]);
+    const [result] = await clientWith(dispatcher).download(PATH);
+    const local = join(home, 'data', ...PATH.split('/'));
+    expect(result).toMatchObject({ status: 'downloaded', localPath: local });
+    const written = (await readdir(home, { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name));
+    expect(written).toEqual([local]);
+  });
+
+  it('reports progress of downloads and uploads through callbacks', async () => {
+    const content = Buffer.alloc(300_000, 3);
+    const objectUrl = 'http://store.test/objects/one?sig=1';
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/download/*`, () =>
+        HttpResponse.json({ statusCode: 302, body: { download_url: objectUrl } }),
+      ),
+      http.get('http://store.test/objects/*', () => new HttpResponse(content)),
+      http.get(`${API}/upload/*`, () => HttpResponse.json({ statusCode: 200, body: objectUrl })),
+      http.put('http://store.test/objects/*', () => new HttpResponse(null, { status: 200 })),
+    ]);
+    const client = clientWith(dispatcher);
+    const downloads: DownloadProgress[] = [];
+    const starts: number[] = [];
+    await client.download([PATH, NAME], {
+      onStart: (files) => starts.push(files),
+      onProgress: (event) => downloads.push(event),
+    });
+    expect(starts).toEqual([1]);
+    const last = downloads.at(-1);
+    expect(last).toMatchObject({ path: PATH, done: 'downloaded', received: content.length });
+    expect(downloads.slice(0, -1).every((event) => event.done === undefined)).toBe(true);
+    expect(downloads.slice(0, -1).at(-1)?.received).toBe(content.length);
+
+    const uploads: UploadProgress[] = [];
+    const other = 'imap_mag_l1a_norm-mago_20250102_20250102_v01-00.cdf';
+    await writeFile(join(home, other), content);
+    await client.upload(other, { cwd: home, onProgress: (event) => uploads.push(event) });
+    expect(uploads.at(-1)).toMatchObject({ done: 'uploaded', sent: content.length, total: content.length });
+    expect(uploads.some((event) => event.done === undefined && event.sent === content.length)).toBe(true);
+  });
+
+  it('stops when the AbortSignal aborts, with AbortedError; other failures are ApiError', async () => {
+    const controller = new AbortController();
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/query`, () => {
+        controller.abort();
+        return new HttpResponse('Bad Gateway', { status: 502 });
+      }),
+      http.get(`${API}/download/*`, () => HttpResponse.json({ statusCode: 404, body: 'File not found' })),
+    ]);
+    const client = clientWith(dispatcher, { retryBaseMs: 60_000 });
+    await expect(client.query({ instrument: 'mag' }, { signal: controller.signal })).rejects.toBeInstanceOf(
+      AbortedError,
+    );
+    const [aborted] = await client.download(PATH, { signal: controller.signal });
+    expect(aborted?.status).toBe('failed');
+    expect(aborted?.error).toBeInstanceOf(AbortedError);
+    const [missing] = await client.download(PATH);
+    expect(missing?.error).toBeInstanceOf(ApiError);
+    expect(missing?.error).toMatchObject({ status: 404, code: 'E_NOT_FOUND' });
   });
 });
