@@ -16,6 +16,8 @@ const NAME = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
 const KEY = `imap/mag/l1a/2025/01/${NAME}`;
 const STORED = 'imap/swe/l0/2025/02/imap_swe_l0_raw_20250203_20250203_v01-00.pkts';
 const STORED_BYTES = Buffer.from('stored swe packets');
+const ANCILLARY_NAME = 'imap_mag_calibration_20250101_v01-00.json';
+const ANCILLARY_STORED = 'imap/ancillary/swe/imap_swe_lookup-table_20250101_20250630_v01-00.csv';
 const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
 const QUERY_HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
 const VALID = QUERY_PARAMETERS.join(', ');
@@ -41,7 +43,10 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
     rawRequest(base, path, headers ? { headers } : {});
 
   beforeAll(async () => {
-    test = await startTestServer({ wire: mode }, (store) => putStoreFile(store, STORED, STORED_BYTES));
+    test = await startTestServer({ wire: mode }, async (store) => {
+      await putStoreFile(store, STORED, STORED_BYTES);
+      await putStoreFile(store, ANCILLARY_STORED, 'a,b\n1,2\n');
+    });
     base = test.server.url;
   });
   afterAll(() => test.cleanup());
@@ -99,6 +104,56 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
     ])('400 for %s, listing every failing rule', async (_, name, problems) => {
       const result = await get(`/upload/imap/mag/l1a/2025/01/${name}`);
       expectWire(result, mode, { statusCode: 400, headers: TEXT, body: problems.join('\n') });
+    });
+
+    it('200 for an ancillary name: the key is imap/ancillary/<instrument>/<name>', async () => {
+      const result = await get(`/upload/${ANCILLARY_NAME}`);
+      const { statusCode, body } = outcomeOf(result, mode);
+      expect(statusCode).toBe(200);
+      expectWire(result, mode, { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body });
+      expect(new URL(body as string).pathname).toBe(`/objects/imap/ancillary/mag/${ANCILLARY_NAME}`);
+    });
+
+    it.each([
+      [
+        'an ancillary extension not in the list',
+        'imap_mag_calibration_20250101_v01-00.exe',
+        [
+          'Invalid extension. Ancillary files must have one of the extensions cdf, csv, dat, json, zip, tsv, pgm, xlsx',
+        ],
+      ],
+      [
+        'a bad ancillary name',
+        'imap_mag__20250101_v01-00.csv',
+        [
+          'Invalid ancillary filename imap_mag__20250101_v01-00.csv. Expected pattern: <mission>_<instrument>_<descriptor>_<startdate>[_<enddate>]_<version>.<extension>',
+        ],
+      ],
+      [
+        'an ancillary name breaking several rules',
+        'imop_magnet_calibration_20250230_v1.exe',
+        [
+          MESSAGES.mission,
+          MESSAGES.instrument,
+          MESSAGES.startDate,
+          MESSAGES.version,
+          'Invalid extension. Ancillary files must have one of the extensions cdf, csv, dat, json, zip, tsv, pgm, xlsx',
+        ],
+      ],
+    ])('400 for %s', async (_, name, problems) => {
+      expectWire(await get(`/upload/${name}`), mode, {
+        statusCode: 400,
+        headers: TEXT,
+        body: problems.join('\n'),
+      });
+    });
+
+    it('409 for an ancillary file stored already', async () => {
+      expectWire(await get(`/upload/${ANCILLARY_STORED}`), mode, {
+        statusCode: 409,
+        headers: TEXT,
+        body: `${base}/objects/${ANCILLARY_STORED} already exists.`,
+      });
     });
 
     it('400 without a path', async () => {
@@ -165,6 +220,17 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
         expect(response.status).toBe(200);
         expect(Buffer.from(await response.arrayBuffer())).toEqual(STORED_BYTES);
       }
+    });
+
+    it('302 for an ancillary file', async () => {
+      const result = await get(`/download/${ANCILLARY_STORED}`);
+      const url = (outcomeOf(result, mode).body as { download_url: string }).download_url;
+      expectWire(result, mode, {
+        statusCode: 302,
+        headers: { 'Content-Type': 'text/html', Location: url },
+        body: { download_url: url },
+      });
+      expect((await rawRequest(base, pathOf(url))).text).toBe('a,b\n1,2\n');
     });
 
     it.each(['/download', '/download/'])('400 with no path (%s)', async (path) => {
@@ -290,6 +356,26 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
         body: `Method ${method} is not allowed on ${path}; use GET.`,
       });
       if (mode !== 'envelope-200') expect(result.headers.allow).toBe('GET');
+    });
+  });
+
+  describe('object routes answer like an object store, whatever the wire mode', () => {
+    it('a plain 403 for a URL without a signature', async () => {
+      const result = await get(`/objects/${STORED}`);
+      expect(result.status).toBe(403);
+      expect(result.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(result.text).toBe(
+        'Missing signature: this URL needs X-Method, X-Expires and X-Signature; get one from /upload or /download.\n',
+      );
+    });
+
+    it('a plain 206 with the raw bytes for a Range', async () => {
+      const url = (outcomeOf(await get(`/download/${STORED}`), mode).body as { download_url: string })
+        .download_url;
+      const result = await rawRequest(base, pathOf(url), { headers: { Range: 'bytes=7-9' } });
+      expect(result.status).toBe(206);
+      expect(result.headers['content-type']).toBe('application/octet-stream');
+      expect(result.body).toEqual(STORED_BYTES.subarray(7, 10));
     });
   });
 

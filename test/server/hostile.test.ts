@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/server/index.js';
@@ -121,6 +122,62 @@ describe('traversal through the object routes', () => {
     const result = await rawRequest(base, pathOf(signed), { method: 'PUT', body: 'evil' });
     expect(result.status).toBe(400);
     expect(existsSync(join(test.storeDir, 'imap/mag/evil.cdf'))).toBe(false);
+  });
+});
+
+/** Sends `head` as the raw bytes of a request (no client checks) and resolves with the whole answer. */
+function rawBytes(url: string, head: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(Buffer.from(head, 'latin1')));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe('bytes no HTTP client would send', () => {
+  it.each([
+    '/download/imap/mag/l1a/2025/01/x\u0000.cdf',
+    `/objects/${KEY}\u0000?X-Method=GET`,
+    '/upload/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf\u0000../../outside.txt',
+    '/download/..\u0001/outside.txt',
+  ])('a raw control byte in the path (%j) is a 400 that reads nothing', async (path) => {
+    const answer = await rawBytes(base, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).not.toContain('SECRET');
+    expect(answer).not.toContain('stored bytes');
+  });
+
+  it.each([
+    [
+      'a raw backslash',
+      '/download/..\\outside.txt',
+      "it contains a backslash ('\\'); use '/' between folders",
+    ],
+    [
+      'a raw absolute path after the route',
+      '/download//etc/passwd',
+      'it is absolute; give a path relative to the data root',
+    ],
+  ])('%s is a 400 naming the problem', async (_, path, reason) => {
+    const answer = await rawBytes(base, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { body: string };
+    expect(body.body).toBe(`Invalid path ${JSON.stringify(path.slice('/download/'.length))}: ${reason}.`);
+  });
+
+  it('an absolute-form request target is read as its path only, and still checked', async () => {
+    const answer = await rawBytes(
+      base,
+      'GET http://elsewhere.example/download/../outside.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain(`Invalid path \\"../outside.txt\\": it contains a '..' segment.`);
+    expect(answer).not.toContain('SECRET');
   });
 });
 

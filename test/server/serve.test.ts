@@ -119,6 +119,66 @@ describe('mission-data serve', () => {
     expect(existsSync(join(store, 'imap'))).toBe(false);
   });
 
+  it('--api-key (repeatable) guards uploads; --wire envelope-200 answers HTTP 200 with the outcome inside', async () => {
+    const served = await serve([
+      '--port',
+      '0',
+      '--store',
+      join(home, 'keyed'),
+      '--api-key',
+      'k-one',
+      '--api-key',
+      'k-two',
+      '--wire',
+      'envelope-200',
+    ]);
+    const name = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+    const without = await rawRequest(served.url, `/upload/${name}`);
+    expect(without.status).toBe(200);
+    expect(outcomeOf(without, 'envelope-200').statusCode).toBe(401);
+    const wrong = await rawRequest(served.url, `/upload/${name}`, { headers: { 'X-api-key': 'k-three' } });
+    expect(outcomeOf(wrong, 'envelope-200').statusCode).toBe(403);
+    for (const key of ['k-one', 'k-two']) {
+      const right = await rawRequest(served.url, `/upload/${name}`, { headers: { 'X-api-key': key } });
+      expect(outcomeOf(right, 'envelope-200').statusCode).toBe(200);
+    }
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
+    expect(served.stderr()).toContain('(wire: envelope-200, uploads need an API key)');
+    // The key travels in a header and is never logged.
+    expect(served.stderr()).not.toContain('k-one');
+    expect(served.stderr()).toMatch(new RegExp(`^GET /upload/${name} 200 `, 'm'));
+  });
+
+  it.each([
+    [[], 'EEXIST'],
+    [['--demo'], 'ENOTDIR'],
+  ])(
+    'a store that is a file (%j) is a clear error with exit 1 and nothing on stdout',
+    async (extra, code) => {
+      const file = join(home, 'a-file');
+      await writeFile(file, 'x');
+      const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--store', file, ...extra], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      });
+      children.push(child);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const status = await new Promise<number | null>((done) => child.on('close', done));
+      expect(status).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`Error: Cannot use ${file} as the store folder (${code}).\n`);
+    },
+  );
+
   it('a port in use is a clear error with exit 1', async () => {
     const first = await serve(['--port', '0', '--store', join(home, 'a')]);
     const port = new URL(first.url).port;
