@@ -2,10 +2,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/index.js';
-import { makeTempDir, outcomeOf, rawRequest } from './helpers.js';
+import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'bin/mission-data.js');
@@ -86,6 +87,38 @@ describe('mission-data serve', () => {
     served.child.kill('SIGINT');
     expect(await served.exit).toBe(0);
     expect(served.stderr()).toBe('');
+  });
+
+  it('SIGTERM during an upload ends it, exits 0 and leaves no partial object', async () => {
+    const store = join(home, 'busy');
+    const served = await serve(['--port', '0', '--store', store, '--demo']);
+    const name = 'imap_mag_l2_norm_20250301_20250301_v01-00.cdf';
+    const putUrl = new URL(
+      outcomeOf(await rawRequest(served.url, `/upload/${name}`), 'envelope').body as string,
+    );
+    const upload = httpRequest({
+      host: putUrl.hostname,
+      port: putUrl.port,
+      path: `${putUrl.pathname}${putUrl.search}`,
+      method: 'PUT',
+      agent: false,
+      headers: { 'Content-Length': String(8 * 1024 * 1024) },
+    });
+    const uploadEnded = new Promise<string>((done) => {
+      upload.on('response', (res) => done(`answered ${res.statusCode}`));
+      upload.on('error', () => done('connection closed'));
+    });
+    upload.write(Buffer.alloc(64 * 1024, 'x'));
+    const incoming = join(store, '.incoming');
+    expect(await eventually(async () => (await readdir(incoming)).length === 1)).toBe(true);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(await uploadEnded).toBe('connection closed');
+    expect(await readdir(incoming)).toEqual([]);
+    expect(existsSync(join(store, 'imap/mag/l2/2025/03'))).toBe(false);
+    expect(served.stderr()).toMatch(
+      /^PUT \/objects\/imap\/mag\/l2\/2025\/03\/\S+ \d+ \(connection closed early\)/m,
+    );
   });
 
   it('--demo fills an empty store and answers queries from it', async () => {
