@@ -2,6 +2,7 @@
 
 import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
@@ -59,6 +60,20 @@ export function rawRequest(
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/** Sends `head` as the raw bytes of a request (no client checks) and resolves with the whole answer. */
+export function rawBytes(url: string, head: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(Buffer.from(head, 'latin1')));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
   });
 }
 

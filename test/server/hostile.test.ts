@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/server/index.js';
@@ -13,6 +12,7 @@ import {
   outcomeOf,
   pathOf,
   putStoreFile,
+  rawBytes,
   rawRequest,
   startTestServer,
   type TestServer,
@@ -124,20 +124,6 @@ describe('traversal through the object routes', () => {
     expect(existsSync(join(test.storeDir, 'imap/mag/evil.cdf'))).toBe(false);
   });
 });
-
-/** Sends `head` as the raw bytes of a request (no client checks) and resolves with the whole answer. */
-function rawBytes(url: string, head: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(Buffer.from(head, 'latin1')));
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => {
-      answer += chunk.toString('latin1');
-    });
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
 
 describe('bytes no HTTP client would send', () => {
   it.each([

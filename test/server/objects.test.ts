@@ -6,6 +6,7 @@ import {
   type HttpResult,
   outcomeOf,
   pathOf,
+  rawBytes,
   rawRequest,
   startTestServer,
   type TestServer,
@@ -117,6 +118,17 @@ describe('PUT', () => {
       req.end('chunk two');
     });
     expect(status).toBe(411);
+    expect((await rawRequest(base, `/download/${KEY}`)).status).toBe(404);
+  });
+
+  it('needs a Content-Length: a PUT with neither Content-Length nor a body is a 411', async () => {
+    const url = new URL(await uploadUrl());
+    const answer = await rawBytes(
+      base,
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 411 /);
+    expect(answer).toContain('Content-Length required: send the object with a Content-Length, not chunked.');
     expect((await rawRequest(base, `/download/${KEY}`)).status).toBe(404);
   });
 
