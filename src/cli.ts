@@ -85,6 +85,7 @@ Environment:
   MISSION_DATA_ACCESS_URL  service address (fallback IMAP_DATA_ACCESS_URL)
   MISSION_API_KEY          API key for uploads (fallback IMAP_API_KEY)
   MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
+  MISSION_DATA_CONFIG      config file to use instead of the default one
 
 Examples:
   mission-data serve --demo --port 8080
@@ -210,6 +211,11 @@ function printError(error: unknown, io: CommandIO, debug: boolean): number {
   return ExitCode.Failure;
 }
 
+/** A reader that stops early (`| head`) closes the pipe: the rest of the results is simply not wanted. */
+function onStdoutError(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') process.stderr.write(`Error: cannot write results: ${error.message}\n`);
+}
+
 /** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const controller = new AbortController();
@@ -221,6 +227,8 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Kept after `main` returns: the pipe can break while buffered output is still being written.
+  process.stdout.off('error', onStdoutError).on('error', onStdoutError);
   const io: CommandIO = {
     stdout: process.stdout,
     stderr: process.stderr,

@@ -65,6 +65,13 @@ const configFileSchema = z
 /** The contents of a configuration file. */
 export type ConfigFile = z.infer<typeof configFileSchema>;
 
+/** The name users type and read for each setting: the flag without its dashes. */
+export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
+  url: 'url',
+  apiKey: 'api-key',
+  dataDir: 'data-dir',
+};
+
 /** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
 export const SETTING_ALIASES: Record<string, SettingName> = {
   url: 'url',
@@ -107,7 +114,7 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
     data = JSON.parse(text);
   } catch (error) {
     throw new ConfigError(`The configuration file ${file} is not valid JSON: ${(error as Error).message}`, {
-      hint: `Fix or delete ${file}, or rewrite values with 'mission-data config set'.`,
+      hint: `Fix the JSON in ${file}, or delete the file to start again.`,
       cause: error,
     });
   }
@@ -131,7 +138,9 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
 export function checkSetting(name: SettingName, value: string): string {
   const result = configFileSchema.safeParse({ [name]: value });
   if (!result.success) {
-    throw new ConfigError(`Invalid ${name} ${JSON.stringify(value)}: ${result.error.issues[0]?.message}.`);
+    throw new ConfigError(
+      `Invalid ${SETTING_DISPLAY_NAMES[name]} ${JSON.stringify(value)}: ${result.error.issues[0]?.message}.`,
+    );
   }
   return value;
 }
@@ -160,7 +169,13 @@ function resolveSetting(
   fallback: string | undefined,
 ): ResolvedSetting {
   const flag = flags[name];
-  if (flag !== undefined && flag !== '') return { value: flag, source: 'flag' };
+  if (flag === '') {
+    // An empty flag is a mistake (an unset shell variable, say); falling through to another source would hide it.
+    throw new ConfigError(`--${SETTING_DISPLAY_NAMES[name]} must not be empty.`, {
+      hint: 'Leave it out to use the environment, the config file or the default.',
+    });
+  }
+  if (flag !== undefined) return { value: flag, source: 'flag' };
   for (const variable of ENVIRONMENT_VARIABLES[name]) {
     const value = env[variable];
     if (value !== undefined && value !== '') return { value, source: `environment (${variable})` };
@@ -180,7 +195,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
   const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
   const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
-  const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source);
+  const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source, configFile);
   return {
     url: checkedUrl,
     apiKey: apiKey.value,
@@ -190,18 +205,29 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   };
 }
 
-function checkUrl(value: string, source: SettingSource): string {
+/** Says where a setting's value came from, in words that fit after "from" or "set by". */
+export function describeSource(name: SettingName, source: SettingSource, configFile: string): string {
+  if (source === 'flag') return `the --${SETTING_DISPLAY_NAMES[name]} flag`;
+  if (source === 'config file') return `the configuration file ${configFile}`;
+  if (source === 'default' || source === 'unset') return 'the default';
+  return `the ${source.slice('environment ('.length, -1)} environment variable`;
+}
+
+function checkUrl(value: string, source: SettingSource, configFile: string): string {
+  const origin = `set by ${describeSource('url', source, configFile)}`;
+  const hint = 'Give an address such as https://api.dev.imap-mission.com.';
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    throw new ConfigError(`Invalid service URL ${JSON.stringify(value)} (from ${source}): it is not a URL.`, {
-      hint: 'Give an address such as https://api.dev.imap-mission.com.',
+    throw new ConfigError(`Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, {
+      hint,
     });
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ConfigError(
-      `Invalid service URL ${JSON.stringify(value)} (from ${source}): only http:// and https:// are supported.`,
+      `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
+      { hint },
     );
   }
   return value.replace(/\/+$/, '');

@@ -1,4 +1,5 @@
 /** `mission-data config list|get|set|unset`: shows and edits the configuration file. */
+import { resolve } from 'node:path';
 import {
   type Config,
   checkSetting,
@@ -6,6 +7,7 @@ import {
   loadConfig,
   maskApiKey,
   SETTING_ALIASES,
+  SETTING_DISPLAY_NAMES,
   SETTING_NAMES,
   type SettingName,
   setConfigValue,
@@ -14,15 +16,12 @@ import {
 import { UsageError } from '../errors.js';
 import type { CommandIO, GlobalOptions } from './io.js';
 
-/** The name a user types for each setting. */
-const DISPLAY_NAMES: Record<SettingName, string> = { url: 'url', apiKey: 'api-key', dataDir: 'data-dir' };
-
 /** Maps a typed setting name (`api-key`, `apiKey`) to the setting, or throws a usage error listing the valid ones. */
 export function settingName(key: string): SettingName {
-  const name = SETTING_ALIASES[key];
+  const name = Object.hasOwn(SETTING_ALIASES, key) ? SETTING_ALIASES[key] : undefined;
   if (!name) {
     throw new UsageError(
-      `Unknown setting ${JSON.stringify(key)}. Settings are: ${SETTING_NAMES.map((n) => DISPLAY_NAMES[n]).join(', ')}.`,
+      `Unknown setting ${JSON.stringify(key)}. Settings are: ${SETTING_NAMES.map((n) => SETTING_DISPLAY_NAMES[n]).join(', ')}.`,
     );
   }
   return name;
@@ -37,11 +36,17 @@ function display(config: Config, name: SettingName): string {
 /** Prints every setting, its value (the API key masked) and where it came from. */
 export async function configList(options: GlobalOptions, io: CommandIO): Promise<void> {
   const config = await loadConfig(options);
-  const width = Math.max(...SETTING_NAMES.map((name) => DISPLAY_NAMES[name].length));
-  for (const name of SETTING_NAMES) {
-    io.stdout.write(
-      `${DISPLAY_NAMES[name].padEnd(width)}  ${display(config, name)}  (${config.sources[name]})\n`,
-    );
+  const rows = [
+    ['setting', 'value', 'source'],
+    ...SETTING_NAMES.map((name) => [
+      SETTING_DISPLAY_NAMES[name],
+      display(config, name),
+      config.sources[name],
+    ]),
+  ];
+  const widths = [0, 1].map((column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  for (const [setting = '', value = '', source = ''] of rows) {
+    io.stdout.write(`${setting.padEnd(widths[0] ?? 0)}  ${value.padEnd(widths[1] ?? 0)}  ${source}\n`);
   }
   io.stdout.write(`\nconfig file: ${config.configFile}\n`);
 }
@@ -60,24 +65,30 @@ export async function configGet(key: string, options: GlobalOptions, io: Command
 export async function configSet(
   key: string,
   value: string,
-  _options: GlobalOptions,
+  options: GlobalOptions,
   io: CommandIO,
 ): Promise<void> {
   const name = settingName(key);
   checkSetting(name, value);
+  // A relative data root would otherwise move with whichever folder the next command runs in.
+  const stored = name === 'dataDir' ? resolve(value) : value;
   const configFile = defaultConfigFile();
-  await setConfigValue(configFile, name, value);
-  io.stderr.write(`Set ${DISPLAY_NAMES[name]} in ${configFile}\n`);
+  await setConfigValue(configFile, name, stored);
+  if (!options.quiet) {
+    const shown = name === 'apiKey' ? maskApiKey(stored) : stored;
+    io.stderr.write(`Set ${SETTING_DISPLAY_NAMES[name]} to ${shown} in ${configFile}\n`);
+  }
 }
 
 /** Removes one setting from the configuration file. */
-export async function configUnset(key: string, _options: GlobalOptions, io: CommandIO): Promise<void> {
+export async function configUnset(key: string, options: GlobalOptions, io: CommandIO): Promise<void> {
   const name = settingName(key);
   const configFile = defaultConfigFile();
   const removed = await unsetConfigValue(configFile, name);
+  if (options.quiet) return;
   io.stderr.write(
     removed
-      ? `Removed ${DISPLAY_NAMES[name]} from ${configFile}\n`
-      : `${DISPLAY_NAMES[name]} was not set in ${configFile}\n`,
+      ? `Removed ${SETTING_DISPLAY_NAMES[name]} from ${configFile}\n`
+      : `${SETTING_DISPLAY_NAMES[name]} was not set in ${configFile}\n`,
   );
 }

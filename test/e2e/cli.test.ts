@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,6 +72,88 @@ describe('help and version', () => {
     expect(result.stdout).toContain(`Usage: mission-data ${command}`);
   });
 
+  it('--help names the config file variable and the IMAP_* fallbacks', async () => {
+    const result = await run(['--help']);
+    for (const word of ['MISSION_DATA_CONFIG', 'IMAP_DATA_DIR', 'IMAP_DATA_ACCESS_URL', 'MISSION_API_KEY']) {
+      expect(result.stdout).toContain(word);
+    }
+    expect(result.stderr).toBe('');
+  });
+
+  it('config --help lists the subcommands and the precedence of settings', async () => {
+    const result = await run(['config', '--help']);
+    expect(result.code).toBe(0);
+    for (const line of [
+      'list ',
+      'get [options] <key>',
+      'set [options] <key> <value>',
+      'unset [options] <key>',
+    ]) {
+      expect(result.stdout).toContain(line);
+    }
+    expect(result.stdout).toContain('flag > environment > config file > default');
+  });
+
+  it('without a command, prints help on stderr and exits 2', async () => {
+    const result = await run([]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('Usage: mission-data');
+  });
+
+  it.each([
+    [['config', 'get'], "missing required argument 'key'"],
+    [['config', 'set', 'url'], "missing required argument 'value'"],
+    [['config', 'list', 'extra'], "too many arguments for 'list'"],
+    [['config', 'lst'], "unknown command 'lst'"],
+    [['config', 'list', '--url'], "option '--url <url>' argument missing"],
+    [['query', '--output-format', 'xml'], 'Allowed choices are table, json, csv'],
+    [['download', '--concurrency', '0'], '--concurrency must be a whole number from 1 to 64'],
+  ])('%j is a usage error (exit 2) saying what is wrong', async (args, message) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(message);
+  });
+
+  it('a bad file name is a validation error (exit 2) listing every broken rule in order, stack only with --debug', async () => {
+    const name = 'mars_foo_l9_norm_20241340_2024011_v1.txt';
+    const result = await run(['download', name, '--url', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(2);
+    const order = [
+      'Invalid mission.',
+      'Invalid instrument.',
+      'Invalid data level.',
+      'Invalid start date',
+      'Invalid end date',
+      'Invalid version',
+      'Invalid extension.',
+    ];
+    const positions = order.map((message) => result.stderr.indexOf(message));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const debug = await run(['download', name, '--url', 'http://127.0.0.1:9', '--debug']);
+    expect(debug.code).toBe(2);
+    expect(debug.stderr).toMatch(/ValidationError: [\s\S]*\n\s+at /);
+  });
+
+  it('stops quietly when the reader of its output goes away', async () => {
+    const child = spawn(process.execPath, [bin, 'config', 'list'], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
   it('an unknown command or option is a usage error (exit 2)', async () => {
     const command = await run(['qeury']);
     expect(command.code).toBe(2);
@@ -90,9 +172,10 @@ describe('config', () => {
       IMAP_DATA_DIR: '/imap-data',
     });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^url\s+https:\/\/api\.dev\.imap-mission\.com\s+\(default\)$/m);
-    expect(result.stdout).toMatch(/^api-key\s+\*\*\*\*9876\s+\(environment \(MISSION_API_KEY\)\)$/m);
-    expect(result.stdout).toMatch(/^data-dir\s+\/imap-data\s+\(environment \(IMAP_DATA_DIR\)\)$/m);
+    expect(result.stdout).toMatch(/^setting\s+value\s+source$/m);
+    expect(result.stdout).toMatch(/^url\s+https:\/\/api\.dev\.imap-mission\.com\s+default$/m);
+    expect(result.stdout).toMatch(/^api-key\s+\*\*\*\*9876\s+environment \(MISSION_API_KEY\)$/m);
+    expect(result.stdout).toMatch(/^data-dir\s+\/imap-data\s+environment \(IMAP_DATA_DIR\)$/m);
     expect(result.stdout).not.toContain('key-abcdef');
     expect(result.stdout).toContain(join(home, 'config', 'mission-data', 'config.json'));
   });
@@ -102,8 +185,8 @@ describe('config', () => {
     expect((await run(['config', 'set', 'data-dir', '/archive'])).code).toBe(0);
     expect(await run(['config', 'get', 'url'])).toMatchObject({ code: 0, stdout: 'http://127.0.0.1:8080\n' });
     const list = await run(['config', 'list']);
-    expect(list.stdout).toMatch(/^url\s+http:\/\/127\.0\.0\.1:8080\s+\(config file\)$/m);
-    expect(list.stdout).toMatch(/^data-dir\s+\/archive\s+\(config file\)$/m);
+    expect(list.stdout).toMatch(/^url\s+http:\/\/127\.0\.0\.1:8080\s+config file$/m);
+    expect(list.stdout).toMatch(/^data-dir\s+\/archive\s+config file$/m);
     const overridden = await run(['config', 'get', 'url', '--url', 'http://flag:1']);
     expect(overridden.stdout).toBe('http://flag:1\n');
     expect((await run(['config', 'unset', 'url'])).code).toBe(0);
@@ -118,7 +201,59 @@ describe('config', () => {
     const bad = await run(['config', 'set', 'url', 'ftp://example']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Invalid url "ftp://example"');
+    const empty = await run(['config', 'set', 'api-key', '']);
+    expect(empty).toMatchObject({ code: 2, stderr: 'Error: Invalid api-key "": must not be empty.\n' });
+    const inherited = await run(['config', 'get', 'constructor']);
+    expect(inherited.code).toBe(2);
+    expect(inherited.stderr).toContain('Unknown setting "constructor"');
     expect(existsSync(join(home, 'config', 'mission-data', 'config.json'))).toBe(false);
+  });
+
+  it('set reports what it stored, the API key masked, and stays quiet with --quiet', async () => {
+    const file = join(home, 'config', 'mission-data', 'config.json');
+    const key = await run(['config', 'set', 'api-key', 'secret-abcd-1234']);
+    expect(key).toMatchObject({ code: 0, stdout: '', stderr: `Set api-key to ****1234 in ${file}\n` });
+    expect(await run(['config', 'set', 'url', 'http://127.0.0.1:1', '--quiet'])).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: '',
+    });
+    expect(await run(['config', 'unset', 'url', '-q'])).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect((await run(['config', 'unset', 'url'])).stderr).toBe(`url was not set in ${file}\n`);
+  });
+
+  it('stores a relative data root as an absolute one, so it does not move with the working directory', async () => {
+    expect((await run(['config', 'set', 'data-dir', 'archive/data'])).code).toBe(0);
+    const file = JSON.parse(await readFile(join(home, 'config', 'mission-data', 'config.json'), 'utf8'));
+    expect(file).toEqual({ dataDir: join(home, 'archive/data') });
+  });
+
+  it('takes the data root from --data-dir, MISSION_DATA_DIR, IMAP_DATA_DIR, the config file, then <cwd>/data', async () => {
+    const both = { MISSION_DATA_DIR: '/mission', IMAP_DATA_DIR: '/imap' };
+    expect((await run(['config', 'get', 'data-dir'])).stdout).toBe(`${join(home, 'data')}\n`);
+    expect((await run(['config', 'set', 'data-dir', '/from-file'])).code).toBe(0);
+    expect((await run(['config', 'get', 'data-dir'])).stdout).toBe('/from-file\n');
+    expect((await run(['config', 'get', 'data-dir'], { IMAP_DATA_DIR: '/imap' })).stdout).toBe('/imap\n');
+    expect((await run(['config', 'get', 'data-dir'], both)).stdout).toBe('/mission\n');
+    expect((await run(['config', 'get', 'data-dir', '--data-dir', 'flag-root'], both)).stdout).toBe(
+      `${join(home, 'flag-root')}\n`,
+    );
+  });
+
+  it('refuses an empty flag and a bad service URL from the environment, saying where it came from', async () => {
+    const empty = await run(['config', 'list', '--data-dir', ''], { MISSION_DATA_DIR: '/env' });
+    expect(empty).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'Error: --data-dir must not be empty.\nHint: Leave it out to use the environment, the config file or the default.\n',
+    });
+    const url = await run(['config', 'list'], { MISSION_DATA_ACCESS_URL: 'not a url' });
+    expect(url.code).toBe(2);
+    expect(url.stderr).toBe(
+      'Error: Invalid service URL "not a url", set by the MISSION_DATA_ACCESS_URL environment variable: it is not a URL.\n' +
+        'Hint: Give an address such as https://api.dev.imap-mission.com.\n',
+    );
   });
 
   it('a malformed config file is a clear error naming the file, with no stack trace', async () => {
@@ -128,8 +263,23 @@ describe('config', () => {
     const result = await run(['config', 'list']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`Error: The configuration file ${file} is not valid JSON`);
-    expect(result.stderr).toContain('Hint: ');
+    expect(result.stderr).toContain(`Hint: Fix the JSON in ${file}, or delete the file to start again.`);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+    for (const command of [
+      ['config', 'get', 'url'],
+      ['config', 'set', 'url', 'http://127.0.0.1:2'],
+    ]) {
+      const again = await run(command);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain(file);
+      expect(again.stderr).not.toMatch(/\n\s+at /);
+    }
+    await writeFile(file, '{"colour": "blue"}');
+    const unknown = await run(['config', 'list']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      `Error: The configuration file ${file} is malformed: unknown setting colour.`,
+    );
     const debug = await run(['config', 'list', '--debug']);
     expect(debug.stderr).toMatch(/\n\s+at /);
   });

@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  checkSetting,
   DEFAULT_URL,
   defaultConfigFile,
+  describeSource,
   loadConfig,
   maskApiKey,
   readConfigFile,
@@ -78,6 +80,52 @@ describe('loadConfig', () => {
     });
   });
 
+  it.each([
+    [
+      'the --data-dir flag',
+      { dataDir: '/flag' },
+      { MISSION_DATA_DIR: '/mission', IMAP_DATA_DIR: '/imap' },
+      '/flag',
+      'flag',
+    ],
+    [
+      'MISSION_DATA_DIR',
+      {},
+      { MISSION_DATA_DIR: '/mission', IMAP_DATA_DIR: '/imap' },
+      '/mission',
+      'environment (MISSION_DATA_DIR)',
+    ],
+    ['IMAP_DATA_DIR', {}, { IMAP_DATA_DIR: '/imap' }, '/imap', 'environment (IMAP_DATA_DIR)'],
+    ['the config file', {}, {}, '/file', 'config file'],
+  ])(
+    'takes the data root from %s when nothing above it is set',
+    async (_layer, flags, env, dataDir, source) => {
+      await writeFile(configFile, JSON.stringify({ dataDir: '/file' }));
+      const config = await loadConfig(flags, { env, configFile, cwd: '/cwd' });
+      expect(config.dataDir).toBe(dataDir);
+      expect(config.sources.dataDir).toBe(source);
+    },
+  );
+
+  it('falls back to <cwd>/data, and treats empty environment variables as unset', async () => {
+    const config = await loadConfig(
+      {},
+      { env: { MISSION_DATA_DIR: '', IMAP_DATA_DIR: '' }, configFile, cwd: '/cwd' },
+    );
+    expect(config.dataDir).toBe('/cwd/data');
+    expect(config.sources.dataDir).toBe('default');
+  });
+
+  it.each([
+    ['url', '--url'],
+    ['apiKey', '--api-key'],
+    ['dataDir', '--data-dir'],
+  ] as const)('refuses an empty %s flag instead of silently using another source', async (name, flag) => {
+    const attempt = loadConfig({ [name]: '' }, { env: { MISSION_DATA_DIR: '/env' }, configFile });
+    await expect(attempt).rejects.toThrow(ConfigError);
+    await expect(attempt).rejects.toThrow(`${flag} must not be empty.`);
+  });
+
   it('resolves a relative data root against the working directory and trims a trailing slash of the URL', async () => {
     const config = await loadConfig(
       { url: 'http://127.0.0.1:9/' },
@@ -89,9 +137,20 @@ describe('loadConfig', () => {
 
   it('rejects a URL that is not http or https, naming where it came from', async () => {
     await expect(loadConfig({}, { env: { MISSION_DATA_ACCESS_URL: 'ftp://x' }, configFile })).rejects.toThrow(
-      /ftp:\/\/x.*MISSION_DATA_ACCESS_URL.*only http/,
+      'Invalid service URL "ftp://x", set by the MISSION_DATA_ACCESS_URL environment variable: only http:// and https:// are supported.',
     );
-    await expect(loadConfig({ url: 'not a url' }, { env: {}, configFile })).rejects.toThrow(ConfigError);
+    await expect(loadConfig({ url: 'not a url' }, { env: {}, configFile })).rejects.toThrow(
+      'Invalid service URL "not a url", set by the --url flag: it is not a URL.',
+    );
+  });
+
+  it('describes each source in words', () => {
+    expect(describeSource('apiKey', 'flag', configFile)).toBe('the --api-key flag');
+    expect(describeSource('url', 'environment (IMAP_DATA_ACCESS_URL)', configFile)).toBe(
+      'the IMAP_DATA_ACCESS_URL environment variable',
+    );
+    expect(describeSource('dataDir', 'config file', configFile)).toBe(`the configuration file ${configFile}`);
+    expect(describeSource('url', 'default', configFile)).toBe('the default');
   });
 });
 
@@ -102,6 +161,12 @@ describe('the configuration file', () => {
     ['an unknown setting', '{"colour": "blue"}', /is malformed: unknown setting colour/],
     ['a bad URL', '{"url": "ftp://example"}', /is malformed: url must be an http/],
     ['a value of the wrong type', '{"apiKey": 42}', /is malformed: apiKey/],
+    ['an empty value', '{"dataDir": ""}', /is malformed: dataDir must not be empty/],
+    [
+      'several problems',
+      '{"url": "x", "colour": 1}',
+      /is malformed: url must be an http.*; unknown setting colour\.$/,
+    ],
   ])('is a clear ConfigError naming the file when %s', async (_why, text, message) => {
     await writeFile(configFile, text);
     const error = await readConfigFile(configFile).catch((caught: unknown) => caught);
@@ -109,6 +174,20 @@ describe('the configuration file', () => {
     expect((error as ConfigError).message).toContain(configFile);
     expect((error as ConfigError).message).toMatch(message);
     expect((error as ConfigError).exitCode).toBe(2);
+    expect((error as ConfigError).code).toBe('E_CONFIG');
+    expect((error as ConfigError).hint).toContain(configFile);
+  });
+
+  it('is a ConfigError naming the file when it cannot be read', async () => {
+    const error = await readConfigFile(folder).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toContain(`Cannot read the configuration file ${folder}`);
+  });
+
+  it('checks a single value by the name users type', () => {
+    expect(checkSetting('url', 'https://example.org')).toBe('https://example.org');
+    expect(() => checkSetting('apiKey', '')).toThrow('Invalid api-key "": must not be empty.');
+    expect(() => checkSetting('url', 'ftp://example.org')).toThrow('Invalid url "ftp://example.org"');
   });
 
   it('is written by set and unset, readable by its owner only', async () => {
