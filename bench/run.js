@@ -1,28 +1,64 @@
 /**
- * Benchmark driver (`npm run bench`): runs each case module and prints its markdown section.
- * `node bench/run.js query` runs only the named cases. Each case module exports `run()` returning markdown.
+ * Benchmark driver (`npm run bench`): runs the cases, prints their markdown and, after a full run of every
+ * case, writes it to bench/RESULTS.md. `node bench/run.js transfer query` runs only the named cases;
+ * `--quick` runs them on small sizes to check the harness (its numbers are not results).
  */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 
 const CASES = {
+  transfer: () => import('./transfer.js'),
+  'query-command': () => import('./query-command.js'),
   query: () => import('./query.js'),
+  startup: () => import('./startup.js'),
 };
 
-const requested = process.argv.slice(2);
+function curlVersion() {
+  try {
+    return execFileSync('curl', ['--version'], { encoding: 'utf8' })
+      .split('\n')[0]
+      .split(' ')
+      .slice(0, 2)
+      .join(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const requested = args.filter((arg) => arg !== '--quick');
 const unknown = requested.filter((name) => !(name in CASES));
+const curl = curlVersion();
 if (unknown.length > 0) {
   console.error(`Unknown benchmark case ${unknown.join(', ')}; cases are: ${Object.keys(CASES).join(', ')}`);
   process.exitCode = 2;
+} else if (!curl) {
+  console.error(
+    'curl was not found on the PATH: the benchmarks compare mission-data with it (apt-get install curl).',
+  );
+  process.exitCode = 2;
 } else {
   const names = requested.length > 0 ? requested : Object.keys(CASES);
-  console.log(`## mission-data benchmarks (${new Date().toISOString().slice(0, 10)})`);
-  console.log('');
-  console.log(
-    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(1)} GiB memory, Node ${process.version}. Command: \`npm run bench\`.`,
-  );
+  const command = `npm run bench${requested.length > 0 || quick ? ` -- ${args.join(' ')}` : ''}`;
+  const cpu = cpus();
+  const header = [
+    `## mission-data benchmarks, ${new Date().toISOString().slice(0, 10)}${quick ? ' (quick: small sizes, not results)' : ''}`,
+    '',
+    `Machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB ` +
+      `memory, ${process.platform} ${process.arch}, Node ${process.version}, ${curl}. Command: \`${command}\`.`,
+  ].join('\n');
+  console.log(header);
+  const sections = [header];
   for (const name of names) {
     const module = await CASES[name]();
-    console.log('');
-    console.log(await module.run());
+    const section = await module.run({ quick });
+    console.log(`\n${section}`);
+    sections.push(section);
+  }
+  if (!quick && names.length === Object.keys(CASES).length) {
+    writeFileSync(new URL('./RESULTS.md', import.meta.url), `${sections.join('\n\n')}\n`);
+    console.error('\nWritten to bench/RESULTS.md.');
   }
 }

@@ -1,0 +1,196 @@
+/**
+ * Benchmark cases 1-3: `mission-data download` and `upload` against curl on the same reference server, with
+ * the tool's peak resident memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startReferenceServer } from '../dist/server/index.js';
+import { command, compare, tool } from './lib/measure.js';
+import { formatBytes, markdownTable } from './lib/stats.js';
+import { generateStore } from './lib/store.js';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+/** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
+export const SIZES = {
+  full: { large: [256 * MIB, GIB], smallCount: 1000, smallSize: 64 * 1024, upload: GIB, repetitions: 5 },
+  quick: {
+    large: [16 * MIB, 64 * MIB],
+    smallCount: 100,
+    smallSize: 64 * 1024,
+    upload: 64 * MIB,
+    repetitions: 2,
+  },
+};
+
+function largeKey(size) {
+  return `imap/mag/l1b/2024/01/imap_mag_l1b_large${size / MIB}mib_20240101_20240101_v01-00.cdf`;
+}
+
+function uploadKey(serial) {
+  const version = `v${String(1 + Math.floor(serial / 100)).padStart(2, '0')}-${String(serial % 100).padStart(2, '0')}`;
+  return `imap/swe/l1b/2024/01/imap_swe_l1b_upload_20240101_20240101_${version}.cdf`;
+}
+
+/** Writes `size` bytes of incompressible content to `path`, 1 MiB at a time. */
+function writeLargeFile(path, size) {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const block = randomBytes(MIB);
+  const fd = openSync(path, 'w');
+  try {
+    for (let written = 0; written < size; written += MIB)
+      writeSync(fd, block, 0, Math.min(MIB, size - written));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const speedRatio = (result) => result.referenceMs / result.toolMs;
+const seconds = (ms) => (ms / 1000).toFixed(2);
+const mibPerSecond = (bytes, ms) => (bytes / MIB / (ms / 1000)).toFixed(0);
+
+/** Case 1: one large file, `mission-data download <key>` against `curl -L -o` of the same URL. */
+async function largeDownload(context, size) {
+  const key = largeKey(size);
+  const url = `${context.server.url}/download/${key}`;
+  const result = await compare({
+    repetitions: context.sizes.repetitions,
+    prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
+    makeTool: () => tool(['download', key, '--url', context.server.url, '--data-dir', context.outDir]),
+    makeReference: () =>
+      command('curl', 'curl', ['-sS', '-f', '-L', '--create-dirs', '-o', join(context.outDir, 'large'), url]),
+  });
+  return [
+    `1. one file of ${formatBytes(size)}`,
+    `${seconds(result.toolMs)} s (${mibPerSecond(size, result.toolMs)} MiB/s)`,
+    `${seconds(result.referenceMs)} s (${mibPerSecond(size, result.referenceMs)} MiB/s)`,
+    speedRatio(result).toFixed(2),
+    formatBytes(result.peakRss),
+  ];
+}
+
+/** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
+async function manySmallDownloads(context) {
+  const { keys } = context.small;
+  const curlConfig = join(context.workDir, 'small.curl');
+  writeFileSync(
+    curlConfig,
+    keys
+      .map((key, i) => `url = "${context.server.url}/download/${key}"\noutput = "${context.outDir}/f${i}"\n`)
+      .join(''),
+  );
+  const result = await compare({
+    repetitions: context.sizes.repetitions,
+    prepare: () => {
+      rmSync(context.outDir, { recursive: true, force: true });
+      mkdirSync(context.outDir, { recursive: true });
+    },
+    makeTool: () =>
+      tool(
+        ['download', '-', '--concurrency', '16', '--url', context.server.url, '--data-dir', context.outDir],
+        {
+          input: `${keys.join('\n')}\n`,
+        },
+      ),
+    makeReference: () =>
+      command('curl', 'curl', ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig]),
+  });
+  const filesPerSecond = (ms) => (keys.length / (ms / 1000)).toFixed(0);
+  return [
+    `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`,
+    `${seconds(result.toolMs)} s (${filesPerSecond(result.toolMs)} files/s)`,
+    `${seconds(result.referenceMs)} s (${filesPerSecond(result.referenceMs)} files/s)`,
+    speedRatio(result).toFixed(2),
+    formatBytes(result.peakRss),
+  ];
+}
+
+/**
+ * Case 3: one large upload, `mission-data upload <path>` (which asks `/upload` for the signed URL, then PUTs)
+ * against `curl -T` to a signed URL fetched beforehand. Each run stores a new version of the file (hard links
+ * of one source file), and the previous run's object is removed from the store, untimed.
+ */
+async function largeUpload(context) {
+  const size = context.sizes.upload;
+  const source = join(context.workDir, 'upload-source');
+  writeLargeFile(source, size);
+  const dataDir = join(context.workDir, 'upload-data');
+  let serial = 0;
+  let stored = [];
+  const nextFile = () => {
+    const key = uploadKey(serial++);
+    const path = join(dataDir, ...key.split('/'));
+    mkdirSync(join(path, '..'), { recursive: true });
+    linkSync(source, path);
+    stored.push(join(context.storeDir, ...key.split('/')));
+    return { key, path };
+  };
+  const signedUrls = [];
+  const result = await compare({
+    repetitions: context.sizes.repetitions,
+    prepare: async (which) => {
+      for (const path of stored) rmSync(path, { force: true });
+      stored = [];
+      if (which === 'reference') {
+        const file = nextFile();
+        const response = await fetch(`${context.server.url}/upload/${file.key}`);
+        const envelope = await response.json();
+        if (envelope.statusCode !== 200) throw new Error(`/upload/${file.key}: ${JSON.stringify(envelope)}`);
+        signedUrls.push({ path: file.path, url: envelope.body });
+      }
+    },
+    makeTool: () => tool(['upload', nextFile().path, '--url', context.server.url]),
+    makeReference: () => {
+      const { path, url } = signedUrls.shift();
+      // An empty Expect header: curl otherwise waits for "100 Continue" before a large body.
+      return command('curl', 'curl', ['-sS', '-f', '-H', 'Expect:', '-T', path, url]);
+    },
+  });
+  for (const path of stored) rmSync(path, { force: true });
+  return [
+    `3. upload of one file of ${formatBytes(size)}`,
+    `${seconds(result.toolMs)} s (${mibPerSecond(size, result.toolMs)} MiB/s)`,
+    `${seconds(result.referenceMs)} s (${mibPerSecond(size, result.referenceMs)} MiB/s)`,
+    speedRatio(result).toFixed(2),
+    formatBytes(result.peakRss),
+  ];
+}
+
+/** Runs cases 1-3 and returns their markdown section. */
+export async function run({ quick = false } = {}) {
+  const sizes = quick ? SIZES.quick : SIZES.full;
+  const workDir = await mkdtemp(join(tmpdir(), 'mission-data-bench-transfer-'));
+  const storeDir = join(workDir, 'store');
+  let server;
+  try {
+    for (const size of sizes.large) writeLargeFile(join(storeDir, ...largeKey(size).split('/')), size);
+    const small = await generateStore(storeDir, { count: sizes.smallCount, size: sizes.smallSize });
+    server = await startReferenceServer({ storeDir, port: 0 });
+    const context = { sizes, workDir, storeDir, server, small, outDir: join(workDir, 'out') };
+    const rows = [];
+    for (const size of sizes.large) rows.push(await largeDownload(context, size));
+    rows.push(await manySmallDownloads(context));
+    rows.push(await largeUpload(context));
+    return [
+      '### Transfers: mission-data against curl',
+      '',
+      `Median of ${sizes.repetitions} interleaved runs of each (after one warm-up run of each), on one reference ` +
+        'server on 127.0.0.1 in the benchmark process. Times are wall times of the whole command, start-up ' +
+        'included. Speed ratio = curl time / mission-data time (above 1.0: mission-data is faster). Peak memory ' +
+        'is the largest resident set of the mission-data process over its runs.',
+      '',
+      'References: case 1 `curl -sS -f -L -o FILE URL/download/KEY`; case 2 `curl -sS -f -L --parallel ' +
+        '--parallel-max 16 -K LIST` (one url/output pair per file); case 3 `curl -sS -f -H "Expect:" -T FILE ' +
+        'SIGNED_URL` with the signed URL fetched beforehand (mission-data asks `/upload` for it within its time).',
+      '',
+      markdownTable(['Case', 'mission-data', 'curl', 'Speed ratio', 'Peak memory (mission-data)'], rows),
+    ].join('\n');
+  } finally {
+    await server?.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
