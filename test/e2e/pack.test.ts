@@ -26,6 +26,8 @@ describe('the package as shipped', () => {
     expect(files).toContain('dist/cli.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/server/index.js');
+    for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'])
+      expect(files).toContain(file);
     expect(files.some((file) => file.startsWith('src/') || file.startsWith('test/'))).toBe(false);
 
     const project = join(folder, 'project');
@@ -43,6 +45,12 @@ describe('the package as shipped', () => {
       .version;
     const cli = await exec(join(project, 'node_modules/.bin/mission-data'), ['--version'], { cwd: project });
     expect(cli.stdout.trim()).toBe(version);
+    const help = await exec(join(project, 'node_modules/.bin/mission-data'), ['--help'], { cwd: project });
+    expect(help.stdout).toContain('Usage: mission-data');
+    const configHelp = await exec(join(project, 'node_modules/.bin/mission-data'), ['config', '--help'], {
+      cwd: project,
+    });
+    expect(configHelp.stdout).toContain('Usage: mission-data config');
 
     const names = await exec(
       process.execPath,

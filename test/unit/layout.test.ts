@@ -28,9 +28,22 @@ describe('resolveLocalPath', () => {
     );
   });
 
+  it('works from a relative root or one with a trailing slash, always returning an absolute path', () => {
+    expect(resolveLocalPath('data', name)).toBe(resolve('data', 'imap/mag/l1a/2024/01', name));
+    expect(resolveLocalPath(`${root}/`, name)).toBe(`${root}/imap/mag/l1a/2024/01/${name}`);
+  });
+
   it('refuses paths that would leave the root or break the layout', () => {
-    for (const bad of ['../etc/passwd', `imap/mag/l1a/2024/01/../../../../../${name}`, `/abs/${name}`, 'x']) {
-      expect(() => resolveLocalPath(root, bad)).toThrow(ValidationError);
+    for (const [bad, reason] of [
+      ['../etc/passwd', "'..'"],
+      [`imap/mag/l1a/2024/01/../../../../../${name}`, "'..'"],
+      [`/abs/${name}`, 'absolute'],
+      [`imap/%2e%2e/${name}`, "'..' segment once percent-decoded"],
+      [`imap/swe/l1a/2024/01/${name}`, 'the instrument folder is "swe"'],
+      ['x', 'Invalid filename x.'],
+    ]) {
+      expect(() => resolveLocalPath(root, bad as string)).toThrow(ValidationError);
+      expect(() => resolveLocalPath(root, bad as string)).toThrow(reason);
     }
   });
 });
@@ -38,6 +51,11 @@ describe('resolveLocalPath', () => {
 describe('fileFromLocalPath', () => {
   it('reads the file back from its local path', () => {
     expect(fileFromLocalPath(root, `${root}/imap/mag/l1a/2024/01/${name}`).name).toBe(name);
+    const ancillary = 'imap_swe_lut_20240101_v02-00.json';
+    expect(fileFromLocalPath(root, `${root}/imap/ancillary/swe/${ancillary}`)).toMatchObject({
+      kind: 'ancillary',
+      name: ancillary,
+    });
   });
 
   it('refuses a path outside the root, or in another layout', () => {
@@ -45,6 +63,13 @@ describe('fileFromLocalPath', () => {
       'not inside the data root',
     );
     expect(() => fileFromLocalPath(root, `${root}/${name}`)).toThrow(`expected imap/mag/l1a/2024/01/${name}`);
+    expect(() => fileFromLocalPath(root, `${root}-other/imap/mag/l1a/2024/01/${name}`)).toThrow(
+      'not inside the data root',
+    );
+    expect(() => fileFromLocalPath(root, root)).toThrow(ValidationError);
+    expect(() => fileFromLocalPath(root, `${root}/imap/mag/l1a/2024/02/${name}`)).toThrow(
+      'the month folder is "02"',
+    );
   });
 });
 
