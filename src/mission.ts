@@ -50,3 +50,11 @@ export function isInstrument(value: string): value is Instrument {
 export function isDataLevel(value: string): value is DataLevel {
   return (DATA_LEVELS as readonly string[]).includes(value);
 }
+
+/**
+ * True when `value` has the shape of a data level (`l`, a digit, perhaps a letter), known or not. Such a
+ * third name part marks a science name, so ancillary descriptors cannot take this shape.
+ */
+export function looksLikeDataLevel(value: string): boolean {
+  return /^l\d[a-z]?$/.test(value);
+}

@@ -9,7 +9,7 @@ import {
   type DataLevel,
   INSTRUMENTS,
   type Instrument,
-  isDataLevel,
+  looksLikeDataLevel,
   MISSION,
   SCIENCE_EXTENSIONS,
   type ScienceExtension,
@@ -130,12 +130,19 @@ function splitName(name: string): { parts: string[]; extension: string } | undef
 
 /**
  * Parses a file name of either kind, checking every rule. A name with seven parts, or whose third part
- * is a data level, is read as a science name; a name of five or six parts otherwise as an ancillary name.
+ * looks like a data level (`l` and a digit, known or not), is read as a science name; a name of five or six
+ * parts otherwise as an ancillary name.
  * Throws a `ValidationError` listing every broken rule.
  */
 export function parseName(name: string): MissionFile {
   const split = hasUnsafeCharacters(name) ? undefined : splitName(name);
-  if (split && (split.parts.length === 5 || split.parts.length === 6) && !isDataLevel(split.parts[2] ?? '')) {
+  // `imap_mag_l3_norm_20240101_v01-00.cdf` is a science name missing a part, not an ancillary one whose
+  // descriptor is "l3": reading it as science reports the expected pattern instead of a puzzling date error.
+  if (
+    split &&
+    (split.parts.length === 5 || split.parts.length === 6) &&
+    !looksLikeDataLevel(split.parts[2] ?? '')
+  ) {
     return parseAncillary(name, split.parts, split.extension);
   }
   return parseScience(name, split);

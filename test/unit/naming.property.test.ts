@@ -3,7 +3,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { fileFromLocalPath, resolveLocalPath } from '../../src/layout.js';
-import { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, scienceExtensionFor } from '../../src/mission.js';
+import {
+  ANCILLARY_EXTENSIONS,
+  DATA_LEVELS,
+  INSTRUMENTS,
+  looksLikeDataLevel,
+  scienceExtensionFor,
+} from '../../src/mission.js';
 import { formatName, parseName, parsePath, parsePathOrName, unsafePathReason } from '../../src/naming.js';
 
 const calendarDate = fc
@@ -33,7 +39,7 @@ const scienceName = scienceRecord.map(formatName);
 const ancillaryRecord = fc
   .record({
     instrument: fc.constantFrom(...INSTRUMENTS),
-    descriptor: descriptor.filter((value) => !(DATA_LEVELS as readonly string[]).includes(value)),
+    descriptor: descriptor.filter((value) => !looksLikeDataLevel(value)),
     startDate: calendarDate,
     endDate: fc.option(calendarDate, { nil: undefined }),
     version,

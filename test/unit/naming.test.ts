@@ -229,10 +229,17 @@ describe('ancillary names', () => {
     expect(problemsOf('mars_mag_calibration_20240101_v1.csv')).toEqual([MISSION, VERSION]);
   });
 
-  it('reads a name with a data level as a science name', () => {
-    expect(problemsOf('imap_mag_l1a_20240101_20240101_v01-00.cdf')).toEqual([
-      FILENAME('imap_mag_l1a_20240101_20240101_v01-00.cdf'),
-    ]);
+  it('reads a name with a data level, known or not, as a science name', () => {
+    for (const name of [
+      'imap_mag_l1a_20240101_20240101_v01-00.cdf',
+      'imap_mag_l3_norm_20240101_v01-00.cdf',
+      'imap_mag_l2_norm_20240101_v01-00.cdf',
+      'imap_mag_l1e_norm_20240101_v01-00.cdf',
+    ]) {
+      expect(problemsOf(name)).toEqual([FILENAME(name)]);
+    }
+    expect(parseName('imap_mag_l1-lut_20240101_v01-00.csv').kind).toBe('ancillary');
+    expect(parseName('imap_mag_l10_20240101_v01-00.csv').kind).toBe('ancillary');
     expect(() => parseScienceName('imap_mag_calibration_20240101_20240131_v01-02.csv')).toThrow(
       ValidationError,
     );
