@@ -433,7 +433,10 @@ export class HttpClient {
 }
 
 function loadUndici(): Promise<Undici> {
-  undici ??= import('undici');
+  // undici is CommonJS: Node gives its exports as named exports, a bundled command line only as `default`.
+  undici ??= import('undici').then((module) =>
+    'Agent' in module ? module : (module as unknown as { default: Undici }).default,
+  );
   return undici;
 }
 

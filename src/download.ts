@@ -1,11 +1,23 @@
 /**
  * The download engine: fetches stored files into the local data root, streaming each one to `<dest>.part`
  * and renaming it over the destination only once every byte has arrived.
+ *
+ * File operations are synchronous, each bounded (one open, one write of at most ~1 MiB, one rename), as in
+ * curl and aria2: a round trip through the thread pool costs more than the operation itself for page-cache
+ * writes and small files, and on a machine of two cores the extra thread competes with the one receiving.
  */
 
 import { setMaxListeners } from 'node:events';
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import {
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writevSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { displayUrl, type HttpClient, type ObjectResponse } from './client.js';
@@ -57,10 +69,7 @@ export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;
 
 const MIB = 1024 * 1024;
-/**
- * Received chunks are gathered into ~1 MiB batches and written with one `writev` each, one write in flight
- * while the next batch fills: a write per 16-64 KiB network chunk halves throughput.
- */
+/** Received chunks are written in batches of this size (see `pump`). */
 const WRITE_BATCH_BYTES = MIB;
 /** Keeps a batch of tiny chunks below the platform's iovec limit. */
 const WRITE_BATCH_CHUNKS = 512;
@@ -164,16 +173,12 @@ export async function runPool(
  * is a measurable part of downloading many small files.
  */
 class FolderCache {
-  private readonly made = new Map<string, Promise<void>>();
+  private readonly made = new Set<string>();
 
-  ensure(folder: string): Promise<void> {
-    let made = this.made.get(folder);
-    if (!made) {
-      made = mkdir(folder, { recursive: true }).then(() => undefined);
-      made.catch(() => this.made.delete(folder));
-      this.made.set(folder, made);
-    }
-    return made;
+  ensure(folder: string): void {
+    if (this.made.has(folder)) return;
+    mkdirSync(folder, { recursive: true });
+    this.made.add(folder);
   }
 
   forget(folder: string): void {
@@ -194,7 +199,7 @@ async function downloadOne(
   const signal = options.signal;
   try {
     if (signal?.aborted) throw abortedError(signal);
-    if (!options.force && (await exists(localPath))) return result('skipped', 0);
+    if (!options.force && exists(localPath)) return result('skipped', 0);
     const url = await http.resolveDownload(file.path, signal);
     const bytes = await fetchToFile(http, url, file, localPath, options, folders);
     return result('downloaded', bytes);
@@ -204,12 +209,10 @@ async function downloadOne(
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+function exists(path: string): boolean {
   try {
-    await stat(path);
-    return true;
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw localError(`Cannot check ${path}`, error);
   }
 }
@@ -229,41 +232,52 @@ async function fetchToFile(
 ): Promise<number> {
   const partPath = `${localPath}.part`;
   const folder = dirname(localPath);
-  const openPart = async () => {
+  const openPart = () => {
     try {
-      await folders.ensure(folder);
+      folders.ensure(folder);
     } catch (error) {
       throw localError(`Cannot create the folder ${folder}`, error);
     }
-    return open(partPath, 'w');
+    return openSync(partPath, 'w');
   };
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await openPart().catch((error: unknown) => {
+    try {
+      fd = openPart();
+    } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The folder went away since this batch made it: make it again.
       folders.forget(folder);
-      return openPart();
-    });
+      fd = openPart();
+    }
   } catch (error) {
     throw localError(`Cannot write ${partPath}`, error);
   }
   let closed = false;
   let renamed = false;
   try {
-    const bytes = await receive(http, url, handle, partPath, file, localPath, options);
+    const bytes = await receive(http, url, fd, partPath, file, localPath, options);
     closed = true;
-    await handle.close();
+    closeSync(fd);
     try {
-      await rename(partPath, localPath);
+      renameSync(partPath, localPath);
     } catch (error) {
       throw localError(`Cannot move ${partPath} to ${localPath}`, error);
     }
     renamed = true;
     return bytes;
   } finally {
-    if (!closed) await handle.close().catch(() => undefined);
-    if (!renamed) await rm(partPath, { force: true }).catch(() => undefined);
+    if (!closed) ignoreError(() => closeSync(fd));
+    if (!renamed) ignoreError(() => rmSync(partPath, { force: true }));
+  }
+}
+
+/** Runs a clean-up step whose failure must not hide the error being reported. */
+function ignoreError(step: () => void): void {
+  try {
+    step();
+  } catch {
+    // The original error is the one worth reporting.
   }
 }
 
@@ -279,7 +293,7 @@ interface ObjectState {
 async function receive(
   http: DownloadHttp,
   url: string,
-  handle: FileHandle,
+  fd: number,
   partPath: string,
   file: MissionFile,
   localPath: string,
@@ -309,13 +323,13 @@ async function receive(
       // The server sent the whole object (200) or a different version of it: start again from zero.
       state.written = 0;
       try {
-        await handle.truncate(0);
+        ftruncateSync(fd, 0);
       } catch (error) {
         response.body.destroy();
         throw localError(`Cannot write ${partPath}`, error);
       }
     }
-    const outcome = await pump(response.body, handle, partPath, state, signal, report);
+    const outcome = await pump(response.body, fd, partPath, state, signal, report);
     state.written = outcome.position;
     if (signal?.aborted) throw abortedError(signal);
     if (state.total !== undefined && state.written === state.total) return state.written;
@@ -388,82 +402,100 @@ interface PumpOutcome {
 }
 
 /**
- * Copies a body to the part file from `state.written`, batching chunks. Errors of the body are returned
- * (the caller may resume); errors writing the file and bodies longer than announced are thrown.
+ * Copies a body to the part file from `state.written`. Chunks are taken as they arrive ('data' events: the
+ * async iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of
+ * ~1 MiB, one `writev` each: a write per 16-64 KiB network chunk costs a third of the throughput. Errors of
+ * the body are returned (the caller may resume); errors writing the file and bodies longer than announced are
+ * thrown.
  */
-async function pump(
+function pump(
   body: Readable,
-  handle: FileHandle,
+  fd: number,
   partPath: string,
   state: ObjectState,
   signal: AbortSignal | undefined,
   report: (received: number) => void,
 ): Promise<PumpOutcome> {
-  const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
-  signal?.addEventListener('abort', onAbort, { once: true });
-  let queuedEnd = state.written;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let inflight: Promise<void> = Promise.resolve();
-  const flush = async () => {
-    await inflight;
-    if (pendingBytes === 0) return;
-    const batch = pending;
-    const at = queuedEnd;
-    queuedEnd += pendingBytes;
-    pending = [];
-    pendingBytes = 0;
-    inflight = writeAll(handle, batch, at, partPath);
-    inflight.catch(() => undefined); // Awaited by the next flush; never left unhandled meanwhile.
-  };
-  let reported = state.written;
-  let readError: unknown;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+  return new Promise((resolve, reject) => {
+    let position = state.written;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let reported = state.written;
+    let settled = false;
+
+    const flush = () => {
+      if (pendingBytes === 0) return;
+      writeAll(fd, pending, pendingBytes, position, partPath);
+      position += pendingBytes;
+      pending = [];
+      pendingBytes = 0;
+    };
+    const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
+    const cleanUp = () => {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      body.off('data', onData);
+    };
+    const fail = (error: Error) => {
+      if (settled) return;
+      cleanUp();
+      body.destroy();
+      reject(error);
+    };
+    // Bytes that arrived before a drop are good: they are written so the resume starts after them.
+    const finish = (readError?: unknown) => {
+      if (settled) return;
+      try {
+        flush();
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      cleanUp();
+      if (position !== reported) report(position);
+      resolve(readError === undefined ? { position } : { position, error: readError });
+    };
+    function onData(chunk: Buffer) {
       pending.push(chunk);
       pendingBytes += chunk.length;
-      if (state.total !== undefined && queuedEnd + pendingBytes > state.total) {
-        throw new ProtocolError(`The server sent more than the announced ${state.total} bytes.`);
+      if (state.total !== undefined && position + pendingBytes > state.total) {
+        fail(new ProtocolError(`The server sent more than the announced ${state.total} bytes.`));
+        return;
       }
-      const received = queuedEnd + pendingBytes;
+      const received = position + pendingBytes;
       if (received - reported >= PROGRESS_STEP_BYTES) {
         reported = received;
         report(received);
       }
-      if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS) await flush();
+      if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS) {
+        try {
+          flush();
+        } catch (error) {
+          fail(error as Error);
+        }
+      }
     }
-  } catch (error) {
-    if (error instanceof ProtocolError || error instanceof LocalFileError) {
-      await inflight.catch(() => undefined);
-      throw error;
-    }
-    readError = error;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
-  // Bytes that arrived before a drop are good: keep them so the resume starts after them.
-  await flush();
-  await inflight;
-  if (queuedEnd !== reported) report(queuedEnd);
-  return readError === undefined ? { position: queuedEnd } : { position: queuedEnd, error: readError };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    body.on('data', onData);
+    body.once('end', () => finish());
+    body.once('error', (error) => finish(error));
+    body.once('close', () => {
+      if (!body.readableEnded)
+        finish(body.errored ?? new Error('the connection closed before the body ended'));
+    });
+  });
 }
 
-async function writeAll(handle: FileHandle, buffers: Buffer[], position: number, partPath: string) {
+function writeAll(fd: number, buffers: Buffer[], size: number, position: number, partPath: string): void {
   try {
-    const size = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
-    let done = (await handle.writev(buffers, position)).bytesWritten;
+    let done = writevSync(fd, buffers, position);
     if (done < size) {
       // Short writes are rare on regular files; finish the rest from one joined buffer.
       const rest = Buffer.concat(buffers).subarray(done);
       while (done < size) {
-        const { bytesWritten } = await handle.write(
-          rest,
-          done - (size - rest.length),
-          size - done,
-          position + done,
-        );
-        if (bytesWritten === 0) throw new Error('the disk accepted no more bytes');
-        done += bytesWritten;
+        const written = writevSync(fd, [rest.subarray(done - (size - rest.length))], position + done);
+        if (written === 0) throw new Error('the disk accepted no more bytes');
+        done += written;
       }
     }
   } catch (error) {
