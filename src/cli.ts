@@ -127,6 +127,7 @@ Examples:
     .description('upload files, each named and placed as the naming rules say')
     .argument('<paths...>', 'files inside the data root (or relative to the working directory, or absolute)')
     .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
+    .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
     );

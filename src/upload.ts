@@ -36,6 +36,12 @@ export interface UploadOptions {
   onProgress?: (event: UploadProgress) => void;
   /** Called once the names are checked, with the number of distinct files to transfer. */
   onStart?: (files: number) => void;
+  /**
+   * Send the file's MD5 (`Content-MD5`) so the store refuses bytes that changed on the way; default true.
+   * Hashing reads the whole file once more before sending it: on a fast link that costs about as much time as
+   * the transfer itself.
+   */
+  checksum?: boolean;
 }
 
 /** The outcome for one file. `exists` means the store holds the file already (a failure for the caller). */
@@ -175,10 +181,12 @@ async function uploadOne(
     const found = await locate(plan, options.dataDir, cwd);
     localPath = found.path;
     const url = await http.presignUpload(key, signal);
-    const contentMd5 = await md5Base64(localPath, found.size, signal);
+    // Hashed only once the service has accepted the name: a refusal (409, 403) is reported at once.
+    const contentMd5 =
+      options.checksum === false ? undefined : await md5Base64(localPath, found.size, signal);
     await http.putObject(url, {
       size: found.size,
-      contentMd5,
+      ...(contentMd5 ? { contentMd5 } : {}),
       open: () => openExactly(localPath, found.size),
       ...(signal ? { signal } : {}),
       onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size }),

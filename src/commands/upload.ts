@@ -9,6 +9,8 @@ import type { CommandIO, GlobalOptions } from './io.js';
 /** Options of `upload`. */
 export interface UploadCommandOptions extends GlobalOptions {
   concurrency?: number | undefined;
+  /** false with --no-checksum. */
+  checksum?: boolean | undefined;
 }
 
 /** Uploads the files; returns the exit status (1 when any failed or was stored already). */
@@ -34,6 +36,7 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
     const results = await uploadFiles(http, paths, {
       dataDir: config.dataDir,
       ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+      ...(options.checksum === false ? { checksum: false } : {}),
       signal: io.signal,
       onStart: (files) => reporter.setTotal(files),
       onProgress: (event) => {

@@ -178,6 +178,21 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       expect(second.stderr).toContain('<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename>');
     });
 
+    it('stores the same bytes with --no-checksum', async () => {
+      const name = scienceName('glows', 21, 'l2');
+      const bytes = bytesFor(name, 300_000);
+      await putFile(join(home, 'data'), name, bytes);
+      const result = await runCli(
+        ['upload', `imap/glows/l2/2024/01/${name}`, '--no-checksum', '--url', server.url],
+        {
+          cwd: home,
+        },
+      );
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain('1 uploaded');
+      expect(await readFile(join(store, 'imap', 'glows', 'l2', '2024', '01', name))).toEqual(bytes);
+    });
+
     it('sends the API key from --api-key, MISSION_API_KEY or IMAP_API_KEY, and hints at it when missing', async () => {
       const guarded = await startServer({ wire, apiKeys: ['key-123'] });
       try {

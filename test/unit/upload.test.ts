@@ -106,6 +106,16 @@ describe('uploadFiles', () => {
     ]);
   });
 
+  it('sends no MD5 with checksum: false, and the same bytes', async () => {
+    await place(join(dataDir, KEY_A), 'mag data');
+    const client = fakeClient();
+    const results = await uploadFiles(client, [KEY_A], { dataDir, cwd: home, checksum: false });
+    expect(results).toMatchObject([{ status: 'uploaded', bytes: 8 }]);
+    expect(client.stored).toEqual([
+      expect.objectContaining({ body: Buffer.from('mag data'), size: 8, contentMd5: undefined }),
+    ]);
+  });
+
   it('looks in the data root first, then the working directory, then takes an absolute path', async () => {
     // The same relative path exists in both places: the data root wins.
     await place(join(dataDir, NAME_A), 'in data root');
