@@ -68,11 +68,15 @@ export interface ApiAnswer {
   body: unknown;
 }
 
-type Undici = typeof import('undici');
+/** The two parts of undici the client uses: its connection pool, and `request` (called on any dispatcher). */
+interface Transport {
+  Agent: typeof import('undici').Agent;
+  request: (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+}
 
 /** Who is at the other end of a request: the service (its URL is configuration) or the object store (its URLs come from the service). */
 type Peer = 'service' | 'object store';
-let undici: Promise<Undici> | undefined;
+let transport: Promise<Transport> | undefined;
 
 /** Statuses worth asking again: rate limiting and gateway trouble. */
 const RETRYABLE_STATUSES = new Set([429, 502, 503, 504]);
@@ -332,7 +336,7 @@ export class HttpClient {
   #dispatcher(): Promise<Dispatcher> {
     if (this.#injected) return Promise.resolve(this.#injected);
     if (this.#closed) return Promise.reject(new Error('This client is closed.'));
-    this.#agent ??= loadUndici().then(
+    this.#agent ??= loadTransport().then(
       ({ Agent }) =>
         new Agent({
           connect: { timeout: this.#connectTimeoutMs },
@@ -365,10 +369,10 @@ export class HttpClient {
     },
   ): Promise<Dispatcher.ResponseData> {
     const shown = options.shown;
-    const dispatcher = await this.#dispatcher();
+    const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
     const started = Date.now();
     try {
-      const response = await dispatcher.request({
+      const response = await request.call(dispatcher, {
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method,
@@ -432,12 +436,14 @@ export class HttpClient {
   }
 }
 
-function loadUndici(): Promise<Undici> {
-  // undici is CommonJS: Node gives its exports as named exports, a bundled command line only as `default`.
-  undici ??= import('undici').then((module) =>
-    'Agent' in module ? module : (module as unknown as { default: Undici }).default,
-  );
-  return undici;
+function loadTransport(): Promise<Transport> {
+  // These two modules alone: undici's index also loads fetch, WebSocket, caches and mocks, which would double
+  // what every command pays for undici at start-up. undici publishes no exports map, so its files are public.
+  transport ??= Promise.all([
+    import('undici/lib/dispatcher/agent.js'),
+    import('undici/lib/api/api-request.js'),
+  ]).then(([agent, api]) => ({ Agent: agent.default, request: api.default }));
+  return transport;
 }
 
 /**

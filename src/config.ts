@@ -5,7 +5,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './schema.js';
 import { ConfigError } from './errors.js';
 
 /** The development server of the service, used when nothing else is configured. */
@@ -54,13 +55,11 @@ export interface LoadConfigOptions {
   cwd?: string;
 }
 
-const configFileSchema = z
-  .object({
-    url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-    apiKey: z.string().min(1, 'must not be empty').optional(),
-    dataDir: z.string().min(1, 'must not be empty').optional(),
-  })
-  .strict();
+const configFileSchema = z.strictObject({
+  url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
+  apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+});
 
 /** The contents of a configuration file. */
 export type ConfigFile = z.infer<typeof configFileSchema>;

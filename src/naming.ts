@@ -1,5 +1,6 @@
 /** The one naming-rule validator: parses and checks science and ancillary file names and storage paths. */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './schema.js';
 import { ValidationError } from './errors.js';
 import {
   ANCILLARY_EXTENSIONS,
@@ -41,10 +42,10 @@ export const messages = {
 
 const instrumentSchema = z.enum(INSTRUMENTS);
 const dataLevelSchema = z.enum(DATA_LEVELS);
-const versionSchema = z.string().regex(/^v\d{2}-\d{2}$/);
-const dateSchema = z.string().refine(isCalendarDate);
+const versionSchema = z.string().check(z.regex(/^v\d{2}-\d{2}$/));
+const dateSchema = z.string().check(z.refine(isCalendarDate));
 /** Descriptors are free text, but a single name part: letters, digits and dashes. */
-const descriptorSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/);
+const descriptorSchema = z.string().check(z.regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/));
 const ancillaryExtensionSchema = z.enum(ANCILLARY_EXTENSIONS);
 
 /** A parsed science file name. */

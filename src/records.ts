@@ -1,5 +1,6 @@
 /** Query records: the shape of one element of a `GET /query` answer, and the checks every record passes. */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './schema.js';
 import { ProtocolError, ValidationError } from './errors.js';
 import { parsePath, unsafePathReason } from './naming.js';
 
@@ -23,13 +24,13 @@ export interface QueryRecord {
 export const queryRecordSchema = z.looseObject({
   file_path: z.string(),
   instrument: z.string(),
-  data_level: z.string().optional(),
+  data_level: z.optional(z.string()),
   descriptor: z.string(),
   start_date: z.string(),
-  end_date: z.string().nullable().optional(),
+  end_date: z.optional(z.nullable(z.string())),
   version: z.string(),
   extension: z.string(),
-  ingestion_date: z.string().optional(),
+  ingestion_date: z.optional(z.string()),
 });
 
 /**
