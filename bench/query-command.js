@@ -1,6 +1,6 @@
 /** Benchmark case 4: end-to-end `mission-data query` against curl of the same `/query` URL on 100,000 files. */
-import { startReferenceServer } from '../dist/server/index.js';
 import { command, compare, tool } from './lib/measure.js';
+import { startServerProcess } from './lib/server.js';
 import { formatBytes, markdownTable } from './lib/stats.js';
 import { cachedStore } from './lib/store.js';
 import { STORE_FILES } from './query.js';
@@ -10,7 +10,7 @@ export async function run({ quick = false } = {}) {
   const count = quick ? 2_000 : STORE_FILES;
   const repetitions = quick ? 2 : 10;
   const { dir } = await cachedStore(count);
-  const server = await startReferenceServer({ storeDir: dir, port: 0 });
+  const server = await startServerProcess(dir);
   try {
     const search = 'instrument=mag';
     const results = (await (await fetch(`${server.url}/query?${search}`)).json()).body.length;

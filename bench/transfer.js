@@ -7,8 +7,8 @@ import { closeSync, linkSync, mkdirSync, openSync, rmSync, writeFileSync, writeS
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startReferenceServer } from '../dist/server/index.js';
 import { command, compare, tool } from './lib/measure.js';
+import { startServerProcess } from './lib/server.js';
 import { formatBytes, markdownTable } from './lib/stats.js';
 import { generateStore } from './lib/store.js';
 
@@ -17,7 +17,7 @@ const GIB = 1024 * MIB;
 
 /** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
 export const SIZES = {
-  full: { large: [256 * MIB, GIB], smallCount: 1000, smallSize: 64 * 1024, upload: GIB, repetitions: 5 },
+  full: { large: [256 * MIB, GIB], smallCount: 1000, smallSize: 64 * 1024, upload: GIB, repetitions: 7 },
   quick: {
     large: [16 * MIB, 64 * MIB],
     smallCount: 100,
@@ -167,7 +167,7 @@ export async function run({ quick = false } = {}) {
   try {
     for (const size of sizes.large) writeLargeFile(join(storeDir, ...largeKey(size).split('/')), size);
     const small = await generateStore(storeDir, { count: sizes.smallCount, size: sizes.smallSize });
-    server = await startReferenceServer({ storeDir, port: 0 });
+    server = await startServerProcess(storeDir);
     const context = { sizes, workDir, storeDir, server, small, outDir: join(workDir, 'out') };
     const rows = [];
     for (const size of sizes.large) rows.push(await largeDownload(context, size));
@@ -181,7 +181,7 @@ export async function run({ quick = false } = {}) {
       '### Transfers: mission-data against curl',
       '',
       `Median of ${sizes.repetitions} interleaved runs of each (after one warm-up run of each), on one reference ` +
-        'server on 127.0.0.1 in the benchmark process. Times are wall times of the whole command, start-up ' +
+        'server (`mission-data serve`, a process of its own) on 127.0.0.1. Times are wall times of the whole command, start-up ' +
         'included. Speed ratio = curl time / mission-data time (above 1.0: mission-data is faster). Peak memory ' +
         'is the largest resident set of the mission-data process over its runs.',
       '',

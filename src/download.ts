@@ -2,22 +2,15 @@
  * The download engine: fetches stored files into the local data root, streaming each one to `<dest>.part`
  * and renaming it over the destination only once every byte has arrived.
  *
- * File operations are synchronous, each bounded (one open, one write of at most ~1 MiB, one rename), as in
- * curl and aria2: a round trip through the thread pool costs more than the operation itself for page-cache
- * writes and small files, and on a machine of two cores the extra thread competes with the one receiving.
+ * Writes are synchronous, ~1 MiB each, as in curl and aria2: handing each one to the thread pool costs more
+ * than the write itself when it lands in the page cache, and on a machine of two cores that thread competes
+ * with the one receiving. Opening, renaming and creating folders stay asynchronous: they wait on the file
+ * system's journal, at times for milliseconds, and meanwhile the other transfers go on.
  */
 
 import { setMaxListeners } from 'node:events';
-import {
-  closeSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writevSync,
-} from 'node:fs';
+import { ftruncateSync, writevSync } from 'node:fs';
+import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { displayUrl, type HttpClient, type ObjectResponse } from './client.js';
@@ -173,12 +166,16 @@ export async function runPool(
  * is a measurable part of downloading many small files.
  */
 class FolderCache {
-  private readonly made = new Set<string>();
+  private readonly made = new Map<string, Promise<void>>();
 
-  ensure(folder: string): void {
-    if (this.made.has(folder)) return;
-    mkdirSync(folder, { recursive: true });
-    this.made.add(folder);
+  ensure(folder: string): Promise<void> {
+    let made = this.made.get(folder);
+    if (!made) {
+      made = mkdir(folder, { recursive: true }).then(() => undefined);
+      made.catch(() => this.made.delete(folder));
+      this.made.set(folder, made);
+    }
+    return made;
   }
 
   forget(folder: string): void {
@@ -199,7 +196,7 @@ async function downloadOne(
   const signal = options.signal;
   try {
     if (signal?.aborted) throw abortedError(signal);
-    if (!options.force && exists(localPath)) return result('skipped', 0);
+    if (!options.force && (await exists(localPath))) return result('skipped', 0);
     const url = await http.resolveDownload(file.path, signal);
     const bytes = await fetchToFile(http, url, file, localPath, options, folders);
     return result('downloaded', bytes);
@@ -209,10 +206,12 @@ async function downloadOne(
   }
 }
 
-function exists(path: string): boolean {
+async function exists(path: string): Promise<boolean> {
   try {
-    return statSync(path, { throwIfNoEntry: false }) !== undefined;
+    await stat(path);
+    return true;
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw localError(`Cannot check ${path}`, error);
   }
 }
@@ -232,52 +231,41 @@ async function fetchToFile(
 ): Promise<number> {
   const partPath = `${localPath}.part`;
   const folder = dirname(localPath);
-  const openPart = () => {
+  const openPart = async () => {
     try {
-      folders.ensure(folder);
+      await folders.ensure(folder);
     } catch (error) {
       throw localError(`Cannot create the folder ${folder}`, error);
     }
-    return openSync(partPath, 'w');
+    return open(partPath, 'w');
   };
-  let fd: number;
+  let handle: FileHandle;
   try {
-    try {
-      fd = openPart();
-    } catch (error) {
+    handle = await openPart().catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The folder went away since this batch made it: make it again.
       folders.forget(folder);
-      fd = openPart();
-    }
+      return openPart();
+    });
   } catch (error) {
     throw localError(`Cannot write ${partPath}`, error);
   }
   let closed = false;
   let renamed = false;
   try {
-    const bytes = await receive(http, url, fd, partPath, file, localPath, options);
+    const bytes = await receive(http, url, handle.fd, partPath, file, localPath, options);
     closed = true;
-    closeSync(fd);
+    await handle.close();
     try {
-      renameSync(partPath, localPath);
+      await rename(partPath, localPath);
     } catch (error) {
       throw localError(`Cannot move ${partPath} to ${localPath}`, error);
     }
     renamed = true;
     return bytes;
   } finally {
-    if (!closed) ignoreError(() => closeSync(fd));
-    if (!renamed) ignoreError(() => rmSync(partPath, { force: true }));
-  }
-}
-
-/** Runs a clean-up step whose failure must not hide the error being reported. */
-function ignoreError(step: () => void): void {
-  try {
-    step();
-  } catch {
-    // The original error is the one worth reporting.
+    if (!closed) await handle.close().catch(() => undefined);
+    if (!renamed) await rm(partPath, { force: true }).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,33 @@
+/** The reference server as a process of its own, as a user runs it: `mission-data serve` on loopback. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/mission-data.js', import.meta.url));
+
+/** Starts `mission-data serve --store <storeDir> --port 0` and resolves once it listens, with its URL. */
+export function startServerProcess(storeDir) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--store', storeDir, '--port', '0', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const close = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /^Listening on (http:\/\/\S+)$/m.exec(stdout);
+      if (match) resolve({ url: match[1], close });
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`mission-data serve exited with ${code}: ${stderr.trim()}`)),
+    );
+  });
+}
