@@ -1,3 +1,4 @@
+import Table from 'cli-table3';
 import { describe, expect, it } from 'vitest';
 import { csvField, formatCsv, formatJson, formatRecords, formatTable } from '../../src/output.js';
 import type { QueryRecord } from '../../src/records.js';
@@ -24,6 +25,48 @@ const ANCILLARY: QueryRecord = {
 };
 
 describe('table', () => {
+  it('draws a long result as one seamless table, as cli-table3 draws it in one piece', () => {
+    // 450 rows: more than two of the pieces the table is drawn in, with file names of varying length.
+    const records = Array.from({ length: 450 }, (_, index) => ({
+      ...MAG,
+      descriptor: `d${index}`,
+      file_path: `imap/mag/l1a/2025/01/imap_mag_l1a_d${index}_20250101_20250102_v01-00.cdf`,
+    }));
+    const whole = new Table({
+      head: [
+        'Instrument',
+        'Data Level',
+        'Descriptor',
+        'Start Date',
+        'End Date',
+        'Version',
+        'Ingestion Date',
+        'Filename',
+      ],
+      style: { head: [], border: [] },
+    });
+    for (const record of records) {
+      whole.push([
+        'mag',
+        'l1a',
+        record.descriptor,
+        '20250101',
+        '20250102',
+        'v01-00',
+        '2025-01-03 04:05:06',
+        record.file_path.split('/').at(-1) ?? '',
+      ]);
+    }
+    expect(formatTable(records)).toBe(`Found [450] matching files\n${whole.toString()}\n`);
+  });
+
+  it('shows control characters a server sent as escapes, never raw', () => {
+    const text = formatTable([{ ...MAG, descriptor: 'x\u001b]0;owned\u0007y', version: 'v01-00\u009b2J' }]);
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain('x\\u001b]0;owned\\u0007y');
+    expect(text).toContain('v01-00\\u009b2J');
+  });
+
   it('prints the count line and a plain table with the eight columns', () => {
     expect(formatTable([MAG, ANCILLARY])).toBe(
       [
