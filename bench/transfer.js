@@ -17,7 +17,7 @@ const GIB = 1024 * MIB;
 
 /** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
 export const SIZES = {
-  full: { large: [256 * MIB, GIB], smallCount: 1000, smallSize: 64 * 1024, upload: GIB, repetitions: 7 },
+  full: { large: [256 * MIB, GIB], smallCount: 1000, smallSize: 64 * 1024, upload: GIB, repetitions: 9 },
   quick: {
     large: [16 * MIB, 64 * MIB],
     smallCount: 100,

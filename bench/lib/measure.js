@@ -1,5 +1,5 @@
 /** Runs the commands compared by the benchmarks, timing each run and reading the tool's peak memory. */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +76,8 @@ export function execute(run) {
  * Runs `makeTool()` and `makeReference()` `repetitions` times each, interleaved and alternating which goes
  * first so that drift in the machine's state (page cache, other load) falls on both alike. `prepare()` runs
  * before every single run (to remove the previous run's output, say) and is not timed. One untimed warm-up
- * of each comes first.
+ * of each comes first. After `prepare()` the file system is flushed (`sync`), so that writing back or discarding
+ * what the previous run left behind does not fall into the next run's time.
  */
 export async function compare({ repetitions, makeTool, makeReference, prepare = async () => undefined }) {
   const toolRuns = [];
@@ -85,6 +86,7 @@ export async function compare({ repetitions, makeTool, makeReference, prepare = 
     const order = i % 2 === 0 ? ['tool', 'reference'] : ['reference', 'tool'];
     for (const which of order) {
       await prepare(which);
+      execFileSync('sync');
       const result = await execute(which === 'tool' ? makeTool(i) : makeReference(i));
       if (i >= 0) (which === 'tool' ? toolRuns : referenceRuns).push(result);
     }
