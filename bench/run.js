@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { markdownTable } from './lib/stats.js';
 
 const CASES = {
   transfer: () => import('./transfer.js'),
@@ -51,11 +52,27 @@ if (unknown.length > 0) {
   ].join('\n');
   console.log(header);
   const sections = [header];
+  const goals = [];
   for (const name of names) {
     const module = await CASES[name]();
-    const section = await module.run({ quick });
+    const result = await module.run({ quick });
+    // A case returns its markdown, or its markdown and the goals it measured.
+    const section = typeof result === 'string' ? result : result.markdown;
+    if (typeof result !== 'string') goals.push(...result.goals);
     console.log(`\n${section}`);
     sections.push(section);
+  }
+  if (goals.length > 0) {
+    const table = [
+      '### Goals',
+      '',
+      markdownTable(
+        ['Goal', 'Measured', 'Met'],
+        goals.map((goal) => [goal.goal, goal.measured, goal.met ? 'yes' : '**no**']),
+      ),
+    ].join('\n');
+    console.log(`\n${table}`);
+    sections.push(table);
   }
   if (!quick && names.length === Object.keys(CASES).length) {
     writeFileSync(new URL('./RESULTS.md', import.meta.url), `${sections.join('\n\n')}\n`);

@@ -50,6 +50,7 @@ function writeLargeFile(path, size) {
 }
 
 const speedRatio = (result) => result.referenceMs / result.toolMs;
+const caseResult = (result, row) => ({ row, ratio: speedRatio(result), peakRss: result.peakRss });
 const seconds = (ms) => (ms / 1000).toFixed(2);
 const mibPerSecond = (bytes, ms) => (bytes / MIB / (ms / 1000)).toFixed(0);
 
@@ -64,13 +65,13 @@ async function largeDownload(context, size) {
     makeReference: () =>
       command('curl', 'curl', ['-sS', '-f', '-L', '--create-dirs', '-o', join(context.outDir, 'large'), url]),
   });
-  return [
+  return caseResult(result, [
     `1. one file of ${formatBytes(size)}`,
     `${seconds(result.toolMs)} s (${mibPerSecond(size, result.toolMs)} MiB/s)`,
     `${seconds(result.referenceMs)} s (${mibPerSecond(size, result.referenceMs)} MiB/s)`,
     speedRatio(result).toFixed(2),
     formatBytes(result.peakRss),
-  ];
+  ]);
 }
 
 /** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
@@ -100,13 +101,13 @@ async function manySmallDownloads(context) {
       command('curl', 'curl', ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig]),
   });
   const filesPerSecond = (ms) => (keys.length / (ms / 1000)).toFixed(0);
-  return [
+  return caseResult(result, [
     `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`,
     `${seconds(result.toolMs)} s (${filesPerSecond(result.toolMs)} files/s)`,
     `${seconds(result.referenceMs)} s (${filesPerSecond(result.referenceMs)} files/s)`,
     speedRatio(result).toFixed(2),
     formatBytes(result.peakRss),
-  ];
+  ]);
 }
 
 /**
@@ -149,13 +150,13 @@ async function largeUpload(context, { checksum }) {
     },
   });
   for (const path of stored) rmSync(path, { force: true });
-  return [
+  return caseResult(result, [
     `3. upload of one file of ${formatBytes(size)}${checksum ? '' : ', `--no-checksum`'}`,
     `${seconds(result.toolMs)} s (${mibPerSecond(size, result.toolMs)} MiB/s)`,
     `${seconds(result.referenceMs)} s (${mibPerSecond(size, result.referenceMs)} MiB/s)`,
     speedRatio(result).toFixed(2),
     formatBytes(result.peakRss),
-  ];
+  ]);
 }
 
 /** Runs cases 1-3 and returns their markdown section. */
@@ -169,15 +170,35 @@ export async function run({ quick = false } = {}) {
     const small = await generateStore(storeDir, { count: sizes.smallCount, size: sizes.smallSize });
     server = await startServerProcess(storeDir);
     const context = { sizes, workDir, storeDir, server, small, outDir: join(workDir, 'out') };
-    const rows = [];
-    for (const size of sizes.large) rows.push(await largeDownload(context, size));
-    rows.push(await manySmallDownloads(context));
+    const large = [];
+    for (const size of sizes.large) large.push(await largeDownload(context, size));
+    const manySmall = await manySmallDownloads(context);
     const source = join(workDir, 'upload-source');
     writeLargeFile(source, sizes.upload);
     context.upload = { source, dataDir: join(workDir, 'upload-data'), serial: 0 };
-    rows.push(await largeUpload(context, { checksum: true }));
-    rows.push(await largeUpload(context, { checksum: false }));
-    return [
+    const upload = await largeUpload(context, { checksum: true });
+    const uploadNoChecksum = await largeUpload(context, { checksum: false });
+    const all = [...large, manySmall, upload, uploadNoChecksum];
+    const rows = all.map((result) => result.row);
+    const ratio = (result, goal) => ({ measured: result.ratio.toFixed(2), met: result.ratio >= goal });
+    const memoryGrowth = (large.at(-1)?.peakRss ?? 0) / (large[0]?.peakRss ?? 1) - 1;
+    const goals = [
+      ...large.map((result) => ({ goal: `${result.row[0]}: speed ratio ≥ 1.0`, ...ratio(result, 1) })),
+      { goal: `${manySmall.row[0]}: speed ratio ≥ 1.0`, ...ratio(manySmall, 1) },
+      { goal: `${upload.row[0]}: speed ratio ≥ 0.95`, ...ratio(upload, 0.95) },
+      { goal: `${uploadNoChecksum.row[0]}: speed ratio ≥ 0.95`, ...ratio(uploadNoChecksum, 0.95) },
+      {
+        goal: 'Cases 1-3: peak memory of mission-data under 150 MiB',
+        measured: formatBytes(Math.max(...all.map((result) => result.peakRss))),
+        met: all.every((result) => result.peakRss < 150 * MIB),
+      },
+      {
+        goal: `Case 1: peak memory the same at ${formatBytes(sizes.large[0])} and ${formatBytes(sizes.large.at(-1))} (within 10%)`,
+        measured: `${memoryGrowth >= 0 ? '+' : ''}${(memoryGrowth * 100).toFixed(1)}%`,
+        met: Math.abs(memoryGrowth) <= 0.1,
+      },
+    ];
+    const markdown = [
       '### Transfers: mission-data against curl',
       '',
       `Median of ${sizes.repetitions} interleaved runs of each (after one warm-up run of each), on one reference ` +
@@ -192,6 +213,7 @@ export async function run({ quick = false } = {}) {
       '',
       markdownTable(['Case', 'mission-data', 'curl', 'Speed ratio', 'Peak memory (mission-data)'], rows),
     ].join('\n');
+    return { markdown, goals };
   } finally {
     await server?.close();
     rmSync(workDir, { recursive: true, force: true });
