@@ -6,6 +6,24 @@
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
+/**
+ * undici's HTTP/2 client requires `node:http2` when it loads, which costs ~15 ms of every command's start-up;
+ * the client never enables HTTP/2 (`allowH2`), so undici gets the stand-in it already uses where Node lacks
+ * http2 (an object with empty `constants`).
+ */
+const withoutHttp2 = {
+  name: 'without-http2',
+  setup(build) {
+    build.onResolve({ filter: /^node:http2$/ }, (args) =>
+      args.importer.includes('undici') ? { path: 'http2', namespace: 'without-http2' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'without-http2' }, () => ({
+      contents: 'module.exports = { constants: {} };',
+      loader: 'js',
+    }));
+  },
+};
+
 // Chunk names carry content hashes: clear the last build's so dist/ holds only what this one wrote.
 rmSync('dist/chunks', { recursive: true, force: true });
 
@@ -23,4 +41,5 @@ await build({
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
   logLevel: 'warning',
+  plugins: [withoutHttp2],
 });
