@@ -4,13 +4,14 @@
  *
  * Writes are synchronous, ~1 MiB each, as in curl and aria2: handing each one to the thread pool costs more
  * than the write itself when it lands in the page cache, and on a machine of two cores that thread competes
- * with the one receiving. Opening, renaming and creating folders stay asynchronous: they wait on the file
- * system's journal, at times for milliseconds, and meanwhile the other transfers go on.
+ * with the one receiving; so are checks of what exists and closing. Opening, renaming and creating folders
+ * stay asynchronous: they wait on the file system's journal, at times for milliseconds, and meanwhile the other
+ * transfers go on.
  */
 
 import { setMaxListeners } from 'node:events';
-import { ftruncateSync, writevSync } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { closeSync, ftruncateSync, open as openCallback, statSync, writevSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { displayUrl, type HttpClient, type ObjectResponse } from './client.js';
@@ -196,7 +197,7 @@ async function downloadOne(
   const signal = options.signal;
   try {
     if (signal?.aborted) throw abortedError(signal);
-    if (!options.force && (await exists(localPath))) return result('skipped', 0);
+    if (!options.force && exists(localPath)) return result('skipped', 0);
     const url = await http.resolveDownload(file.path, signal);
     const bytes = await fetchToFile(http, url, file, localPath, options, folders);
     return result('downloaded', bytes);
@@ -206,12 +207,10 @@ async function downloadOne(
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+function exists(path: string): boolean {
   try {
-    await stat(path);
-    return true;
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw localError(`Cannot check ${path}`, error);
   }
 }
@@ -237,11 +236,11 @@ async function fetchToFile(
     } catch (error) {
       throw localError(`Cannot create the folder ${folder}`, error);
     }
-    return open(partPath, 'w');
+    return openFile(partPath);
   };
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await openPart().catch((error: unknown) => {
+    fd = await openPart().catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The folder went away since this batch made it: make it again.
       folders.forget(folder);
@@ -253,9 +252,9 @@ async function fetchToFile(
   let closed = false;
   let renamed = false;
   try {
-    const bytes = await receive(http, url, handle.fd, partPath, file, localPath, options);
+    const bytes = await receive(http, url, fd, partPath, file, localPath, options);
     closed = true;
-    await handle.close();
+    closeSync(fd);
     try {
       await rename(partPath, localPath);
     } catch (error) {
@@ -264,9 +263,22 @@ async function fetchToFile(
     renamed = true;
     return bytes;
   } finally {
-    if (!closed) await handle.close().catch(() => undefined);
+    if (!closed) {
+      try {
+        closeSync(fd);
+      } catch {
+        // The error being reported is the one that matters.
+      }
+    }
     if (!renamed) await rm(partPath, { force: true }).catch(() => undefined);
   }
+}
+
+/** Opens (creating or emptying) a file for writing, in the thread pool; resolves to its descriptor. */
+function openFile(path: string): Promise<number> {
+  return new Promise((resolve, reject) =>
+    openCallback(path, 'w', (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
 }
 
 interface ObjectState {
