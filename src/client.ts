@@ -71,7 +71,7 @@ export interface ApiAnswer {
 /** The two parts of undici the client uses: its connection pool, and `request` (called on any dispatcher). */
 interface Transport {
   Agent: typeof import('undici').Agent;
-  request: (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+  request: typeof import('undici/lib/api/api-request.js').default;
 }
 
 /** Who is at the other end of a request: the service (its URL is configuration) or the object store (its URLs come from the service). */
@@ -438,11 +438,24 @@ export class HttpClient {
 
 function loadTransport(): Promise<Transport> {
   // These two modules alone: undici's index also loads fetch, WebSocket, caches and mocks, which would double
-  // what every command pays for undici at start-up. undici publishes no exports map, so its files are public.
+  // what every command pays for undici at start-up. undici publishes no exports map, so its files are public;
+  // should another undici 7 release move them, the whole of undici serves instead.
   transport ??= Promise.all([
     import('undici/lib/dispatcher/agent.js'),
     import('undici/lib/api/api-request.js'),
-  ]).then(([agent, api]) => ({ Agent: agent.default, request: api.default }));
+  ]).then(
+    ([agent, api]) => ({ Agent: agent.default, request: api.default }),
+    async () => {
+      // `default` is undici's module.exports, as Node and bundlers both present CommonJS.
+      const { Agent } = (await import('undici')).default;
+      return {
+        Agent,
+        request(this: Dispatcher, options: Dispatcher.RequestOptions) {
+          return this.request(options);
+        },
+      };
+    },
+  );
   return transport;
 }
 

@@ -2,11 +2,10 @@
  * The download engine: fetches stored files into the local data root, streaming each one to `<dest>.part`
  * and renaming it over the destination only once every byte has arrived.
  *
- * Writes are synchronous, ~1 MiB each, as in curl and aria2: handing each one to the thread pool costs more
- * than the write itself when it lands in the page cache, and on a machine of two cores that thread competes
- * with the one receiving; so are checks of what exists and closing. Opening, renaming and creating folders
- * stay asynchronous: they wait on the file system's journal, at times for milliseconds, and meanwhile the other
- * transfers go on.
+ * Writes (~1 MiB each), existence checks and closing are synchronous, as in curl and aria2: handing them to
+ * the thread pool costs more than they do when writes land in the page cache, and on a machine of two cores
+ * that thread competes with the one receiving. Opening, renaming and creating folders stay asynchronous: they
+ * wait on the file system's journal, at times for milliseconds, and meanwhile the other transfers go on.
  */
 
 import { setMaxListeners } from 'node:events';
@@ -404,7 +403,7 @@ interface PumpOutcome {
 /**
  * Copies a body to the part file from `state.written`. Chunks are taken as they arrive ('data' events: the
  * async iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of
- * ~1 MiB, one `writev` each: a write per 16-64 KiB network chunk costs a third of the throughput. Errors of
+ * ~1 MiB, one `writev` each instead of a system call per 64 KiB network chunk. Errors of
  * the body are returned (the caller may resume); errors writing the file and bodies longer than announced are
  * thrown.
  */
