@@ -50,7 +50,16 @@ function writeLargeFile(path, size) {
 }
 
 const speedRatio = (result) => result.referenceMs / result.toolMs;
-const caseResult = (result, row) => ({ row, ratio: speedRatio(result), peakRss: result.peakRss });
+const spread = (runs) => {
+  const times = runs.map((run) => run.ms);
+  return `${seconds(Math.min(...times))}–${seconds(Math.max(...times))} s`;
+};
+/** A case's table row, with the fastest and slowest run of each command appended, and its figures. */
+const caseResult = (result, row) => ({
+  row: [...row, `${spread(result.toolRuns)}; ${spread(result.referenceRuns)}`],
+  ratio: speedRatio(result),
+  peakRss: result.peakRss,
+});
 const seconds = (ms) => (ms / 1000).toFixed(2);
 const mibPerSecond = (bytes, ms) => (bytes / MIB / (ms / 1000)).toFixed(0);
 
@@ -211,7 +220,17 @@ export async function run({ quick = false } = {}) {
         'SIGNED_URL` with the signed URL fetched beforehand (mission-data asks `/upload` for it within its time). ' +
         'By default mission-data reads the file twice, once to send its MD5 as `Content-MD5`; `--no-checksum` skips that.',
       '',
-      markdownTable(['Case', 'mission-data', 'curl', 'Speed ratio', 'Peak memory (mission-data)'], rows),
+      markdownTable(
+        [
+          'Case',
+          'mission-data',
+          'curl',
+          'Speed ratio',
+          'Peak memory (mission-data)',
+          'Runs: fastest–slowest (mission-data; curl)',
+        ],
+        rows,
+      ),
     ].join('\n');
     return { markdown, goals };
   } finally {
