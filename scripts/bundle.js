@@ -24,6 +24,17 @@ const withoutHttp2 = {
   },
 };
 
+/**
+ * The client imports two of undici's own modules, bundled, and its index only as a fallback for the library
+ * (see `loadTransport` in src/client.ts): the bundle leaves that one to Node rather than carry all of undici.
+ */
+const undiciIndexOutside = {
+  name: 'undici-index-outside',
+  setup(build) {
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', external: true }));
+  },
+};
+
 // Chunk names carry content hashes: clear the last build's so dist/ holds only what this one wrote.
 rmSync('dist/chunks', { recursive: true, force: true });
 
@@ -41,5 +52,5 @@ await build({
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [withoutHttp2],
+  plugins: [withoutHttp2, undiciIndexOutside],
 });
