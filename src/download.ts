@@ -14,7 +14,15 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { displayUrl, type HttpClient, type ObjectResponse } from './client.js';
-import { AbortedError, LocalFileError, NetworkError, ProtocolError, ValidationError } from './errors.js';
+import {
+  AbortedError,
+  isMissionDataError,
+  LocalFileError,
+  NetworkError,
+  NOT_ATTEMPTED,
+  ProtocolError,
+  ValidationError,
+} from './errors.js';
 import { resolveLocalPath } from './layout.js';
 import { type MissionFile, parsePathOrName } from './naming.js';
 
@@ -87,9 +95,13 @@ export async function downloadFiles(
   const link = linkSignal(options.signal, concurrency);
   const perFile: DownloadOptions = link ? { ...options, signal: link.signal } : options;
   const folders = new FolderCache();
+  // Once the service cannot be reached at all, asking it again for each remaining file would only repeat the
+  // same failure: those files are not attempted.
+  let unreachable: Error | undefined;
   await runPool(files.length, concurrency, async (index) => {
     const planned = files[index] as PlannedDownload;
-    const result = await downloadOne(http, planned, perFile, folders);
+    const result = await downloadOne(http, planned, perFile, folders, () => unreachable);
+    if (result.error && unreachableErrors.has(result.error)) unreachable ??= result.error;
     results[index] = result;
     options.onProgress?.({
       path: result.path,
@@ -183,11 +195,26 @@ class FolderCache {
   }
 }
 
+/** Codes of the errors that say the service itself cannot be reached, whichever file is asked for. */
+const UNREACHABLE_CODES = new Set(['E_CONNECTION_REFUSED', 'E_HOST_NOT_FOUND', 'E_CERTIFICATE', 'E_TLS']);
+/** Errors of asking the service for a file's address that say it cannot be reached. */
+const unreachableErrors = new WeakSet<Error>();
+
+/** Why a file is left alone: the service could not be reached for an earlier one. */
+function notAttempted(cause: Error): NetworkError {
+  return new NetworkError('not attempted: the service could not be reached', {
+    code: NOT_ATTEMPTED,
+    cause,
+    ...(isMissionDataError(cause) && cause.hint ? { hint: cause.hint } : {}),
+  });
+}
+
 async function downloadOne(
   http: DownloadHttp,
   { file, localPath }: PlannedDownload,
   options: DownloadOptions,
   folders: FolderCache,
+  unreachable: () => Error | undefined,
 ): Promise<DownloadResult> {
   const result = (status: DownloadResult['status'], bytes: number, error?: Error): DownloadResult =>
     error
@@ -197,7 +224,12 @@ async function downloadOne(
   try {
     if (signal?.aborted) throw abortedError(signal);
     if (!options.force && exists(localPath)) return result('skipped', 0);
-    const url = await http.resolveDownload(file.path, signal);
+    const stop = unreachable();
+    if (stop) return result('failed', 0, notAttempted(stop));
+    const url = await http.resolveDownload(file.path, signal).catch((error: unknown) => {
+      if (isMissionDataError(error) && UNREACHABLE_CODES.has(error.code)) unreachableErrors.add(error);
+      throw error;
+    });
     const bytes = await fetchToFile(http, url, file, localPath, options, folders);
     return result('downloaded', bytes);
   } catch (error) {

@@ -85,6 +85,9 @@ export class NetworkError extends MissionDataError {
   }
 }
 
+/** Code of a file a batch left alone because an earlier one showed the service cannot be reached. */
+export const NOT_ATTEMPTED = 'E_NOT_ATTEMPTED';
+
 /** The service answered something this client cannot read or must not trust. */
 export class ProtocolError extends MissionDataError {
   constructor(message: string, options: ErrorOptions = {}) {

@@ -2,7 +2,7 @@
  * Progress and summaries of the transfer commands, on stderr: one refreshing line on a terminal, one line per
  * file otherwise, nothing but errors when quiet.
  */
-import { isMissionDataError } from './errors.js';
+import { isMissionDataError, NOT_ATTEMPTED } from './errors.js';
 
 /** Where progress goes (the command's stderr). */
 export interface ProgressStream {
@@ -79,6 +79,8 @@ export class TransferReporter {
   private readonly inFlight = new Map<string, number>();
   private readonly counts = new Map<string, number>();
   private readonly failed: SettledFile[] = [];
+  /** Failed files that were never attempted (the service could not be reached): summed up, not listed. */
+  private readonly notAttempted: SettledFile[] = [];
   private settledBytes = 0;
   private settledFiles = 0;
   private lastDraw = 0;
@@ -113,11 +115,12 @@ export class TransferReporter {
     this.settledFiles += 1;
     this.settledBytes += file.bytes;
     this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
-    const failure = this.options.failures.includes(file.status);
-    if (failure) this.failed.push(file);
+    const skippedOver = isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED;
+    if (skippedOver) this.notAttempted.push(file);
+    else if (this.options.failures.includes(file.status)) this.failed.push(file);
     if (this.tty) {
       this.draw(this.settledFiles === this.totalFiles);
-    } else if (!this.options.quiet) {
+    } else if (!this.options.quiet && !skippedOver) {
       this.stream.write(`${this.line(file)}\n`);
     }
   }
@@ -143,14 +146,20 @@ export class TransferReporter {
         `${parts.join(', ')}; ${formatBytes(bytes)} in ${formatDuration(elapsed)}${rate}.${extra ? ` ${extra}` : ''}\n`,
       );
     }
-    if (this.failed.length === 0) return;
-    const count = this.failed.length;
+    const count = this.failed.length + this.notAttempted.length;
+    if (count === 0) return;
     this.stream.write(`${count} file${count === 1 ? '' : 's'} ${this.words.failed ?? 'failed'}:\n`);
     const hints = new Set<string>();
     for (const file of this.failed) {
       this.stream.write(`  ${file.label}: ${file.note ?? file.error?.message ?? 'failed'}\n`);
       if (file.error && isMissionDataError(file.error) && file.error.hint) hints.add(file.error.hint);
       if (this.options.debug && file.error?.stack) this.stream.write(`${file.error.stack}\n`);
+    }
+    const left = this.notAttempted.length;
+    if (left > 0) {
+      this.stream.write(
+        `  ${this.failed.length > 0 ? 'and ' : ''}${left} file${left === 1 ? '' : 's'} not attempted: the service could not be reached.\n`,
+      );
     }
     for (const hint of hints) this.stream.write(`Hint: ${hint}\n`);
   }

@@ -70,6 +70,23 @@ describe('bad input', () => {
   });
 });
 
+describe('an unreachable service', () => {
+  it('fails the first files with the reason and a hint once, and sums up the rest as not attempted', async () => {
+    const names = Array.from({ length: 40 }, (_, index) => scienceName('mag', index + 1));
+    const result = await runCli(['download', '-', '--url', 'http://127.0.0.1:9'], {
+      cwd: home,
+      input: `${names.join('\n')}\n`,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('40 files failed:');
+    // The default concurrency starts 8 files before the first refusal is known.
+    expect(result.stderr).toContain('and 32 files not attempted: the service could not be reached.');
+    expect(result.stderr.match(/connection refused/g)).toHaveLength(16);
+    expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
+    expect(await listFiles(home)).toEqual([]);
+  });
+});
+
 describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
   let store: string;
   let server: TestServer;

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ObjectResponse } from '../../src/client.js';
 import { parsePathList } from '../../src/commands/download.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
-import { AbortedError, ApiError, UsageError, ValidationError } from '../../src/errors.js';
+import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/errors.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -272,6 +272,49 @@ describe('downloadFiles', () => {
     expect(results.map((result) => result.status)).toEqual(['failed', 'downloaded']);
     expect(results[0]?.error).toMatchObject({ code: 'E_NOT_FOUND' });
     expect(existsSync(join(root, PATH_A))).toBe(false);
+  });
+
+  it('stops asking the service once it cannot be reached, leaving the other files not attempted', async () => {
+    const paths = Array.from(
+      { length: 10 },
+      (_, day) =>
+        `imap/mag/l1a/2024/01/imap_mag_l1a_norm_202401${String(day + 10)}_202401${String(day + 10)}_v01-00.cdf`,
+    );
+    await mkdir(dirname(join(root, ...(paths[9] ?? '').split('/'))), { recursive: true });
+    await writeFile(join(root, ...(paths[9] ?? '').split('/')), 'here already');
+    const asked: string[] = [];
+    const refusing: DownloadHttp = {
+      async resolveDownload(path) {
+        asked.push(path);
+        throw new NetworkError(`GET /download/${path}: connection refused.`, {
+          code: 'E_CONNECTION_REFUSED',
+          hint: 'Is the service running?',
+        });
+      },
+      getObject: () => Promise.reject(new Error('never reached')),
+    };
+    const results = await downloadFiles(refusing, paths, { dataDir: root, concurrency: 2 });
+    // The two files started together both find the service unreachable; nothing is asked after that.
+    expect(asked).toEqual(paths.slice(0, 2));
+    expect(results.slice(0, 2).map((result) => result.error)).toMatchObject([
+      { code: 'E_CONNECTION_REFUSED' },
+      { code: 'E_CONNECTION_REFUSED' },
+    ]);
+    for (const result of results.slice(2, 9)) {
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatchObject({ code: 'E_NOT_ATTEMPTED', hint: 'Is the service running?' });
+    }
+    // A file that exists is still reported as skipped: that needs no service.
+    expect(results[9]?.status).toBe('skipped');
+  });
+
+  it('goes on after a file the service does not have: only an unreachable service stops a batch', async () => {
+    server.objects.set(PATH_B, pattern(10, 8));
+    const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], {
+      dataDir: root,
+      concurrency: 1,
+    });
+    expect(results.map((result) => result.status)).toEqual(['failed', 'downloaded']);
   });
 
   it('downloads the same file given twice (as name and as path) once', async () => {
