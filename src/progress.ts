@@ -115,12 +115,12 @@ export class TransferReporter {
     this.settledFiles += 1;
     this.settledBytes += file.bytes;
     this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
-    const skippedOver = isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED;
-    if (skippedOver) this.notAttempted.push(file);
+    const neverAttempted = isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED;
+    if (neverAttempted) this.notAttempted.push(file);
     else if (this.options.failures.includes(file.status)) this.failed.push(file);
     if (this.tty) {
       this.draw(this.settledFiles === this.totalFiles);
-    } else if (!this.options.quiet && !skippedOver) {
+    } else if (!this.options.quiet && !neverAttempted) {
       this.stream.write(`${this.line(file)}\n`);
     }
   }
