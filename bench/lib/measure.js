@@ -7,7 +7,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { median } from './stats.js';
 
-const BIN = fileURLToPath(new URL('../../bin/mission-data.js', import.meta.url));
+/** The built command line, as `npm run build` leaves it. */
+export const BIN = fileURLToPath(new URL('../../bin/mission-data.js', import.meta.url));
 const PEAK_RSS_HOOK = new URL('./peak-rss.js', import.meta.url).href;
 const rssFolder = mkdtempSync(join(tmpdir(), 'mission-data-bench-rss-'));
 process.on('exit', () => rmSync(rssFolder, { recursive: true, force: true }));

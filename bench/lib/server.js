@@ -1,8 +1,6 @@
 /** The reference server as a process of its own, as a user runs it: `mission-data serve` on loopback. */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const BIN = fileURLToPath(new URL('../../bin/mission-data.js', import.meta.url));
+import { BIN } from './measure.js';
 
 /** Starts `mission-data serve --store <storeDir> --port 0` and resolves once it listens, with its URL. */
 export function startServerProcess(storeDir) {

@@ -4,17 +4,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client.js';
 import { NetworkError } from '../../src/errors.js';
-
-const RECORD = {
-  file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-  instrument: 'mag',
-  data_level: 'l1a',
-  descriptor: 'norm-mago',
-  start_date: '20250101',
-  end_date: '20250101',
-  version: 'v01-00',
-  extension: 'cdf',
-};
+import { MAG_RECORD } from '../helpers/records.js';
 
 const servers: Server[] = [];
 const clients: HttpClient[] = [];
@@ -81,9 +71,9 @@ describe('the client over real sockets', () => {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ statusCode: 200, body: [RECORD] }));
+      res.end(JSON.stringify({ statusCode: 200, body: [MAG_RECORD] }));
     });
-    expect(await newClient(url).query({ instrument: 'mag' })).toEqual([RECORD]);
+    expect(await newClient(url).query({ instrument: 'mag' })).toEqual([MAG_RECORD]);
     expect(calls).toBe(3);
   });
 
@@ -93,10 +83,12 @@ describe('the client over real sockets', () => {
       calls += 1;
     });
     const client = newClient(url, { idleTimeoutMs: 150, attempts: 2 });
-    const error = await client.resolveDownload(RECORD.file_path).catch((caught: unknown) => caught as Error);
+    const error = await client
+      .resolveDownload(MAG_RECORD.file_path)
+      .catch((caught: unknown) => caught as Error);
     expect(error).toMatchObject({ code: 'E_TIMEOUT' });
     expect((error as Error).message).toBe(
-      `GET ${url}/download/${RECORD.file_path}: no answer within 0.2 s. (gave up after 2 attempts)`,
+      `GET ${url}/download/${MAG_RECORD.file_path}: no answer within 0.2 s. (gave up after 2 attempts)`,
     );
     expect(calls).toBe(2);
   });
@@ -104,7 +96,7 @@ describe('the client over real sockets', () => {
   it('keeps connections alive between requests', async () => {
     const { url, sockets } = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify([RECORD]));
+      res.end(JSON.stringify([MAG_RECORD]));
     });
     const client = newClient(url);
     for (let i = 0; i < 10; i += 1) await client.query({ instrument: 'mag' });

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpClient } from '../../src/client.js';
+import { MAG_RECORD } from '../helpers/records.js';
 
 vi.mock('undici/lib/dispatcher/agent.js', () => {
   throw new Error('Cannot find module undici/lib/dispatcher/agent.js');
@@ -20,24 +21,14 @@ afterEach(async () => {
 
 describe('the client when undici moves its modules', () => {
   it('queries through the whole of undici instead', async () => {
-    const record = {
-      file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-      instrument: 'mag',
-      data_level: 'l1a',
-      descriptor: 'norm-mago',
-      start_date: '20250101',
-      end_date: '20250101',
-      version: 'v01-00',
-      extension: 'cdf',
-    };
     server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ statusCode: 200, body: [record] }));
+      res.end(JSON.stringify({ statusCode: 200, body: [MAG_RECORD] }));
     });
     await new Promise<void>((done) => server?.listen(0, '127.0.0.1', done));
     const client = new HttpClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     try {
-      expect(await client.query({ instrument: 'mag' })).toEqual([record]);
+      expect(await client.query({ instrument: 'mag' })).toEqual([MAG_RECORD]);
     } finally {
       await client.close();
     }
