@@ -24,6 +24,12 @@ export const SCIENCE_NAME_PATTERN =
 export const ANCILLARY_NAME_PATTERN =
   '<mission>_<instrument>_<descriptor>_<startdate>[_<enddate>]_<version>.<extension>';
 
+/**
+ * The longest file name the store and a local data root can hold: the file-system limit of 255 bytes, less
+ * room for the suffixes a download adds beside the file while it is in flight (`.part`, `.part.lock`, ...).
+ */
+export const MAX_NAME_BYTES = 255 - 16;
+
 /** Messages of the naming rules, worded as the service words them. */
 export const messages = {
   filename: (name: string) => `Invalid filename ${name}. Expected pattern: ${SCIENCE_NAME_PATTERN}`,
@@ -38,6 +44,8 @@ export const messages = {
   extension:
     'Invalid extension. Extension should be pkts for data level l0 and cdf for data level higher than l0',
   ancillaryExtension: `Invalid extension. Ancillary files must have one of the extensions ${ANCILLARY_EXTENSIONS.join(', ')}`,
+  tooLong: (name: string, bytes: number) =>
+    `Invalid filename ${name.slice(0, 60)}…: it is ${bytes} bytes long; file names are at most ${MAX_NAME_BYTES} bytes.`,
 } as const;
 
 const instrumentSchema = z.enum(INSTRUMENTS);
@@ -136,6 +144,7 @@ function splitName(name: string): { parts: string[]; extension: string } | undef
  * Throws a `ValidationError` listing every broken rule.
  */
 export function parseName(name: string): MissionFile {
+  checkNameLength(name);
   const split = hasUnsafeCharacters(name) ? undefined : splitName(name);
   // `imap_mag_l3_norm_20240101_v01-00.cdf` is a science name missing a part, not an ancillary one whose
   // descriptor is "l3": reading it as science reports the expected pattern instead of a puzzling date error.
@@ -151,7 +160,14 @@ export function parseName(name: string): MissionFile {
 
 /** Parses a science file name; throws a `ValidationError` listing every broken rule. */
 export function parseScienceName(name: string): ScienceFile {
+  checkNameLength(name);
   return parseScience(name, hasUnsafeCharacters(name) ? undefined : splitName(name));
+}
+
+/** A name longer than a file system keeps (with its in-flight suffixes) is refused before any other rule. */
+function checkNameLength(name: string): void {
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > MAX_NAME_BYTES) throw new ValidationError([messages.tooLong(name, bytes)]);
 }
 
 function parseScience(name: string, split: ReturnType<typeof splitName>): ScienceFile {

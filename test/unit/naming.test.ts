@@ -4,6 +4,7 @@ import {
   compareVersions,
   formatName,
   isCalendarDate,
+  MAX_NAME_BYTES,
   messages,
   parseName,
   parsePath,
@@ -449,5 +450,31 @@ describe('query values', () => {
     expect(queryValueProblem('table', 'other')).toContain('science, ancillary');
     expect(queryValueProblem('file_path', '../etc/passwd')).toContain("'..'");
     expect(queryValueProblem('descriptor', 'a b')).toContain('descriptor');
+  });
+});
+
+describe('name length', () => {
+  const nameWith = (descriptor: string) => `imap_mag_l1a_${descriptor}_20240101_20240101_v01-00.cdf`;
+  const fixed = nameWith('').length;
+
+  it('accepts a name of exactly the longest length and refuses one byte more, with one clear message', () => {
+    const longest = nameWith('d'.repeat(MAX_NAME_BYTES - fixed));
+    expect(longest).toHaveLength(MAX_NAME_BYTES);
+    expect(parseName(longest).name).toBe(longest);
+    const tooLong = nameWith('d'.repeat(MAX_NAME_BYTES - fixed + 1));
+    expect(() => parseName(tooLong)).toThrow(ValidationError);
+    try {
+      parseName(tooLong);
+    } catch (error) {
+      expect((error as ValidationError).problems).toEqual([
+        `Invalid filename ${tooLong.slice(0, 60)}…: it is ${MAX_NAME_BYTES + 1} bytes long; file names are at most ${MAX_NAME_BYTES} bytes.`,
+      ]);
+    }
+  });
+
+  it('refuses a 10,000-character name in paths too, before any other rule', () => {
+    const huge = nameWith('x'.repeat(10_000));
+    expect(() => parsePath(`imap/mag/l1a/2024/01/${huge}`)).toThrow(/file names are at most 239 bytes/);
+    expect(() => parseName(`${'?'.repeat(300)}.cdf`)).toThrow(/file names are at most/);
   });
 });
