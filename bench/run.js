@@ -1,67 +1,90 @@
 /**
- * Benchmark driver (`npm run bench`): runs the cases, prints their markdown and, after a full run of every
- * case, writes it to bench/RESULTS.md. `node bench/run.js transfer query` runs only the named cases;
- * `--quick` runs them on small sizes to check the harness (its numbers are not results).
+ * Benchmark driver (`npm run bench`): runs the groups of cases, prints their markdown and a table of goals and,
+ * after a full run of every group, writes it all to bench/RESULTS.md. `node bench/run.js transfer capped` runs
+ * only the named groups; `--quick` runs them on small sizes to check the harness (its numbers are not results).
  */
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { markdownTable } from './lib/stats.js';
+import { performance } from 'node:perf_hooks';
+import { commandVersion } from './lib/measure.js';
+import { formatBytes, markdownTable } from './lib/stats.js';
 
-const CASES = {
+const GROUPS = {
   transfer: () => import('./transfer.js'),
+  capped: () => import('./capped.js'),
   'query-command': () => import('./query-command.js'),
   query: () => import('./query.js'),
   startup: () => import('./startup.js'),
+  liftoff: () => import('./liftoff.js'),
 };
 
-function curlVersion() {
-  try {
-    return execFileSync('curl', ['--version'], { encoding: 'utf8' })
-      .split('\n')[0]
-      .split(' ')
-      .slice(0, 2)
-      .join(' ');
-  } catch {
-    return undefined;
-  }
+/** The goal on the tool's peak resident memory, in every case that records it. */
+const PEAK_MEMORY_LIMIT = 150 * 1024 * 1024;
+
+/** `curl 7.88.1` from the first line of `curl --version`; likewise aria2c and openssl. */
+function shortVersion(line, words = 2) {
+  return line?.split(' ').slice(0, words).join(' ');
 }
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const requested = args.filter((arg) => arg !== '--quick');
-const unknown = requested.filter((name) => !(name in CASES));
-const curl = curlVersion();
+const unknown = requested.filter((name) => !(name in GROUPS));
+const commands = {
+  curl: shortVersion(commandVersion('curl')),
+  aria2c: shortVersion(commandVersion('aria2c'), 3),
+  openssl: shortVersion(commandVersion('openssl', ['version'])),
+};
 if (unknown.length > 0) {
-  console.error(`Unknown benchmark case ${unknown.join(', ')}; cases are: ${Object.keys(CASES).join(', ')}`);
+  console.error(
+    `Unknown benchmark group ${unknown.join(', ')}; groups are: ${Object.keys(GROUPS).join(', ')}`,
+  );
   process.exitCode = 2;
-} else if (!curl) {
+} else if (!commands.curl) {
   console.error(
     'curl was not found on the PATH: the benchmarks compare mission-data with it (apt-get install curl).',
   );
   process.exitCode = 2;
 } else {
-  const names = requested.length > 0 ? requested : Object.keys(CASES);
+  const started = performance.now();
+  const names = requested.length > 0 ? requested : Object.keys(GROUPS);
   const command = `npm run bench${requested.length > 0 || quick ? ` -- ${args.join(' ')}` : ''}`;
   const cpu = cpus();
+  const references = [commands.curl, commands.aria2c ?? 'no aria2c', commands.openssl ?? 'no openssl'];
   const header = [
     `## mission-data benchmarks, ${new Date().toISOString().slice(0, 10)}${quick ? ' (quick: small sizes, not results)' : ''}`,
     '',
     `Machine: ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${(totalmem() / 1024 ** 3).toFixed(1)} GiB ` +
-      `memory, ${process.platform} ${process.arch}, Node ${process.version}, ${curl}. Command: \`${command}\`.`,
+      `memory, ${process.platform} ${process.arch}, Node ${process.version}, ${references.join(', ')}. ` +
+      `Command: \`${command}\`.`,
   ].join('\n');
   console.log(header);
   const sections = [header];
   const goals = [];
+  const peaks = [];
   for (const name of names) {
-    const module = await CASES[name]();
-    const result = await module.run({ quick });
-    // A case returns its markdown, or its markdown and the goals it measured.
+    const group = await GROUPS[name]();
+    const result = await group.run({ quick, commands });
+    // A group returns its markdown, or its markdown with the goals it measured and the tool's peak memory.
     const section = typeof result === 'string' ? result : result.markdown;
-    if (typeof result !== 'string') goals.push(...result.goals);
+    if (typeof result !== 'string') {
+      goals.push(...(result.goals ?? []));
+      peaks.push(...(result.peaks ?? []));
+    }
     console.log(`\n${section}`);
     sections.push(section);
   }
+  // Memory goals close the table, after the speed goals of every group.
+  goals.sort((a, b) => Number(Boolean(a.memory)) - Number(Boolean(b.memory)));
+  if (peaks.length > 0) {
+    const largest = peaks.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    goals.push({
+      goal: `Peak memory of mission-data under ${formatBytes(PEAK_MEMORY_LIMIT)} in every case (${peaks.length} measured)`,
+      measured: `${formatBytes(largest.bytes)} (${largest.label})`,
+      met: peaks.every((peak) => peak.bytes < PEAK_MEMORY_LIMIT),
+    });
+  }
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   if (goals.length > 0) {
     const table = [
       '### Goals',
@@ -70,12 +93,15 @@ if (unknown.length > 0) {
         ['Goal', 'Measured', 'Met'],
         goals.map((goal) => [goal.goal, goal.measured, goal.met ? 'yes' : '**no**']),
       ),
+      '',
+      `The run took ${minutes} minutes.`,
     ].join('\n');
     console.log(`\n${table}`);
     sections.push(table);
   }
-  if (!quick && names.length === Object.keys(CASES).length) {
+  if (!quick && names.length === Object.keys(GROUPS).length) {
     writeFileSync(new URL('./RESULTS.md', import.meta.url), `${sections.join('\n\n')}\n`);
     console.error('\nWritten to bench/RESULTS.md.');
   }
+  console.error(`Benchmarks took ${minutes} minutes.`);
 }

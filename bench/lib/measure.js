@@ -20,14 +20,17 @@ let rssFiles = 0;
  * @typedef {{ label: string, command: string, args: string[], input?: string, env?: Record<string, string>, peakRss?: boolean }} Run
  */
 
-/** A `mission-data` run of the built bin, with its peak resident memory recorded unless `peakRss` is false. */
+/**
+ * A `mission-data` run of the built bin (or of another launcher of the same program, `bin`), with its peak
+ * resident memory recorded unless `peakRss` is false.
+ */
 export function tool(args, options = {}) {
-  const { peakRss = true, ...rest } = options;
+  const { peakRss = true, bin = BIN, ...rest } = options;
   const preload = peakRss ? ['--import', PEAK_RSS_HOOK] : [];
   return {
     label: 'mission-data',
     command: process.execPath,
-    args: [...preload, BIN, ...args],
+    args: [...preload, bin, ...args],
     peakRss,
     ...rest,
   };
@@ -74,29 +77,78 @@ export function execute(run) {
 }
 
 /**
- * Runs `makeTool()` and `makeReference()` `repetitions` times each, interleaved and alternating which goes
- * first so that drift in the machine's state (page cache, other load) falls on both alike. `prepare()` runs
- * before every single run (to remove the previous run's output, say) and is not timed. One untimed warm-up
- * of each comes first. After `prepare()` the file system is flushed (`sync`), so that writing back or discarding
- * what the previous run left behind does not fall into the next run's time.
+ * Runs several commands `repetitions` times each (or each command's own `repetitions`), interleaved: every round
+ * runs each command once, and the command that goes first moves on by one each round, so that drift in the
+ * machine's state (page cache, other load) falls on all alike. `prepare(name)` runs before every single run (to
+ * remove the previous run's output, say) and `verify(name)` after it (to check the output is complete); neither
+ * is timed. After `prepare()` the file system is flushed (`sync`), so that writing back or discarding what the
+ * previous run left behind does not fall into the next run's time. Unless `warmup` is false, one untimed run of
+ * each comes first.
+ *
+ * `runs` is a list of `{ name, make(i), repetitions? }`; the result maps each name to its median time `ms`,
+ * its `runs`, the largest `peakRss` of its runs and their `medianPeakRss`.
  */
-export async function compare({ repetitions, makeTool, makeReference, prepare = async () => undefined }) {
-  const toolRuns = [];
-  const referenceRuns = [];
-  for (let i = -1; i < repetitions; i += 1) {
-    const order = i % 2 === 0 ? ['tool', 'reference'] : ['reference', 'tool'];
-    for (const which of order) {
-      await prepare(which);
+export async function compareRuns({
+  runs,
+  repetitions,
+  warmup = true,
+  prepare = async () => undefined,
+  verify = async () => undefined,
+}) {
+  const samples = new Map(runs.map((run) => [run.name, []]));
+  const rounds = Math.max(...runs.map((run) => run.repetitions ?? repetitions));
+  for (let i = warmup ? -1 : 0; i < rounds; i += 1) {
+    const shift = ((i % runs.length) + runs.length) % runs.length;
+    const order = [...runs.slice(shift), ...runs.slice(0, shift)];
+    for (const run of order) {
+      if (i >= (run.repetitions ?? repetitions)) continue;
+      await prepare(run.name);
       execFileSync('sync');
-      const result = await execute(which === 'tool' ? makeTool(i) : makeReference(i));
-      if (i >= 0) (which === 'tool' ? toolRuns : referenceRuns).push(result);
+      const result = await execute(run.make(i));
+      await verify(run.name);
+      if (i >= 0) samples.get(run.name).push(result);
     }
   }
+  const results = {};
+  for (const [name, list] of samples) {
+    results[name] = {
+      ms: median(list.map((run) => run.ms)),
+      runs: list,
+      peakRss: Math.max(0, ...list.map((run) => run.peakRss ?? 0)),
+      medianPeakRss: median(list.map((run) => run.peakRss ?? 0)),
+    };
+  }
+  return results;
+}
+
+/**
+ * Runs `makeTool()` and `makeReference()` `repetitions` times each, interleaved and alternating which goes
+ * first (see `compareRuns`, which this is for two commands named `tool` and `reference`).
+ */
+export async function compare({ makeTool, makeReference, ...options }) {
+  const results = await compareRuns({
+    ...options,
+    runs: [
+      { name: 'tool', make: makeTool },
+      { name: 'reference', make: makeReference },
+    ],
+  });
   return {
-    toolMs: median(toolRuns.map((run) => run.ms)),
-    referenceMs: median(referenceRuns.map((run) => run.ms)),
-    toolRuns,
-    referenceRuns,
-    peakRss: Math.max(...toolRuns.map((run) => run.peakRss ?? 0)),
+    toolMs: results.tool.ms,
+    referenceMs: results.reference.ms,
+    toolRuns: results.tool.runs,
+    referenceRuns: results.reference.runs,
+    peakRss: results.tool.peakRss,
   };
+}
+
+/** The first line of `command --version` (or of `versionArgs`), or undefined when it cannot be run. */
+export function commandVersion(commandName, versionArgs = ['--version']) {
+  try {
+    return execFileSync(commandName, versionArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')[0]
+      .trim();
+  } catch {
+    return undefined;
+  }
 }

@@ -14,8 +14,9 @@ export function markdownTable(header, rows) {
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
-/** Bytes as KiB/MiB with one decimal. */
+/** Bytes as KiB/MiB with one decimal (negative amounts with a minus sign). */
 export function formatBytes(bytes) {
+  if (bytes < 0) return `-${formatBytes(-bytes)}`;
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
@@ -27,4 +28,24 @@ export function median(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** A goal on a speed ratio (reference time / tool time): met at `minimum` or above. */
+export function ratioGoal(goal, ratio, minimum) {
+  return {
+    goal: `${goal} ≥ ${minimum.toFixed(2)}×`,
+    measured: `${ratio.toFixed(2)}×`,
+    met: ratio >= minimum,
+  };
+}
+
+/** Wall time in seconds with two decimals. */
+export function seconds(ms) {
+  return (ms / 1000).toFixed(2);
+}
+
+/** The fastest and slowest of some runs, in seconds: `0.81–2.80 s`. */
+export function spread(runs) {
+  const times = runs.map((run) => run.ms);
+  return `${seconds(Math.min(...times))}–${seconds(Math.max(...times))} s`;
 }

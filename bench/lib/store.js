@@ -87,3 +87,16 @@ export async function cachedStore(count) {
   writeFileSync(marker, new Date().toISOString());
   return { dir, keys, reused: false };
 }
+
+/** The storage key of the one large object of `size` bytes that the transfer benchmarks download. */
+export function largeKey(size) {
+  return `imap/mag/l1b/2024/01/imap_mag_l1b_large${size / 1024 / 1024}mib_20240101_20240101_v01-00.cdf`;
+}
+
+/** A store under `dir` holding one file, matched alone by `query --instrument mag`; returns its key. */
+export function writeOneRecordStore(dir) {
+  const key = 'imap/mag/l1a/2024/01/imap_mag_l1a_sci_20240101_20240101_v01-00.cdf';
+  mkdirSync(join(dir, 'imap/mag/l1a/2024/01'), { recursive: true });
+  writeFileSync(join(dir, ...key.split('/')), Buffer.alloc(1024, 0x5a));
+  return key;
+}
