@@ -1,11 +1,16 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
-import { HttpClient } from './client.js';
 import { type Config, loadConfig } from './config.js';
 import { type DownloadOptions, type DownloadResult, downloadFiles } from './download.js';
 import { ValidationError } from './errors.js';
-import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './filters.js';
-import type { QueryRecord } from './records.js';
+import {
+  FILTER_NAMES,
+  hasFilter,
+  type QueryFilters,
+  type QueryRecord,
+  toQueryParams,
+} from './query-vocabulary.js';
+import { HttpClient } from './service.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload.js';
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
@@ -27,7 +32,7 @@ export interface CreateClientOptions {
   /** Environment to read instead of the process's. */
   env?: Record<string, string | undefined>;
   /** Receives one line per request and retry, for debugging. */
-  log?: (line: string) => void;
+  log?: ((line: string) => void) | undefined;
 }
 
 /** A client of the service. */
@@ -67,9 +72,9 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       http: new HttpClient({
         url: config.url,
         apiKey: config.apiKey,
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-        ...(options.attempts !== undefined ? { attempts: options.attempts } : {}),
-        ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
+        dispatcher: options.dispatcher,
+        attempts: options.attempts,
+        retryBaseMs: options.retryBaseMs,
         log: options.log,
       }),
     }));
@@ -78,6 +83,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
 
   return {
     async query(filters, queryOptions = {}) {
+      // Checked before the configuration is read: a bad value never costs a file read or a request.
       const params = toQueryParams(filters);
       if (!hasFilter(filters)) {
         throw new ValidationError([

@@ -4,8 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { commandLineHint } from './commands/hints.js';
 import type { CommandIO, GlobalOptions } from './commands/io.js';
 import { ExitCode, isMissionDataError } from './errors.js';
+import { QUERY_FILTERS } from './query-vocabulary.js';
 
 const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -20,24 +22,13 @@ const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
   () => new Option('--debug', 'print stack traces and request details'),
 ];
 
-/** Query filters, shared by `query` and `download`. */
-const FILTER_OPTIONS: ReadonlyArray<() => Option> = [
-  () => new Option('--table <table>', 'table to search').choices(['science', 'ancillary']),
-  () => new Option('--instrument <instrument>', 'instrument, e.g. mag'),
-  () => new Option('--data-level <level>', 'data level, e.g. l1a'),
-  () => new Option('--descriptor <descriptor>', 'product descriptor'),
-  () => new Option('--start-date <YYYYMMDD>', 'files starting on or after this date'),
-  () => new Option('--end-date <YYYYMMDD>', 'files starting on or before this date'),
-  () => new Option('--ingestion-start-date <YYYYMMDD>', 'files ingested on or after this day (UTC)'),
-  () => new Option('--ingestion-end-date <YYYYMMDD>', 'files ingested on or before this day (UTC)'),
-  () => new Option('--version <version>', "file version vXX-YY, or 'latest'"),
-  () =>
-    new Option(
-      '--extension <extension>',
-      'pkts or cdf (ancillary: cdf, csv, dat, json, zip, tsv, pgm, xlsx)',
-    ),
-  () => new Option('--file-path <path>', 'storage path of one file'),
-];
+/** Query filters, shared by `query` and `download`, declared from the one table of filters. */
+const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter) => () => {
+  const option = new Option(filter.flag, filter.help);
+  // Only the table's values are few and fixed enough to be refused by the parser; the others are checked
+  // with the service's own messages.
+  return filter.name === 'table' ? option.choices(filter.choices) : option;
+});
 
 function positiveInteger(name: string, max: number) {
   return (value: string): number => {
@@ -201,7 +192,8 @@ Examples:
 function printError(error: unknown, io: CommandIO, debug: boolean): number {
   if (isMissionDataError(error)) {
     io.stderr.write(`Error: ${error.message}\n`);
-    if (error.hint) io.stderr.write(`Hint: ${error.hint}\n`);
+    const hint = commandLineHint(error);
+    if (hint) io.stderr.write(`Hint: ${hint}\n`);
     if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;
   }
@@ -222,7 +214,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   const controller = new AbortController();
   let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) process.exit(130); // A second Ctrl-C leaves at once.
+    if (interrupted) process.exit(ExitCode.Interrupted); // A second Ctrl-C leaves at once.
     interrupted = true;
     controller.abort(new Error(`Interrupted by ${signal}`));
   };
@@ -244,14 +236,14 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     });
     await program.parseAsync([...argv]);
     const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
-    return interrupted && status !== ExitCode.Success ? 130 : status;
+    return interrupted && status !== ExitCode.Success ? ExitCode.Interrupted : status;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version end with exit code 0; everything else commander rejects is a usage error.
       return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
     }
     const status = printError(error, io, debug);
-    return interrupted ? 130 : status;
+    return interrupted ? ExitCode.Interrupted : status;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

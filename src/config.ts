@@ -5,9 +5,9 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
-import * as z from 'zod/mini';
-import './schema.js';
 import { ConfigError } from './errors.js';
+import { parseHttpUrl } from './http/urls.js';
+import * as z from './zod.js';
 
 /** The development server of the service, used when nothing else is configured. */
 export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
@@ -79,11 +79,6 @@ export const SETTING_ALIASES: Record<string, SettingName> = {
   'data-dir': 'dataDir',
   dataDir: 'dataDir',
 };
-
-/** The environment variables, for callers that must not read `process.env` themselves. */
-export function environment(): Record<string, string | undefined> {
-  return process.env;
-}
 
 /** The default configuration file: `config.json` in the platform's configuration folder. */
 export function defaultConfigFile(env: Record<string, string | undefined> = process.env): string {
@@ -215,15 +210,13 @@ export function describeSource(name: SettingName, source: SettingSource, configF
 function checkUrl(value: string, source: SettingSource, configFile: string): string {
   const origin = `set by ${describeSource('url', source, configFile)}`;
   const hint = 'Give an address such as https://api.dev.imap-mission.com.';
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
+  const parsed = parseHttpUrl(value);
+  if (parsed === 'not a URL') {
     throw new ConfigError(`Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, {
       hint,
     });
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+  if (parsed === 'not http(s)') {
     throw new ConfigError(
       `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
       { hint },

@@ -5,9 +5,38 @@ export const ExitCode = {
   Success: 0,
   Failure: 1,
   Usage: 2,
+  /** Ctrl-C or SIGTERM: 128 + SIGINT, as shells report it. */
+  Interrupted: 130,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Every `code` an error of this package carries; stable across releases, for scripts and library callers. */
+export type ErrorCode =
+  | 'E_VALIDATION'
+  | 'E_USAGE'
+  | 'E_CONFIG'
+  | 'E_API'
+  | 'E_NOT_FOUND'
+  | 'E_ALREADY_EXISTS'
+  | 'E_NETWORK'
+  | 'E_CONNECTION_REFUSED'
+  | 'E_HOST_NOT_FOUND'
+  | 'E_TIMEOUT'
+  | 'E_TLS'
+  | 'E_CERTIFICATE'
+  | 'E_INCOMPLETE'
+  | 'E_NOT_ATTEMPTED'
+  | 'E_PROTOCOL'
+  | 'E_LOCAL_FILE'
+  | 'E_FILE_NOT_FOUND'
+  | 'E_FILE_CHANGED'
+  | 'E_ABORTED'
+  | 'E_STORE'
+  | 'E_LISTEN';
+
+/** Who is at the other end of a request: the service (its URL is configuration) or the object store (its URLs come from the service). */
+export type Peer = 'service' | 'object store';
 
 export interface ErrorOptions {
   hint?: string | undefined;
@@ -17,13 +46,13 @@ export interface ErrorOptions {
 /** Base class of every error this package throws on purpose. */
 export class MissionDataError extends Error {
   /** A stable, machine-readable identifier, e.g. `E_VALIDATION`. */
-  readonly code: string;
+  readonly code: ErrorCode;
   /** What the user can do about it, printed under the message. */
   readonly hint: string | undefined;
   /** The exit status the command line ends with. */
   readonly exitCode: ExitCodeValue;
 
-  constructor(message: string, code: string, exitCode: ExitCodeValue, options: ErrorOptions = {}) {
+  constructor(message: string, code: ErrorCode, exitCode: ExitCodeValue, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -58,13 +87,15 @@ export class ConfigError extends MissionDataError {
 
 /** The service answered, but not with success. */
 export class ApiError extends MissionDataError {
+  /** How long the answer's `Retry-After` asked the client to wait, in ms. */
+  readonly retryAfterMs: number | undefined;
   readonly status: number;
   readonly method: string;
   readonly url: string;
 
   constructor(
     details: { method: string; url: string; status: number; message: string },
-    options: ErrorOptions & { code?: string } = {},
+    options: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number | undefined } = {},
   ) {
     super(
       `${details.method} ${details.url}: ${details.status} ${details.message}`,
@@ -75,18 +106,23 @@ export class ApiError extends MissionDataError {
     this.status = details.status;
     this.method = details.method;
     this.url = details.url;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
 /** The service could not be reached, or the connection failed or timed out. */
 export class NetworkError extends MissionDataError {
-  constructor(message: string, options: ErrorOptions & { code?: string } = {}) {
+  /** Whose address failed: the configured service, or an object-store address the service handed out. */
+  readonly peer: Peer;
+
+  constructor(message: string, options: ErrorOptions & { code?: ErrorCode; peer?: Peer } = {}) {
     super(message, options.code ?? 'E_NETWORK', ExitCode.Failure, options);
+    this.peer = options.peer ?? 'service';
   }
 }
 
 /** Code of a file a batch left alone because an earlier one showed the service cannot be reached. */
-export const NOT_ATTEMPTED = 'E_NOT_ATTEMPTED';
+export const NOT_ATTEMPTED = 'E_NOT_ATTEMPTED' satisfies ErrorCode;
 
 /** The service answered something this client cannot read or must not trust. */
 export class ProtocolError extends MissionDataError {
@@ -97,7 +133,7 @@ export class ProtocolError extends MissionDataError {
 
 /** A local file could not be read or written. */
 export class LocalFileError extends MissionDataError {
-  constructor(message: string, options: ErrorOptions & { code?: string } = {}) {
+  constructor(message: string, options: ErrorOptions & { code?: ErrorCode } = {}) {
     super(message, options.code ?? 'E_LOCAL_FILE', ExitCode.Failure, options);
   }
 }
@@ -106,6 +142,20 @@ export class LocalFileError extends MissionDataError {
 export class AbortedError extends MissionDataError {
   constructor(message = 'Cancelled.', options: ErrorOptions = {}) {
     super(message, 'E_ABORTED', ExitCode.Failure, options);
+  }
+}
+
+/** The reference server's store folder cannot be used: a setup problem, not a bug. */
+export class StoreError extends MissionDataError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, 'E_STORE', ExitCode.Failure, options);
+  }
+}
+
+/** The reference server cannot listen where it was asked to. */
+export class ListenError extends MissionDataError {
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(message, 'E_LISTEN', ExitCode.Failure, options);
   }
 }
 

@@ -1,8 +1,6 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient } from './api.js';
 export { createClient } from './api.js';
-export type { ApiAnswer, HttpClientOptions, ObjectResponse, QueryParams } from './client.js';
-export { HttpClient } from './client.js';
 export type { Config, ConfigFlags, LoadConfigOptions, SettingName, SettingSource } from './config.js';
 export { DEFAULT_URL, loadConfig } from './config.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download.js';
@@ -10,6 +8,7 @@ export {
   AbortedError,
   ApiError,
   ConfigError,
+  type ErrorCode,
   ExitCode,
   LocalFileError,
   MissionDataError,
@@ -18,15 +17,14 @@ export {
   UsageError,
   ValidationError,
 } from './errors.js';
-export type { QueryFilters } from './filters.js';
+export type { ApiAnswer } from './http/envelope.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './mission.js';
 export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './mission.js';
+export { compareVersions, isCalendarDate, MAX_NAME_BYTES } from './name-parts.js';
 export type { AncillaryFile, MissionFile, ScienceFile } from './naming.js';
 export {
-  compareVersions,
   formatName,
-  isCalendarDate,
   parseName,
   parsePath,
   parsePathOrName,
@@ -34,5 +32,7 @@ export {
 } from './naming.js';
 export type { OutputFormat } from './output.js';
 export { formatCsv, formatJson, formatTable } from './output.js';
-export type { QueryRecord } from './records.js';
+export type { QueryFilters, QueryParams, QueryRecord } from './query-vocabulary.js';
+export type { HttpClientOptions, ObjectResponse, PutObjectOptions } from './service.js';
+export { HttpClient } from './service.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload.js';

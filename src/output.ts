@@ -1,6 +1,6 @@
 /** Renders query records as a table, JSON or CSV: pure functions returning the text the command prints. */
 import Table from 'cli-table3';
-import type { QueryRecord } from './records.js';
+import type { QueryRecord } from './query-vocabulary.js';
 
 /** Output formats of `query`. */
 export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;

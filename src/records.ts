@@ -1,24 +1,9 @@
 /** Query records: the shape of one element of a `GET /query` answer, and the checks every record passes. */
-import * as z from 'zod/mini';
-import './schema.js';
 import { ProtocolError, ValidationError } from './errors.js';
-import { parsePath, unsafePathReason } from './naming.js';
-
-/** One record of `GET /query`, as the service sends it (unknown extra fields are kept). */
-export interface QueryRecord {
-  file_path: string;
-  instrument: string;
-  /** Absent in ancillary records. */
-  data_level?: string | undefined;
-  descriptor: string;
-  start_date: string;
-  /** Present in the service's example answer, absent in older clients' samples; null for single-date ancillary files. */
-  end_date?: string | null | undefined;
-  version: string;
-  extension: string;
-  /** `YYYY-MM-DD HH:MM:SS` (UTC). */
-  ingestion_date?: string | undefined;
-}
+import { parsePath } from './naming.js';
+import { unsafePathReason } from './path-safety.js';
+import type { QueryRecord } from './query-vocabulary.js';
+import * as z from './zod.js';
 
 /** The zod schema of one query record; extra fields pass through untouched. */
 export const queryRecordSchema = z.looseObject({

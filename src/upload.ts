@@ -7,11 +7,11 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import type { HttpClient } from './client.js';
-import { abortedError, linkSignal, runPool } from './download.js';
-import { AbortedError, ApiError, LocalFileError, ValidationError } from './errors.js';
+import { abortedError, failureOf, linkSignal, runPool } from './batch.js';
+import { ApiError, LocalFileError, ValidationError } from './errors.js';
 import { LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 import { type MissionFile, parseName } from './naming.js';
+import type { HttpClient } from './service.js';
 
 /** Progress of one file: sent while bytes go out, and once more with `done` when the file is settled. */
 export interface UploadProgress {
@@ -196,14 +196,7 @@ async function uploadOne(
     if (isAlreadyStored(error)) {
       return { localPath, key, status: 'exists', bytes: 0, error: error as Error };
     }
-    const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;
-    return {
-      localPath,
-      key,
-      status: 'failed',
-      bytes: 0,
-      error: reason instanceof Error ? reason : new Error(String(reason)),
-    };
+    return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
   }
 }
 

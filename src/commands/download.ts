@@ -1,11 +1,11 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
-import { HttpClient } from '../client.js';
-import { loadConfig } from '../config.js';
-import { abortedError, type DownloadResult, downloadFiles } from '../download.js';
-import { ExitCode, ProtocolError, UsageError, ValidationError } from '../errors.js';
-import { filterFlag, hasFilter, pickFilters, type QueryFilters, toQueryParams } from '../filters.js';
-import { TransferReporter } from '../progress.js';
-import type { CommandIO, GlobalOptions } from './io.js';
+import type { MissionDataClient } from '../api.js';
+import { abortedError } from '../batch.js';
+import type { DownloadResult } from '../download.js';
+import { ExitCode, UsageError } from '../errors.js';
+import { filterFlag, hasFilter, pickFilters, type QueryFilters } from '../query-vocabulary.js';
+import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
+import { TransferReporter } from './progress.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
@@ -33,42 +33,34 @@ export async function download(
       { hint: 'See mission-data download -h.' },
     );
   }
-  // Filter values are checked before any request or stdin read.
-  const params = paths.length === 0 ? toQueryParams(filters) : undefined;
   const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
   if (targets && targets.length === 0) {
     throw new UsageError('Nothing to download: stdin held no file paths.');
   }
-  const config = await loadConfig({ url: options.url, apiKey: options.apiKey, dataDir: options.dataDir });
-  const http = new HttpClient({
-    url: config.url,
-    apiKey: config.apiKey,
-    log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
-  });
+  const client = clientFor(options, io);
   try {
     let list = targets;
     if (!list) {
-      const records = await http.query(params ?? {}, io.signal);
+      // Filter values are checked by the library before the configuration is read or anything is sent.
+      const records = await client.query(filters, { signal: io.signal });
       list = records.map((record) => record.file_path);
       if (list.length === 0) {
         if (!options.quiet) io.stderr.write('No files match the query; nothing to download.\n');
         return ExitCode.Success;
       }
     }
-    const results = await runDownloads(http, list, config.dataDir, options, io, targets === undefined);
+    const results = await runDownloads(client, list, options, io);
     return results.some((result) => result.status === 'failed') ? ExitCode.Failure : ExitCode.Success;
   } finally {
-    await http.close();
+    await client.close();
   }
 }
 
 async function runDownloads(
-  http: HttpClient,
+  client: MissionDataClient,
   targets: string[],
-  dataDir: string,
   options: DownloadCommandOptions,
   io: CommandIO,
-  fromQuery: boolean,
 ): Promise<DownloadResult[]> {
   const reporter = new TransferReporter(
     io.stderr,
@@ -76,32 +68,22 @@ async function runDownloads(
     { active: 'Downloading', statuses: { downloaded: 'downloaded', skipped: 'skipped', failed: 'failed' } },
     { quiet: options.quiet, debug: options.debug, failures: ['failed'] },
   );
-  let results: DownloadResult[];
-  try {
-    results = await downloadFiles(http, targets, {
-      dataDir,
-      force: Boolean(options.force),
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      signal: io.signal,
-      onStart: (files) => reporter.setTotal(files),
-      onProgress: (event) => {
-        if (!event.done) return reporter.progress(event.path, event.received);
-        reporter.settled({
-          label: event.path,
-          status: event.done,
-          bytes: event.received,
-          note: event.done === 'skipped' ? 'exists' : undefined,
-          error: event.error,
-        });
-      },
-    });
-  } catch (error) {
-    if (error instanceof ValidationError && fromQuery) {
-      // These paths came from the service, not from the user: an answer not to be trusted.
-      throw new ProtocolError(`The query answered file paths that break the naming rules:\n${error.message}`);
-    }
-    throw error;
-  }
+  const results = await client.download(targets, {
+    force: Boolean(options.force),
+    concurrency: options.concurrency,
+    signal: io.signal,
+    onStart: (files) => reporter.setTotal(files),
+    onProgress: (event) => {
+      if (!event.done) return reporter.progress(event.path, event.received);
+      reporter.settled({
+        label: event.path,
+        status: event.done,
+        bytes: event.received,
+        note: event.done === 'skipped' ? 'exists' : undefined,
+        error: event.error,
+      });
+    },
+  });
   const skipped = results.some((result) => result.status === 'skipped');
   reporter.finish(
     io.signal.aborted

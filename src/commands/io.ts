@@ -1,3 +1,5 @@
+import { createClient, type MissionDataClient } from '../api.js';
+
 /** What a command may use to talk to the user: given by `cli.ts`, so commands never touch the process. */
 export interface CommandIO {
   /** Results: tables, JSON, CSV. */
@@ -17,4 +19,14 @@ export interface GlobalOptions {
   dataDir?: string | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
+}
+
+/** The library client a command works through, set from the global options (`--debug` logs every request). */
+export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataClient {
+  return createClient({
+    url: options.url,
+    apiKey: options.apiKey,
+    dataDir: options.dataDir,
+    log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
+  });
 }

@@ -1,16 +1,8 @@
 /** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
-import { createClient } from '../api.js';
 import { UsageError } from '../errors.js';
-import {
-  FILTER_NAMES,
-  filterFlag,
-  hasFilter,
-  pickFilters,
-  type QueryFilters,
-  toQueryParams,
-} from '../filters.js';
 import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
-import type { CommandIO, GlobalOptions } from './io.js';
+import { FILTER_NAMES, filterFlag, hasFilter, pickFilters, type QueryFilters } from '../query-vocabulary.js';
+import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
@@ -34,15 +26,7 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
       { hint: 'For example: mission-data query --instrument mag --start-date 20250101' },
     );
   }
-  // Checked here as well as in the library so a bad value never costs a configuration read or a request.
-  toQueryParams(filters);
-
-  const client = createClient({
-    url: options.url,
-    apiKey: options.apiKey,
-    dataDir: options.dataDir,
-    ...(options.debug ? { log: (line: string) => io.stderr.write(`debug: ${line}\n`) } : {}),
-  });
+  const client = clientFor(options, io);
   // ora is loaded only when a spinner will show: pipes and scripts never pay for it. A terminal that reports
   // no width (a bare pseudo-terminal) gets no spinner: ora cannot measure what it must erase there.
   const spinner =

@@ -1,10 +1,8 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
-import { HttpClient } from '../client.js';
-import { loadConfig } from '../config.js';
 import { ExitCode } from '../errors.js';
-import { TransferReporter } from '../progress.js';
-import { ALREADY_STORED, uploadFiles } from '../upload.js';
-import type { CommandIO, GlobalOptions } from './io.js';
+import { ALREADY_STORED } from '../upload.js';
+import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
+import { TransferReporter } from './progress.js';
 
 /** Options of `upload`. */
 export interface UploadCommandOptions extends GlobalOptions {
@@ -15,12 +13,7 @@ export interface UploadCommandOptions extends GlobalOptions {
 
 /** Uploads the files; returns the exit status (1 when any failed or was stored already). */
 export async function upload(paths: string[], options: UploadCommandOptions, io: CommandIO): Promise<number> {
-  const config = await loadConfig({ url: options.url, apiKey: options.apiKey, dataDir: options.dataDir });
-  const http = new HttpClient({
-    url: config.url,
-    apiKey: config.apiKey,
-    log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
-  });
+  const client = clientFor(options, io);
   try {
     const reporter = new TransferReporter(
       io.stderr,
@@ -32,11 +25,10 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
       },
       { quiet: options.quiet, debug: options.debug, failures: ['exists', 'failed'] },
     );
-    // Names are checked inside uploadFiles before any file is read or any request is made.
-    const results = await uploadFiles(http, paths, {
-      dataDir: config.dataDir,
-      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-      ...(options.checksum === false ? { checksum: false } : {}),
+    // Names are checked inside the library before any file is read or any request is made.
+    const results = await client.upload(paths, {
+      concurrency: options.concurrency,
+      checksum: options.checksum !== false,
       signal: io.signal,
       onStart: (files) => reporter.setTotal(files),
       onProgress: (event) => {
@@ -53,6 +45,6 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
     reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
     return results.every((result) => result.status === 'uploaded') ? ExitCode.Success : ExitCode.Failure;
   } finally {
-    await http.close();
+    await client.close();
   }
 }

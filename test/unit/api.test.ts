@@ -7,7 +7,7 @@ import { createClient } from '../../src/api.js';
 import { AbortedError, ApiError, ValidationError } from '../../src/errors.js';
 import type { DownloadProgress, UploadProgress } from '../../src/index.js';
 import * as library from '../../src/index.js';
-import type { QueryRecord } from '../../src/records.js';
+import type { QueryRecord } from '../../src/query-vocabulary.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';

@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client.js';
+import { commandLineHint } from '../../src/commands/hints.js';
 import { NetworkError } from '../../src/errors.js';
+import { HttpClient } from '../../src/service.js';
 import { MAG_RECORD } from '../helpers/records.js';
 
 const servers: Server[] = [];
@@ -55,7 +56,11 @@ describe('the client over real sockets', () => {
     expect((error as Error).message).toBe(
       `GET ${url}/query?instrument=mag: connection refused (nothing is listening at ${new URL(url).host}).`,
     );
-    const hint = (error as NetworkError).hint ?? '';
+    // The library names the URL; the command line adds how to change it.
+    expect((error as NetworkError).hint).toBe(
+      `Is the service running at ${url}? This is the service URL in use.`,
+    );
+    const hint = commandLineHint(error) ?? '';
     expect(hint).toContain(url);
     expect(hint).toContain('--url');
     expect(hint).toContain('MISSION_DATA_ACCESS_URL');

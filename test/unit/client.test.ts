@@ -3,8 +3,10 @@ import { Readable } from 'node:stream';
 import { HttpResponse, http, type RequestHandler } from 'msw';
 import { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { HttpClient, type HttpClientOptions, parseRetryAfter, readEnvelope } from '../../src/client.js';
+import { commandLineHint } from '../../src/commands/hints.js';
 import { AbortedError, ApiError, NetworkError, ProtocolError, ValidationError } from '../../src/errors.js';
+import { parseRetryAfter, readEnvelope } from '../../src/http/envelope.js';
+import { HttpClient, type HttpClientOptions } from '../../src/service.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';
@@ -614,7 +616,8 @@ describe('the API key', () => {
     ]);
     const error = await failure(c.presignUpload(PATH));
     expect(error.message).toBe(`GET ${API}/upload/${PATH}: 403 Forbidden`);
-    expect((error as ApiError).hint).toMatch(/--api-key.*MISSION_API_KEY/);
+    expect((error as ApiError).hint).toBe('Uploads need a valid API key.');
+    expect(commandLineHint(error)).toMatch(/^Uploads need a valid API key: pass --api-key.*MISSION_API_KEY/);
   });
 });
 
@@ -771,14 +774,15 @@ describe('transport errors', () => {
     const c = new HttpClient({ url: API, dispatcher: new FailingDispatcher(refused()), retryBaseMs: 1 });
     const toService = await failure(c.query({ instrument: 'mag' }));
     expect(toService).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
-    expect((toService as NetworkError).hint).toMatch(/service URL in use; change it with --url/);
+    expect((toService as NetworkError).hint).toMatch(/service URL in use\.$/);
+    expect(commandLineHint(toService)).toMatch(/service URL in use; change it with --url/);
     const toStore = await failure(c.getObject(OBJECT_URL));
     expect(toStore).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
     expect(toStore.message).toBe(
       `GET ${STORE}/objects/${PATH}?…: connection refused (nothing is listening at store.test).`,
     );
     expect((toStore as NetworkError).hint).toMatch(/^The service sent this address of its object store/);
-    expect((toStore as NetworkError).hint).not.toMatch(/--url/);
+    expect(commandLineHint(toStore)).not.toMatch(/--url/);
   });
 
   it('https to a plain http server says so on one line, with how to change the URL', async () => {

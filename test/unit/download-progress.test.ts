@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { formatBytes, formatDuration, TransferReporter } from '../../src/commands/progress.js';
 import { LocalFileError } from '../../src/errors.js';
-import { formatBytes, formatDuration, TransferReporter } from '../../src/progress.js';
 
 function stream(isTTY: boolean) {
   const chunks: string[] = [];

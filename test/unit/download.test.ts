@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ObjectResponse } from '../../src/client.js';
 import { parsePathList } from '../../src/commands/download.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/errors.js';
+import type { ObjectResponse } from '../../src/service.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;

@@ -10,7 +10,8 @@ import {
   looksLikeDataLevel,
   scienceExtensionFor,
 } from '../../src/mission.js';
-import { formatName, parseName, parsePath, parsePathOrName, unsafePathReason } from '../../src/naming.js';
+import { formatName, parseName, parsePath, parsePathOrName } from '../../src/naming.js';
+import { unsafePathReason } from '../../src/path-safety.js';
 
 const calendarDate = fc
   .date({ min: new Date(Date.UTC(1970, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true })

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/client.js';
 import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/errors.js';
+import { HttpClient } from '../../src/service.js';
 import { type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';

@@ -2,7 +2,8 @@
  * Progress and summaries of the transfer commands, on stderr: one refreshing line on a terminal, one line per
  * file otherwise, nothing but errors when quiet.
  */
-import { isMissionDataError, NOT_ATTEMPTED } from './errors.js';
+import { isMissionDataError, NOT_ATTEMPTED } from '../errors.js';
+import { commandLineHint } from './hints.js';
 
 /** Where progress goes (the command's stderr). */
 export interface ProgressStream {
@@ -152,7 +153,8 @@ export class TransferReporter {
     const hints = new Set<string>();
     for (const file of this.failed) {
       this.stream.write(`  ${file.label}: ${file.note ?? file.error?.message ?? 'failed'}\n`);
-      if (file.error && isMissionDataError(file.error) && file.error.hint) hints.add(file.error.hint);
+      const hint = commandLineHint(file.error);
+      if (hint) hints.add(hint);
       if (this.options.debug && file.error?.stack) this.stream.write(`${file.error.stack}\n`);
     }
     const left = this.notAttempted.length;

@@ -1,0 +1,150 @@
+/**
+ * Reading API answers: the service's envelope in whichever wire form carried it, and the readable part of
+ * error bodies (gateways answer with HTML pages, object stores with XML documents).
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import { ProtocolError } from '../errors.js';
+import { snippet } from '../records.js';
+
+/** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
+export interface ApiAnswer {
+  status: number;
+  /** Header names in lower case; the envelope's headers win over the HTTP ones. */
+  headers: Record<string, string>;
+  /** Parsed JSON when the body was JSON (or a JSON-encoded string), the text otherwise. */
+  body: unknown;
+}
+
+/**
+ * Reads the outcome of an API answer, whichever wire form carried it (DESIGN.md section 2): an HTTP body that is
+ * a JSON object with a numeric `statusCode` is the envelope and its fields are the outcome (its `body` a string,
+ * a JSON-encoded string, an object or an array); anything else is an unwrapped gateway answer.
+ */
+export function readEnvelope(
+  httpStatus: number,
+  httpHeaders: Record<string, string | string[] | undefined>,
+  text: string,
+  source: string,
+): ApiAnswer {
+  const headers = lowerCaseHeaders(httpHeaders);
+  let parsed: unknown;
+  let isJson = false;
+  if (text.trim() !== '') {
+    try {
+      parsed = JSON.parse(text);
+      isJson = true;
+    } catch {
+      // Not JSON: a plain-text gateway answer (or an HTML error page), read as text below.
+    }
+  }
+  if (isJson && isRecord(parsed) && typeof parsed.statusCode === 'number') {
+    const status = parsed.statusCode;
+    if (!Number.isInteger(status) || status < 100 || status > 599) {
+      throw new ProtocolError(`${source}: the answer's envelope carries an impossible statusCode ${status}.`);
+    }
+    const envelopeHeaders = isRecord(parsed.headers) ? lowerCaseHeaders(parsed.headers) : {};
+    return { status, headers: { ...headers, ...envelopeHeaders }, body: decodeBody(parsed.body) };
+  }
+  return { status: httpStatus, headers, body: isJson ? parsed : text };
+}
+
+/** An envelope body: a string that holds JSON (the service's Lambda `json.dumps` its bodies) is decoded. */
+function decodeBody(body: unknown): unknown {
+  if (body === undefined || body === null) return '';
+  if (typeof body !== 'string') return body;
+  const trimmed = body.trim();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[') || trimmed.startsWith('"')) {
+    try {
+      return JSON.parse(trimmed);
+    } catch {
+      return body;
+    }
+  }
+  return body;
+}
+
+function lowerCaseHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    if (typeof value === 'string') result[key.toLowerCase()] = value;
+    else if (Array.isArray(value)) result[key.toLowerCase()] = value.map(String).join(', ');
+    else if (typeof value === 'number') result[key.toLowerCase()] = String(value);
+  }
+  return result;
+}
+
+/** True for a plain JSON object. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The message an answer's body carries, for error messages. */
+export function messageOf(answer: ApiAnswer): string {
+  const body = answer.body;
+  let message: string | undefined;
+  if (typeof body === 'string') message = markupText(body, answer.status);
+  else if (isRecord(body)) {
+    const field = body.message ?? body.error ?? body.Message;
+    message = typeof field === 'string' ? field : JSON.stringify(body);
+  } else if (body !== undefined) message = JSON.stringify(body);
+  if (!message) message = STATUS_CODES[answer.status] ?? 'Unknown status';
+  return snippet(message, 500);
+}
+
+/**
+ * The readable part of an error body. Gateways and proxies answer with HTML pages and object stores with XML
+ * documents: the page title (or text) and the store's `<Code>`/`<Message>` say what the markup buries.
+ */
+export function markupText(text: string, status: number): string {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('<')) return trimmed;
+  const element = (name: string) =>
+    new RegExp(`<${name}(?:\\s[^>]*)?>([^<]*)</${name}>`, 'i').exec(trimmed)?.[1]?.trim() || undefined;
+  const storeCode = element('Code');
+  const storeMessage = element('Message');
+  if (storeCode || storeMessage) return [storeCode, storeMessage].filter(Boolean).join(': ');
+  const readable =
+    element('title') ??
+    trimmed
+      .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  // "502 Bad Gateway" under a status that is already printed would read "502 502 Bad Gateway".
+  return readable.replace(new RegExp(`^${status}\\b\\s*`), '') || (STATUS_CODES[status] ?? '');
+}
+
+/** Reads a body as UTF-8 text, refusing (or, with `truncate`, cutting) bodies above `limit` bytes. */
+export async function readText(
+  body: Readable,
+  limit: number,
+  source: string,
+  truncate = false,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) {
+      body.destroy();
+      if (truncate) break;
+      throw new ProtocolError(`${source}: the answer is larger than ${Math.round(limit / 1024 / 1024)} MiB.`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Parses a `Retry-After` header (delay in seconds, or an HTTP date) into milliseconds from `now`; undefined when
+ * absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}

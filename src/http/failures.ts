@@ -1,0 +1,210 @@
+/**
+ * Failures, translated: unsuccessful answers and transport errors become the error classes of this package,
+ * with method, URL and outcome in the message and what to do in the hint. Hints name no command-line flag:
+ * the command line adds those, keyed by error code.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import {
+  AbortedError,
+  ApiError,
+  type ErrorCode,
+  LocalFileError,
+  MissionDataError,
+  NetworkError,
+  type Peer,
+} from '../errors.js';
+import { snippet } from '../records.js';
+import { type ApiAnswer, markupText, messageOf, parseRetryAfter, readText } from './envelope.js';
+import { displayUrl } from './urls.js';
+
+/** Transport failures that mean the connection broke or went quiet: worth another attempt. */
+export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+const LOCAL_FILE_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'EMFILE', 'ENFILE', 'EIO']);
+/** Error bodies of object routes are short texts; read no more than this of them. */
+const MAX_ERROR_BODY_BYTES = 16 * 1024;
+
+/** The `code` of an error, looking through `cause` and aggregated errors (happy-eyeballs connects). */
+export function errorCode(error: unknown, depth = 0): string | undefined {
+  if (typeof error !== 'object' || error === null || depth > 4) return undefined;
+  const own = (error as { code?: unknown }).code;
+  if (typeof own === 'string' && own !== 'ERR_SOCKET_CONNECTION_TIMEOUT') return own;
+  const nested = (error as { errors?: unknown }).errors;
+  if (Array.isArray(nested)) {
+    for (const inner of nested) {
+      const code = errorCode(inner, depth + 1);
+      if (code) return code;
+    }
+  }
+  return (
+    errorCode((error as { cause?: unknown }).cause, depth + 1) ?? (typeof own === 'string' ? own : undefined)
+  );
+}
+
+/** The ApiError of an unsuccessful API answer, with a hint where one helps. */
+export function apiError(method: string, url: URL, answer: ApiAnswer, code?: ErrorCode): ApiError {
+  return new ApiError(
+    { method, url: url.href, status: answer.status, message: messageOf(answer) },
+    {
+      code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
+      hint: statusHint(answer.status, url),
+      retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
+    },
+  );
+}
+
+function statusHint(status: number, url: URL): string | undefined {
+  if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
+  if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';
+  if (status === 429) return 'The service is limiting requests; wait a little and try again.';
+  if ((status === 401 || status === 403) && url.pathname.includes('/upload/')) {
+    return 'Uploads need a valid API key.';
+  }
+  if (status === 403 && url.search.length > 0)
+    return 'The pre-signed URL may have expired; run the command again.';
+  return undefined;
+}
+
+/** The error of an unsuccessful object-store answer (a short plain-text body). */
+export async function objectError(
+  method: string,
+  url: URL,
+  response: Dispatcher.ResponseData,
+  signal: AbortSignal | undefined,
+): Promise<ApiError> {
+  const shown = displayUrl(url);
+  let text = '';
+  try {
+    text = await readText(response.body, MAX_ERROR_BODY_BYTES, `${method} ${shown}`, true);
+  } catch {
+    // The status says enough when the error body cannot be read, unless the user cancelled.
+    if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
+  }
+  const status = response.statusCode;
+  const message = snippet(markupText(text, status), 500) || STATUS_CODES[status] || 'Unknown status';
+  const retryAfter = response.headers['retry-after'];
+  return new ApiError(
+    { method, url: shown, status, message },
+    {
+      code: status === 404 ? 'E_NOT_FOUND' : 'E_API',
+      hint: statusHint(status, url),
+      retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+    },
+  );
+}
+
+/** What a transport failure happened to. */
+export interface TransportFailure {
+  method: string;
+  url: URL;
+  error: unknown;
+  /** Whose address this is: the service's (from configuration) or the object store's (from the service). */
+  peer: Peer;
+  signal?: AbortSignal | undefined;
+  /** The limits that were in force, for timeout messages. */
+  timeouts: { connectMs: number; idleMs: number };
+}
+
+/**
+ * Translates a transport failure into the error classes of this package: method, URL and outcome in the
+ * message, and what to do about it in the hint.
+ */
+export function transportError({ method, url, error, peer, signal, timeouts }: TransportFailure): Error {
+  if (signal?.aborted) return new AbortedError(undefined, { cause: signal.reason });
+  if (error instanceof MissionDataError) return error;
+  const code = errorCode(error);
+  // OpenSSL messages run over several lines; one line reads better under "Error:".
+  const detail = snippet(error instanceof Error ? error.message : String(error), 300);
+  // The query string of an object URL is a credential; the service's URLs carry only the caller's filters.
+  const where = `${method} ${peer === 'service' ? url.href : displayUrl(url)}`;
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  const network = (message: string, networkCode: ErrorCode, hint?: string) =>
+    new NetworkError(message, { code: networkCode, cause: error, peer, hint });
+  const unreachableHint = (question: string) =>
+    peer === 'service'
+      ? `${question} This is the service URL in use.`
+      : // The service handed out this address: changing the configured URL cannot fix it.
+        `The service sent this address of its object store (${url.origin}), which cannot be reached; the store may be down or the service misconfigured. Try again later.`;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return network(
+        `${where}: connection refused (nothing is listening at ${url.host}).`,
+        'E_CONNECTION_REFUSED',
+        unreachableHint(`Is the service running at ${url.origin}?`),
+      );
+    case 'ENOTFOUND':
+      return network(
+        `${where}: the host ${url.host} was not found.`,
+        'E_HOST_NOT_FOUND',
+        unreachableHint(`Check the service URL in use (${url.origin}).`),
+      );
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return network(
+        `${where}: could not connect to ${url.host} within ${seconds(timeouts.connectMs)}.`,
+        'E_TIMEOUT',
+        'Check the network connection, a VPN or proxy, and the service URL.',
+      );
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return network(
+        `${where}: no answer within ${seconds(timeouts.idleMs)}.`,
+        'E_TIMEOUT',
+        'The service may be overloaded; try again later.',
+      );
+    case 'UND_ERR_BODY_TIMEOUT':
+      return network(`${where}: the answer stalled (no data for ${seconds(timeouts.idleMs)}).`, 'E_TIMEOUT');
+    case 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH':
+      return new LocalFileError(`${where}: the file's size changed while it was being sent.`, {
+        cause: error,
+      });
+    case 'ERR_SSL_WRONG_VERSION_NUMBER':
+    case 'ERR_SSL_PACKET_LENGTH_TOO_LONG':
+    case 'ERR_SSL_HTTP_REQUEST':
+      return network(
+        `${where}: the TLS handshake with ${url.host} failed (${code}).`,
+        'E_TLS',
+        peer === 'service'
+          ? `The server at ${url.origin} does not seem to speak https; if it is a plain http server, use an http:// URL.`
+          : undefined,
+      );
+    default:
+      break;
+  }
+  if (code && CERTIFICATE_CODES.has(code)) {
+    return network(
+      `${where}: the server's certificate could not be verified (${code}: ${detail}).`,
+      'E_CERTIFICATE',
+      "The local system's root certificates were not found, or do not include this server's issuer. If your site uses its own certificate authority, set NODE_EXTRA_CA_CERTS to the path of its PEM bundle and run again.",
+    );
+  }
+  if (code && LOCAL_FILE_CODES.has(code)) {
+    return new LocalFileError(`${where}: cannot read the local file: ${detail}`, { cause: error });
+  }
+  if (code && CONNECTION_DROP_CODES.has(code)) {
+    return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK');
+  }
+  return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK');
+}

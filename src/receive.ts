@@ -1,0 +1,236 @@
+/**
+ * Receiving one object into its part file: the body is streamed to disk, a dropped connection is resumed with
+ * `Range` from the bytes already written, and an answer that does not fit what is on disk is refused.
+ */
+import type { Readable } from 'node:stream';
+import { abortedError } from './batch.js';
+import { NetworkError, ProtocolError } from './errors.js';
+import { displayUrl } from './http/urls.js';
+import type { PartFile } from './part-file.js';
+import type { HttpClient, ObjectResponse } from './service.js';
+
+/** The part of the service client receiving uses. */
+export type ObjectSource = Pick<HttpClient, 'getObject'>;
+
+/** One object to receive. */
+export interface ReceiveJob {
+  http: ObjectSource;
+  /** The pre-signed object URL. */
+  url: string;
+  part: PartFile;
+  signal?: AbortSignal | undefined;
+  /** Resumes allowed after a dropped connection. */
+  maxResumes: number;
+  /** Bytes of the object received so far, and its size once known. */
+  onBytes?: ((received: number, total: number | undefined) => void) | undefined;
+}
+
+/** Received chunks are written in batches of this size (see `pump`). */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+/** Keeps a batch of tiny chunks below the platform's iovec limit. */
+const WRITE_BATCH_CHUNKS = 512;
+/** Progress is reported at most once per this many bytes received. */
+const PROGRESS_STEP_BYTES = 64 * 1024;
+
+interface ObjectState {
+  /** Bytes of the object safely written to the part file. */
+  written: number;
+  /** The object's size, once an answer told it. */
+  total: number | undefined;
+  /** The object's ETag, once an answer told it; a different one later means the object changed. */
+  etag: string | undefined;
+}
+
+/** Streams the object into the part file, resuming after dropped connections; resolves to its size. */
+export async function receiveObject(job: ReceiveJob): Promise<number> {
+  const { http, url, part, signal } = job;
+  const state: ObjectState = { written: 0, total: undefined, etag: undefined };
+  // The query string of a pre-signed URL is a credential: messages never show it.
+  const shown = displayUrl(new URL(url));
+  const report = (received: number) => job.onBytes?.(received, state.total);
+  let resumes = 0;
+  for (;;) {
+    if (signal?.aborted) throw abortedError(signal);
+    const start = state.written;
+    const response = await http.getObject(url, start > 0 ? { start, signal } : { signal });
+    let restart: boolean;
+    try {
+      restart = acceptResponse(response, state, shown);
+      if (restart && state.written > 0) {
+        // The server sent the whole object (200) or a different version of it: start again from zero.
+        state.written = 0;
+        part.truncate();
+      }
+    } catch (error) {
+      response.body.destroy();
+      throw error;
+    }
+    const outcome = await pump(response.body, part, state, signal, report);
+    state.written = outcome.position;
+    if (signal?.aborted) throw abortedError(signal);
+    if (state.total !== undefined && state.written === state.total) return state.written;
+    if (outcome.error === undefined && state.total === undefined) return state.written;
+    // A dropped connection or a short body: resume from the bytes on disk.
+    if (resumes >= job.maxResumes) {
+      const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
+      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
+      throw new NetworkError(
+        `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
+        { code: 'E_INCOMPLETE', cause: outcome.error, peer: 'object store', hint: 'Run the download again.' },
+      );
+    }
+    resumes += 1;
+  }
+}
+
+/**
+ * Checks an object answer against what is on disk and learns the object's size. Returns true when the body
+ * starts at byte 0 although bytes were written already (a 200 to a Range request, or a changed object).
+ */
+function acceptResponse(response: ObjectResponse, state: ObjectState, url: string): boolean {
+  const etag = header(response, 'etag');
+  const length = numericHeader(response, 'content-length', url);
+  const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
+  if (etag !== undefined) state.etag = etag;
+  if (response.status === 200) {
+    if (length !== undefined) state.total = length;
+    else if (changed) state.total = undefined;
+    return true;
+  }
+  if (response.status !== 206) {
+    throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
+  }
+  const range = header(response, 'content-range');
+  const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
+  if (!match) {
+    throw new ProtocolError(
+      `GET ${url}: a 206 answer without a readable Content-Range (${range ?? 'none'}).`,
+    );
+  }
+  const first = Number(match[1]);
+  const last = Number(match[2]);
+  const size = match[3] === '*' ? undefined : Number(match[3]);
+  if (first !== state.written || last < first || (size !== undefined && last >= size)) {
+    throw new ProtocolError(
+      `GET ${url}: asked for bytes from ${state.written} but the answer holds ${range}; refusing to splice it.`,
+    );
+  }
+  if (length !== undefined && length !== last - first + 1) {
+    throw new ProtocolError(`GET ${url}: Content-Length ${length} does not match Content-Range ${range}.`);
+  }
+  if (changed || (size !== undefined && state.total !== undefined && size !== state.total)) {
+    throw new ProtocolError(`GET ${url}: the file changed on the server while it was being downloaded.`, {
+      hint: 'Run the download again.',
+    });
+  }
+  // A partial answer that does not reach the end would leave a hole: treat its end as the object's end only
+  // when the server gave no size.
+  state.total = size ?? last + 1;
+  return false;
+}
+
+interface PumpOutcome {
+  /** Bytes of the object on disk after this body. */
+  position: number;
+  /** Why the body ended early, when it did. */
+  error?: unknown;
+}
+
+/**
+ * Copies a body to the part file from `state.written`. Chunks are taken as they arrive ('data' events: the
+ * async iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of
+ * ~1 MiB, one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned
+ * (the caller may resume); errors writing the file and bodies longer than announced are thrown.
+ */
+function pump(
+  body: Readable,
+  part: PartFile,
+  state: ObjectState,
+  signal: AbortSignal | undefined,
+  report: (received: number) => void,
+): Promise<PumpOutcome> {
+  return new Promise((resolve, reject) => {
+    let position = state.written;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let reported = state.written;
+    let settled = false;
+
+    const flush = () => {
+      if (pendingBytes === 0) return;
+      part.write(pending, pendingBytes, position);
+      position += pendingBytes;
+      pending = [];
+      pendingBytes = 0;
+    };
+    const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
+    const cleanUp = () => {
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      body.off('data', onData);
+    };
+    const fail = (error: Error) => {
+      if (settled) return;
+      cleanUp();
+      body.destroy();
+      reject(error);
+    };
+    // Bytes that arrived before a drop are good: they are written so the resume starts after them.
+    const finish = (readError?: unknown) => {
+      if (settled) return;
+      try {
+        flush();
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      cleanUp();
+      if (position !== reported) report(position);
+      resolve(readError === undefined ? { position } : { position, error: readError });
+    };
+    function onData(chunk: Buffer) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (state.total !== undefined && position + pendingBytes > state.total) {
+        fail(new ProtocolError(`The server sent more than the announced ${state.total} bytes.`));
+        return;
+      }
+      const received = position + pendingBytes;
+      if (received - reported >= PROGRESS_STEP_BYTES) {
+        reported = received;
+        report(received);
+      }
+      if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS) {
+        try {
+          flush();
+        } catch (error) {
+          fail(error as Error);
+        }
+      }
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    body.on('data', onData);
+    body.once('end', () => finish());
+    body.once('error', (error) => finish(error));
+    body.once('close', () => {
+      if (!body.readableEnded)
+        finish(body.errored ?? new Error('the connection closed before the body ended'));
+    });
+  });
+}
+
+/** A response header by its lower-case name, the first value when repeated. */
+export function header(response: ObjectResponse, name: string): string | undefined {
+  const value =
+    response.headers[name] ??
+    Object.entries(response.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function numericHeader(response: ObjectResponse, name: string, url: string): number | undefined {
+  const value = header(response, name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()))
+    throw new ProtocolError(`GET ${url}: unreadable ${name} ${JSON.stringify(value)}.`);
+  return Number(value);
+}
