@@ -16,21 +16,21 @@ import { type UploadOptions, type UploadResult, uploadFiles } from './upload.js'
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
 export interface CreateClientOptions {
   /** Service base URL (env MISSION_DATA_ACCESS_URL). */
-  url?: string;
+  url?: string | undefined;
   /** API key for uploads (env MISSION_API_KEY). */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Local data root (env MISSION_DATA_DIR; default `./data`). */
-  dataDir?: string;
+  dataDir?: string | undefined;
   /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
   /** Attempts per request, retries included; default 4. */
-  attempts?: number;
+  attempts?: number | undefined;
   /** First backoff delay in ms; default 250. */
-  retryBaseMs?: number;
+  retryBaseMs?: number | undefined;
   /** Configuration file to read instead of the default one. */
-  configFile?: string;
+  configFile?: string | undefined;
   /** Environment to read instead of the process's. */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
   /** Receives one line per request and retry, for debugging. */
   log?: ((line: string) => void) | undefined;
 }
@@ -38,7 +38,7 @@ export interface CreateClientOptions {
 /** A client of the service. */
 export interface MissionDataClient {
   /** Metadata records of the stored files matching every filter (at least one besides `table`). */
-  query(filters: QueryFilters, options?: { signal?: AbortSignal }): Promise<QueryRecord[]>;
+  query(filters: QueryFilters, options?: { signal?: AbortSignal | undefined }): Promise<QueryRecord[]>;
   /** Downloads files (names, storage paths or query records) into the data root; one result per file. */
   download(
     targets: string | QueryRecord | readonly (string | QueryRecord)[],

@@ -29,19 +29,19 @@ export interface UploadOptions {
   /** The local data root: relative paths are looked up below it first. */
   dataDir: string;
   /** The working directory relative paths are looked up in next; default the process's. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Files uploaded at once; default 4. */
-  concurrency?: number;
-  signal?: AbortSignal;
-  onProgress?: (event: UploadProgress) => void;
+  concurrency?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((event: UploadProgress) => void) | undefined;
   /** Called once the names are checked, with the number of distinct files to transfer. */
-  onStart?: (files: number) => void;
+  onStart?: ((files: number) => void) | undefined;
   /**
    * Send the file's MD5 (`Content-MD5`) so the store refuses bytes that changed on the way; default true.
    * Hashing reads the whole file once more before sending it: on a fast link that costs about as much time as
    * the transfer itself.
    */
-  checksum?: boolean;
+  checksum?: boolean | undefined;
 }
 
 /** The outcome for one file. `exists` means the store holds the file already (a failure for the caller). */

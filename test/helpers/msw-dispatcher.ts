@@ -37,7 +37,7 @@ export class MswDispatcher extends Dispatcher {
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    void this.#run(options, handler as LegacyHandler);
+    void this.#run(options, handler as unknown as LegacyHandler);
     return true;
   }
 
