@@ -1,17 +1,23 @@
 /**
- * The download engine: fetches stored files into the local data root. Each file streams to its part file,
- * which becomes the destination only once every byte has arrived (see `part-file.ts` and `receive.ts`).
+ * The download engine: fetches stored files into the local data root. Each file streams to a part file of
+ * this process, is checked against the store's checksum as it arrives, and becomes the destination only once
+ * every byte has arrived and matched (see `part-file.ts` and `receive.ts`). A file verified before and
+ * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
-import { statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { createReadStream, type Stats } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch.js';
-import { ValidationError } from './errors.js';
+import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from './checksum.js';
+import { isMissionDataError, LocalFileError, ValidationError } from './errors.js';
+import { sleep } from './http/retry.js';
 import { resolveLocalPath } from './layout.js';
+import { checkWritableRoot, ensureFolderInside, folderStaysInside, localError } from './local-root.js';
 import { type MissionFile, parsePathOrName } from './naming.js';
-import { localError, PartFile } from './part-file.js';
-import { receiveObject } from './receive.js';
+import { PartBusy, PartFile } from './part-file.js';
+import { ChecksumMismatch, initialState, receiveObject } from './receive.js';
 import type { HttpClient } from './service.js';
+import { VerifiedRecord } from './verified.js';
 
 /** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
 export interface DownloadProgress {
@@ -19,7 +25,9 @@ export interface DownloadProgress {
   localPath: string;
   received: number;
   total: number | undefined;
-  done?: 'downloaded' | 'skipped' | 'failed';
+  done?: DownloadResult['status'];
+  /** With `done`: whether the bytes were checked against the store's checksum. */
+  verified?: boolean;
   /** With `done: 'failed'`: why. */
   error?: Error;
 }
@@ -28,7 +36,7 @@ export interface DownloadProgress {
 export interface DownloadOptions {
   /** The local data root; every destination is resolved below it from the file's name. */
   dataDir: string;
-  /** Replace files that exist already (otherwise they are skipped). */
+  /** Download files again even when a verified copy is in place (otherwise it is skipped). */
   force?: boolean | undefined;
   /** Files downloaded at once; default 8. */
   concurrency?: number | undefined;
@@ -40,13 +48,18 @@ export interface DownloadOptions {
   maxResumes?: number | undefined;
 }
 
-/** The outcome for one file. */
+/**
+ * The outcome for one file: `downloaded` (it was not there), `replaced` (a file that was there did not hold the
+ * stored bytes, or `force` asked for it), `skipped` (a verified copy is in place) or `failed`.
+ */
 export interface DownloadResult {
   path: string;
   localPath: string;
-  status: 'downloaded' | 'skipped' | 'failed';
-  /** Bytes written for this file in this run (0 when skipped). */
+  status: 'downloaded' | 'replaced' | 'skipped' | 'failed';
+  /** Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume). */
   bytes: number;
+  /** True when the file's bytes were checked against the store's checksum (always, for a skipped file). */
+  verified: boolean;
   error?: Error;
 }
 
@@ -69,6 +82,8 @@ export async function downloadFiles(
   options: DownloadOptions,
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
+  // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
+  await checkWritableRoot(options.dataDir);
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
@@ -76,22 +91,29 @@ export async function downloadFiles(
   const batch: Batch = {
     http,
     options: link ? { ...options, signal: link.signal } : options,
-    folders: new FolderCache(),
+    folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
+    verified: await VerifiedRecord.open(options.dataDir),
   };
-  await runPool(files.length, concurrency, async (index) => {
-    const result = await downloadOne(batch, files[index] as PlannedDownload);
-    batch.stop.note(result.error);
-    results[index] = result;
-    options.onProgress?.({
-      path: result.path,
-      localPath: result.localPath,
-      received: result.bytes,
-      total: result.status === 'downloaded' ? result.bytes : undefined,
-      done: result.status,
-      ...(result.error ? { error: result.error } : {}),
+  try {
+    await runPool(files.length, concurrency, async (index) => {
+      const result = await downloadOne(batch, files[index] as PlannedDownload);
+      batch.stop.note(result.error);
+      results[index] = result;
+      options.onProgress?.({
+        path: result.path,
+        localPath: result.localPath,
+        received: result.bytes,
+        total: result.status === 'failed' ? undefined : result.bytes,
+        done: result.status,
+        verified: result.verified,
+        ...(result.error ? { error: result.error } : {}),
+      });
     });
-  }).finally(() => link?.dispose());
+  } finally {
+    link?.dispose();
+    batch.verified.close();
+  }
   return results;
 }
 
@@ -106,6 +128,7 @@ interface Batch {
   options: DownloadOptions;
   folders: FolderCache;
   stop: BatchStop;
+  verified: VerifiedRecord;
 }
 
 /** Validates every target and resolves its destination; the first occurrence of a file wins. */
@@ -128,89 +151,174 @@ function planDownloads(targets: readonly string[], dataDir: string): PlannedDown
 }
 
 /**
- * Folders created in this batch: files of one product share their month folder, and a `mkdir -p` per file
- * is a measurable part of downloading many small files.
+ * Folders made safe in this batch: files of one product share their month folder, and walking it (with its
+ * symbolic-link check) per file is a measurable part of downloading many small files.
  */
 class FolderCache {
   private readonly made = new Map<string, Promise<void>>();
 
+  constructor(private readonly root: string) {}
+
   ensure(folder: string): Promise<void> {
     let made = this.made.get(folder);
     if (!made) {
-      made = mkdir(folder, { recursive: true }).then(() => undefined);
+      made = ensureFolderInside(this.root, folder);
       made.catch(() => this.made.delete(folder));
       this.made.set(folder, made);
     }
     return made;
   }
-
-  forget(folder: string): void {
-    this.made.delete(folder);
-  }
 }
 
+/** How long to wait between looks at a part another process is writing. */
+const BUSY_POLL_MS = 250;
+
 async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): Promise<DownloadResult> {
-  const result = (status: DownloadResult['status'], bytes: number, error?: Error): DownloadResult =>
+  const result = (
+    status: DownloadResult['status'],
+    bytes: number,
+    verified: boolean,
+    error?: Error,
+  ): DownloadResult =>
     error
-      ? { path: file.path, localPath, status, bytes, error }
-      : { path: file.path, localPath, status, bytes };
+      ? { path: file.path, localPath, status, bytes, verified, error }
+      : { path: file.path, localPath, status, bytes, verified };
   const { http, options } = batch;
   const signal = options.signal;
   try {
     if (signal?.aborted) throw abortedError(signal);
-    if (!options.force && exists(localPath)) return result('skipped', 0);
+    const present = await lstat(localPath).catch(() => undefined);
+    if (!options.force && present && batch.verified.matches(file.path, present))
+      return result('skipped', 0, true);
     const stopped = batch.stop.notAttempted();
-    if (stopped) return result('failed', 0, stopped);
+    if (stopped) return result('failed', 0, false, stopped);
     const url = await http.resolveDownload(file.path, signal);
-    const part = await openPart(batch.folders, localPath);
+    if (!options.force && present?.isFile()) {
+      const verifiedBy = await sameAsStored(http, url, localPath, present, signal);
+      if (verifiedBy) {
+        batch.verified.add(file.path, present, sumOf(verifiedBy));
+        return result('skipped', 0, true);
+      }
+    }
+    await batch.folders.ensure(dirname(localPath));
+    for (;;) {
+      try {
+        const part = await PartFile.claim(localPath);
+        return await fetchInto(part, url, present);
+      } catch (error) {
+        if (!(error instanceof PartBusy)) throw error;
+      }
+      // Another process is downloading this file: wait for it, then look again (its copy is verified).
+      await sleep(BUSY_POLL_MS, signal);
+      await batch.verified.refresh();
+      const now = await lstat(localPath).catch(() => undefined);
+      if (!options.force && now && batch.verified.matches(file.path, now)) return result('skipped', 0, true);
+    }
+  } catch (error) {
+    return result('failed', 0, false, failureOf(error, signal));
+  }
+
+  async function fetchInto(part: PartFile, url: string, present: Stats | undefined): Promise<DownloadResult> {
+    let state = initialState(part);
     try {
-      const bytes = await receiveObject({
-        http,
-        url,
-        part,
-        signal,
-        maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
-        onBytes: (received, total) => options.onProgress?.({ path: file.path, localPath, received, total }),
-      });
-      // Without fsync: a crash can lose the last seconds of writes but never leaves a part under the final
-      // name, and a per-file fsync costs more than the rest of a small-file download.
+      let received: Awaited<ReturnType<typeof receiveObject>>;
+      const receive = () =>
+        receiveObject({
+          http,
+          url,
+          part,
+          state,
+          signal,
+          maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
+          onBytes: (bytes, total) =>
+            options.onProgress?.({ path: file.path, localPath, received: bytes, total }),
+        });
+      try {
+        received = await receive();
+      } catch (error) {
+        if (!(error instanceof ChecksumMismatch)) throw error;
+        // Once more from the first byte: a damaged transfer passes the second time, a damaged object does not.
+        part.truncate();
+        state = { written: 0, total: undefined, etag: undefined };
+        received = await receive();
+      }
+      if (!folderStaysInside(options.dataDir, localPath)) {
+        throw new LocalFileError(
+          `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
+          { code: 'E_UNSAFE_PATH' },
+        );
+      }
       await part.commit();
-      return result('downloaded', bytes);
-    } finally {
-      await part.discard();
-    }
-  } catch (error) {
-    return result('failed', 0, failureOf(error, signal));
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    return statSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch (error) {
-    throw localError(`Cannot check ${path}`, error);
-  }
-}
-
-/** Makes the destination's folder (once per batch) and opens the part file beside it. */
-async function openPart(folders: FolderCache, localPath: string): Promise<PartFile> {
-  const folder = dirname(localPath);
-  const attempt = async () => {
-    try {
-      await folders.ensure(folder);
+      if (received.verifiedBy) {
+        const stats = await lstat(localPath).catch(() => undefined);
+        if (stats) batch.verified.add(file.path, stats, sumOf(received.verifiedBy));
+      }
+      return result(
+        present ? 'replaced' : 'downloaded',
+        received.transferred,
+        received.verifiedBy !== undefined,
+      );
     } catch (error) {
-      throw localError(`Cannot create the folder ${folder}`, error);
+      // An interrupted or dropped transfer leaves its part for the next run to resume; anything else is discarded.
+      if (resumable(error, signal))
+        part.keep({ etag: state.etag, size: state.total, written: state.written });
+      else await part.discard();
+      throw error;
     }
-    return PartFile.open(localPath);
-  };
-  try {
-    return await attempt().catch((error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      // The folder went away since this batch made it: make it again.
-      folders.forget(folder);
-      return attempt();
-    });
-  } catch (error) {
-    throw localError(`Cannot write ${localPath}.part`, error);
   }
+}
+
+function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  return (
+    isMissionDataError(error) &&
+    (error.code === 'E_INCOMPLETE' || error.code === 'E_TIMEOUT' || error.code === 'E_NETWORK')
+  );
+}
+
+function sumOf(checksum: ExpectedChecksum): string {
+  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
+}
+
+/**
+ * Checks a file found at a destination against the stored object: its size (from a one-byte ranged GET) and,
+ * when the store states one, its checksum. Resolves to the checksum it matched, or undefined when it differs or
+ * cannot be checked (then it is fetched again).
+ */
+async function sameAsStored(
+  http: DownloadHttp,
+  url: string,
+  localPath: string,
+  present: Stats,
+  signal: AbortSignal | undefined,
+): Promise<ExpectedChecksum | undefined> {
+  const probe = await http.getObject(url, { start: 0, end: 0, signal });
+  probe.body.destroy();
+  const range = /\/(\d+)\s*$/.exec(headerOf(probe.headers, 'content-range') ?? '');
+  const size = range
+    ? Number(range[1])
+    : probe.status === 200
+      ? Number(headerOf(probe.headers, 'content-length'))
+      : Number.NaN;
+  if (size !== present.size) return undefined;
+  const expected = expectedChecksum(probe.headers, probe.status === 200 && size <= 1);
+  if (!expected) return undefined;
+  const checksum = new RunningChecksum(expected.algorithm);
+  try {
+    for await (const chunk of createReadStream(localPath, {
+      highWaterMark: 1024 * 1024,
+      signal,
+    }) as AsyncIterable<Buffer>) {
+      checksum.update(chunk);
+    }
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    throw localError(`Cannot read ${localPath}`, error);
+  }
+  return checksum.digest().equals(expected.digest) ? expected : undefined;
+}
+
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -31,6 +31,10 @@ export type ErrorCode =
   | 'E_LOCAL_FILE'
   | 'E_FILE_NOT_FOUND'
   | 'E_FILE_CHANGED'
+  | 'E_DATA_ROOT'
+  | 'E_UNSAFE_PATH'
+  | 'E_CHECKSUM'
+  | 'E_STORE_FULL'
   | 'E_ABORTED'
   | 'E_STORE'
   | 'E_LISTEN';
@@ -126,8 +130,8 @@ export const NOT_ATTEMPTED = 'E_NOT_ATTEMPTED' satisfies ErrorCode;
 
 /** The service answered something this client cannot read or must not trust. */
 export class ProtocolError extends MissionDataError {
-  constructor(message: string, options: ErrorOptions = {}) {
-    super(message, 'E_PROTOCOL', ExitCode.Failure, options);
+  constructor(message: string, options: ErrorOptions & { code?: ErrorCode } = {}) {
+    super(message, options.code ?? 'E_PROTOCOL', ExitCode.Failure, options);
   }
 }
 

@@ -1,49 +1,140 @@
 /**
- * The life of a download's part file: opened beside its destination, written at offsets, then either
- * committed (renamed over the destination, only once every byte has arrived) or discarded.
+ * The life of a download's part file. Each process writes its own part, `<name>.part.<pid>`, created
+ * exclusively and never through a symbolic link, beside a small record `<name>.part.<pid>.json` of the
+ * object it holds (ETag, size, bytes on disk). Only a fully received and verified part is renamed over the
+ * destination. A part left by a process that died (Ctrl-C, kill, a lost network) is taken over by the next
+ * run, which resumes it; one whose owner still runs is left alone.
  *
  * Writes (~1 MiB each), truncation and closing are synchronous, as in curl and aria2: handing them to the
  * thread pool costs more than they do when writes land in the page cache, and on a machine of two cores that
- * thread competes with the one receiving. Opening and renaming stay asynchronous: they wait on the file
- * system's journal, at times for milliseconds, and meanwhile the other transfers go on.
+ * thread competes with the one receiving. Opening and renaming stay asynchronous.
  */
-import { closeSync, ftruncateSync, open as openCallback, writevSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  writevSync,
+} from 'node:fs';
+import { lstat, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { LocalFileError } from './errors.js';
+import { localError, NO_FOLLOW } from './local-root.js';
 
-/** A part file being written; `commit` or `discard` ends it. */
+/** What a part holds, kept beside it so a later run can resume it. */
+export interface PartRecord {
+  /** The object's ETag when the part was started; a resume asks for the same one (If-Match). */
+  etag: string | undefined;
+  /** The object's size, once known. */
+  size: number | undefined;
+  /** Bytes of the object on disk from byte 0 (undefined: the part's length says it). */
+  written?: number | undefined;
+  /** Which process wrote it last, and where. */
+  pid: number;
+  host: string;
+}
+
+/** A part another live process is writing. */
+export class PartBusy extends Error {
+  constructor(
+    readonly pid: number,
+    readonly path: string,
+  ) {
+    super(`another download of this file is in progress (process ${pid}, ${path})`);
+  }
+}
+
+/** A part left unchanged this long by an owner that seems alive is taken for abandoned (a reused pid). */
+const ABANDONED_AFTER_MS = 60_000;
+/** Destinations this process is writing, so two batches of one process never share a part. */
+const claimedHere = new Set<string>();
+
+/** A part file being written; `commit`, `keep` or `discard` ends it. */
 export class PartFile {
-  #closed = false;
-  #settled = false;
+  #fd: number | undefined;
+  #ended = false;
 
   private constructor(
     /** The destination the part becomes. */
     readonly destination: string,
     /** The part file's own path. */
     readonly path: string,
-    private readonly fd: number,
-  ) {}
+    fd: number,
+    /** What the part held when it was claimed (a resumed part), or undefined for a new one. */
+    readonly resumed: (PartRecord & { written: number }) | undefined,
+  ) {
+    this.#fd = fd;
+  }
 
-  /** Opens (creating or emptying) `<destination>.part`; the destination's folder must exist. */
-  static async open(destination: string): Promise<PartFile> {
-    const path = `${destination}.part`;
-    const fd = await new Promise<number>((resolve, reject) =>
-      openCallback(path, 'w', (error, descriptor) => (error ? reject(error) : resolve(descriptor))),
-    );
-    return new PartFile(destination, path, fd);
+  /**
+   * Claims the part of `destination` (whose folder must exist): takes over a part a dead process left (to
+   * resume it) or creates a new one, and removes leftovers that cannot be resumed. Throws `PartBusy` when a
+   * live process is writing this file.
+   */
+  static async claim(destination: string): Promise<PartFile> {
+    if (claimedHere.has(destination)) throw new PartBusy(process.pid, `${destination}.part.${process.pid}`);
+    claimedHere.add(destination);
+    try {
+      return await PartFile.#claim(destination);
+    } catch (error) {
+      claimedHere.delete(destination);
+      throw error;
+    }
+  }
+
+  static async #claim(destination: string): Promise<PartFile> {
+    const ours = `${destination}.part.${process.pid}`;
+    let adopted: { path: string; record: PartRecord | undefined } | undefined;
+    for (const leftover of await leftovers(destination)) {
+      if (await ownerAlive(leftover)) throw new PartBusy(leftover.pid, leftover.path);
+      const kind = await lstat(leftover.path).catch(() => undefined);
+      if (adopted === undefined && leftover.record !== undefined && kind?.isFile()) {
+        // rename is atomic: when two runs reach for the same leftover, one of them gets it.
+        try {
+          if (leftover.path !== ours) {
+            await rename(leftover.path, ours);
+            await rename(recordPath(leftover.path), recordPath(ours)).catch(() => undefined);
+          }
+          adopted = { path: ours, record: leftover.record };
+          continue;
+        } catch {
+          // Taken by another run, or gone.
+        }
+      }
+      // Dead, and not resumable here: never left to accumulate.
+      await Promise.all([rm(leftover.path, { force: true }), rm(recordPath(leftover.path), { force: true })]);
+    }
+    if (adopted?.record) {
+      const fd = openPart(ours, constants.O_RDWR | NO_FOLLOW);
+      const length = fstatSync(fd).size;
+      const record = adopted.record;
+      const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
+      return new PartFile(destination, ours, fd, { ...record, written });
+    }
+    await rm(ours, { force: true });
+    const fd = openPart(ours, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW);
+    return new PartFile(destination, ours, fd, undefined);
   }
 
   /** Writes `buffers` (`size` bytes in all) at `position`, finishing short writes. */
   write(buffers: readonly Buffer[], size: number, position: number): void {
+    const fd = this.#open();
     try {
-      let done = writevSync(this.fd, buffers as Buffer[], position);
+      let done = writevSync(fd, buffers as Buffer[], position);
       if (done < size) {
         // Short writes are rare on regular files; finish the rest from one joined buffer.
         const rest = Buffer.concat(buffers as Buffer[]).subarray(done);
         let offset = 0;
         while (done < size) {
-          const written = writevSync(this.fd, [rest.subarray(offset)], position + done);
-          if (written === 0) throw new Error('the disk accepted no more bytes');
+          const written = writevSync(fd, [rest.subarray(offset)], position + done);
+          if (written === 0)
+            throw Object.assign(new Error('the disk accepted no more bytes'), { code: 'ENOSPC' });
           done += written;
           offset += written;
         }
@@ -53,16 +144,57 @@ export class PartFile {
     }
   }
 
+  /** Feeds the part's first `length` bytes to `consume`, in order (to rebuild a checksum before resuming). */
+  readBack(length: number, consume: (chunk: Buffer) => void): void {
+    const fd = this.#open();
+    const buffer = Buffer.allocUnsafe(Math.min(length, 4 * 1024 * 1024) || 1);
+    let position = 0;
+    try {
+      while (position < length) {
+        const read = readSync(fd, buffer, 0, Math.min(buffer.length, length - position), position);
+        if (read === 0) throw new Error(`the part is shorter than the ${length} bytes its record says`);
+        consume(buffer.subarray(0, read));
+        position += read;
+      }
+    } catch (error) {
+      throw localError(`Cannot read ${this.path}`, error);
+    }
+  }
+
   /** Empties the part, to start the object again from its first byte. */
   truncate(): void {
     try {
-      ftruncateSync(this.fd, 0);
+      ftruncateSync(this.#open(), 0);
     } catch (error) {
       throw localError(`Cannot write ${this.path}`, error);
     }
   }
 
-  /** Closes the part and renames it over the destination. */
+  /** Writes the part's record, so that a later run can resume it even if this one is killed. */
+  record(record: Omit<PartRecord, 'pid' | 'host'>): void {
+    const contents: PartRecord = { ...record, pid: process.pid, host: hostname() };
+    const file = recordPath(this.path);
+    const temporary = `${file}.tmp`;
+    try {
+      // Exclusive and without following links: a file planted under these names is never written through.
+      removeQuietly(temporary);
+      const fd = openSync(
+        temporary,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+        0o600,
+      );
+      try {
+        writeSync(fd, JSON.stringify(contents));
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temporary, file);
+    } catch (error) {
+      throw localError(`Cannot write ${file}`, error);
+    }
+  }
+
+  /** Closes the part and renames it over the destination (replacing a file or a link there, never following it). */
   async commit(): Promise<void> {
     this.#close();
     try {
@@ -70,31 +202,136 @@ export class PartFile {
     } catch (error) {
       throw localError(`Cannot move ${this.path} to ${this.destination}`, error);
     }
-    this.#settled = true;
+    this.#end();
+    await rm(recordPath(this.path), { force: true }).catch(() => undefined);
   }
 
-  /** Closes and removes the part (after a failure); never throws: the error being reported is the one that matters. */
-  async discard(): Promise<void> {
+  /** Closes the part and leaves it, with its record, for a later run to resume. */
+  keep(record: Omit<PartRecord, 'pid' | 'host'>): void {
     try {
-      this.#close();
+      this.record(record);
     } catch {
-      // Closing failed; removing the file below is what counts.
+      // Without its record the next run resumes from the part's length, or starts over.
     }
-    if (this.#settled) return;
-    this.#settled = true;
-    await rm(this.path, { force: true }).catch(() => undefined);
+    this.#closeQuietly();
+    this.#end();
+  }
+
+  /** Closes and removes the part and its record; never throws: the error being reported is the one that matters. */
+  async discard(): Promise<void> {
+    this.#closeQuietly();
+    if (this.#ended) return;
+    this.#end();
+    await Promise.all([rm(this.path, { force: true }), rm(recordPath(this.path), { force: true })]).catch(
+      () => undefined,
+    );
+  }
+
+  #open(): number {
+    if (this.#fd === undefined) throw new LocalFileError(`${this.path} is closed.`);
+    return this.#fd;
   }
 
   #close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    closeSync(this.fd);
+    if (this.#fd === undefined) return;
+    const fd = this.#fd;
+    this.#fd = undefined;
+    closeSync(fd);
+  }
+
+  #closeQuietly(): void {
+    try {
+      this.#close();
+    } catch {
+      // Closing failed; what happens to the file next is what counts.
+    }
+  }
+
+  #end(): void {
+    this.#ended = true;
+    claimedHere.delete(this.destination);
   }
 }
 
-/** A local file failure, worded with what was being done. */
-export function localError(what: string, error: unknown): LocalFileError {
-  if (error instanceof LocalFileError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new LocalFileError(`${what}: ${message}`, { cause: error });
+function recordPath(partPath: string): string {
+  return `${partPath}.json`;
+}
+
+function removeQuietly(path: string): void {
+  // rm of a link removes the link, never its target.
+  rmSync(path, { force: true });
+}
+
+/** True when process `pid` of this host is alive (EPERM: alive, but another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readRecord(partPath: string): Promise<PartRecord | undefined> {
+  try {
+    const data = JSON.parse(
+      await readFile(recordPath(partPath), { encoding: 'utf8', flag: constants.O_RDONLY | NO_FOLLOW }),
+    ) as PartRecord;
+    return typeof data === 'object' && data !== null ? data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A leftover part in the destination's folder. */
+interface Leftover {
+  path: string;
+  pid: number;
+  record: PartRecord | undefined;
+}
+
+async function leftovers(destination: string): Promise<Leftover[]> {
+  const folder = dirname(destination);
+  const prefix = `${basename(destination)}.part.`;
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return [];
+  }
+  const found: Leftover[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const rest = name.slice(prefix.length);
+    if (!/^\d+$/.test(rest)) continue;
+    const path = join(folder, name);
+    found.push({ path, pid: Number(rest), record: await readRecord(path) });
+  }
+  return found;
+}
+
+/** Whether the owner of a leftover still works on it. */
+async function ownerAlive(leftover: Leftover): Promise<boolean> {
+  const here = hostname();
+  const sameHost = leftover.record === undefined || leftover.record.host === here;
+  if (leftover.pid === process.pid && sameHost) return false;
+  if (sameHost && !processAlive(leftover.pid)) return false;
+  // A live pid may be a reused one, and another host's process cannot be asked: a part nobody has written
+  // to for a while is abandoned.
+  const stats = await stat(leftover.path).catch(() => undefined);
+  return stats !== undefined && Date.now() - stats.mtimeMs < ABANDONED_AFTER_MS;
+}
+
+function openPart(path: string, flags: number): number {
+  let fd: number;
+  try {
+    fd = openSync(path, flags, 0o644);
+  } catch (error) {
+    throw localError(`Cannot write ${path}`, error);
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new LocalFileError(`Cannot write ${path}: it is not a regular file.`);
+  }
+  return fd;
 }

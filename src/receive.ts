@@ -4,7 +4,8 @@
  */
 import type { Readable } from 'node:stream';
 import { abortedError } from './batch.js';
-import { NetworkError, ProtocolError } from './errors.js';
+import { type ExpectedChecksum, expectedChecksum, RunningChecksum, showDigest } from './checksum.js';
+import { ApiError, NetworkError, ProtocolError } from './errors.js';
 import { displayUrl } from './http/urls.js';
 import type { PartFile } from './part-file.js';
 import type { HttpClient, ObjectResponse } from './service.js';
@@ -18,11 +19,35 @@ export interface ReceiveJob {
   /** The pre-signed object URL. */
   url: string;
   part: PartFile;
+  /** What is on disk and known of the object; the caller keeps it to leave the part for a later run. */
+  state: ObjectState;
   signal?: AbortSignal | undefined;
   /** Resumes allowed after a dropped connection. */
   maxResumes: number;
   /** Bytes of the object received so far, and its size once known. */
   onBytes?: ((received: number, total: number | undefined) => void) | undefined;
+}
+
+/** What a received object turned out to be. */
+export interface ReceivedObject {
+  size: number;
+  /** Bytes that came over the network in this run (less than `size` after a resume). */
+  transferred: number;
+  /** The store's checksum the bytes matched; undefined when the store stated none. */
+  verifiedBy: ExpectedChecksum | undefined;
+}
+
+/** The bytes received did not match the checksum the store stated. */
+export class ChecksumMismatch extends ProtocolError {
+  constructor(url: string, expected: ExpectedChecksum, actual: Buffer) {
+    super(
+      `GET ${url}: the bytes received do not match the object's ${expected.algorithm.toUpperCase()} from its ${expected.source} (expected ${showDigest(expected.algorithm, expected.digest)}, got ${showDigest(expected.algorithm, actual)}); nothing was saved.`,
+      {
+        code: 'E_CHECKSUM',
+        hint: 'The data was damaged on the way or the store holds a damaged object; try again later.',
+      },
+    );
+  }
 }
 
 /** Received chunks are written in batches of this size (see `pump`). */
@@ -31,8 +56,11 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
 const WRITE_BATCH_CHUNKS = 512;
 /** Progress is reported at most once per this many bytes received. */
 const PROGRESS_STEP_BYTES = 64 * 1024;
+/** Objects at least this large get their part's record written as soon as they start (a kill can resume them). */
+const RECORD_FROM_BYTES = 8 * 1024 * 1024;
 
-interface ObjectState {
+/** What is on disk of an object and what is known of it. */
+export interface ObjectState {
   /** Bytes of the object safely written to the part file. */
   written: number;
   /** The object's size, once an answer told it. */
@@ -41,61 +69,127 @@ interface ObjectState {
   etag: string | undefined;
 }
 
-/** Streams the object into the part file, resuming after dropped connections; resolves to its size. */
-export async function receiveObject(job: ReceiveJob): Promise<number> {
-  const { http, url, part, signal } = job;
-  const state: ObjectState = { written: 0, total: undefined, etag: undefined };
+/** The state of a part to receive into: what a resumed part holds, or nothing. */
+export function initialState(part: PartFile): ObjectState {
+  const resumed = part.resumed;
+  return resumed && resumed.etag !== undefined
+    ? { written: resumed.written, total: resumed.size, etag: resumed.etag }
+    : { written: 0, total: undefined, etag: undefined };
+}
+
+/**
+ * Streams the object into the part file, hashing it on the way, resuming after dropped connections (and from
+ * what an earlier run left, while the object is unchanged), and checks it against the store's checksum.
+ */
+export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
+  const { http, url, part, state, signal } = job;
   // The query string of a pre-signed URL is a credential: messages never show it.
   const shown = displayUrl(new URL(url));
   const report = (received: number) => job.onBytes?.(received, state.total);
+  let checksum: RunningChecksum | undefined;
+  let expected: ExpectedChecksum | undefined;
+  let transferred = 0;
   let resumes = 0;
+  if (state.written === 0 && part.resumed) part.truncate();
   for (;;) {
     if (signal?.aborted) throw abortedError(signal);
     const start = state.written;
-    const response = await http.getObject(url, start > 0 ? { start, signal } : { signal });
-    let restart: boolean;
+    let response: ObjectResponse;
     try {
-      restart = acceptResponse(response, state, shown);
-      if (restart && state.written > 0) {
-        // The server sent the whole object (200) or a different version of it: start again from zero.
+      response = await http.getObject(url, start > 0 ? { start, ifMatch: state.etag, signal } : { signal });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 412)) throw error;
+      // The object changed since the part was started: what is on disk belongs to another version.
+      restartState(state, part);
+      checksum = undefined;
+      continue;
+    }
+    try {
+      const verdict = acceptResponse(response, state, shown, checksum === undefined && start > 0);
+      if (verdict === 'stale') {
+        response.body.destroy();
+        restartState(state, part);
+        continue;
+      }
+      if (verdict === 'restart') {
+        // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
+        if (state.written > 0) part.truncate();
         state.written = 0;
-        part.truncate();
+        checksum = undefined;
+      }
+      if (checksum === undefined) {
+        expected = expectedChecksum(response.headers, response.status === 200);
+        checksum = new RunningChecksum(expected?.algorithm ?? 'md5');
+        const running = checksum;
+        // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
+        if (state.written > 0) part.readBack(state.written, (chunk) => running.update(chunk));
+        if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
       }
     } catch (error) {
       response.body.destroy();
       throw error;
     }
-    const outcome = await pump(response.body, part, state, signal, report);
+    const before = state.written;
+    const outcome = await pump(response.body, part, state, checksum, signal, report);
     state.written = outcome.position;
+    transferred += outcome.position - before;
     if (signal?.aborted) throw abortedError(signal);
-    if (state.total !== undefined && state.written === state.total) return state.written;
-    if (outcome.error === undefined && state.total === undefined) return state.written;
+    const complete =
+      (state.total !== undefined && state.written === state.total) ||
+      (outcome.error === undefined && state.total === undefined);
+    if (complete) {
+      const actual = checksum.digest();
+      if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
+      return { size: state.written, transferred, verifiedBy: expected };
+    }
     // A dropped connection or a short body: resume from the bytes on disk.
     if (resumes >= job.maxResumes) {
       const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
       const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
       throw new NetworkError(
         `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
-        { code: 'E_INCOMPLETE', cause: outcome.error, peer: 'object store', hint: 'Run the download again.' },
+        {
+          code: 'E_INCOMPLETE',
+          cause: outcome.error,
+          peer: 'object store',
+          hint: 'Run the download again: it resumes where this one stopped.',
+        },
       );
     }
     resumes += 1;
   }
 }
 
+function restartState(state: ObjectState, part: PartFile): void {
+  if (state.written > 0) part.truncate();
+  state.written = 0;
+  state.total = undefined;
+  state.etag = undefined;
+}
+
 /**
- * Checks an object answer against what is on disk and learns the object's size. Returns true when the body
- * starts at byte 0 although bytes were written already (a 200 to a Range request, or a changed object).
+ * Checks an object answer against what is on disk and learns the object's size: `restart` when the body
+ * starts at byte 0 (a 200, perhaps to a Range request), `stale` when a part an earlier run left belongs to
+ * another version of the object, `continue` when the body carries on from the bytes on disk.
  */
-function acceptResponse(response: ObjectResponse, state: ObjectState, url: string): boolean {
+function acceptResponse(
+  response: ObjectResponse,
+  state: ObjectState,
+  url: string,
+  resuming: boolean,
+): 'restart' | 'stale' | 'continue' {
   const etag = header(response, 'etag');
   const length = numericHeader(response, 'content-length', url);
   const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
   if (etag !== undefined) state.etag = etag;
+  if (response.status === 206 && changed && resuming) {
+    // What an earlier run left belongs to another version (a store that ignores If-Match): start over.
+    return 'stale';
+  }
   if (response.status === 200) {
     if (length !== undefined) state.total = length;
     else if (changed) state.total = undefined;
-    return true;
+    return 'restart';
   }
   if (response.status !== 206) {
     throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
@@ -126,7 +220,7 @@ function acceptResponse(response: ObjectResponse, state: ObjectState, url: strin
   // A partial answer that does not reach the end would leave a hole: treat its end as the object's end only
   // when the server gave no size.
   state.total = size ?? last + 1;
-  return false;
+  return 'continue';
 }
 
 interface PumpOutcome {
@@ -146,6 +240,7 @@ function pump(
   body: Readable,
   part: PartFile,
   state: ObjectState,
+  checksum: RunningChecksum,
   signal: AbortSignal | undefined,
   report: (received: number) => void,
 ): Promise<PumpOutcome> {
@@ -189,6 +284,7 @@ function pump(
       resolve(readError === undefined ? { position } : { position, error: readError });
     };
     function onData(chunk: Buffer) {
+      checksum.update(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (state.total !== undefined && position + pendingBytes > state.total) {

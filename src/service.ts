@@ -44,6 +44,17 @@ export interface ObjectResponse {
   body: Readable;
 }
 
+/** Which bytes of an object a GET asks for. */
+export interface GetObjectOptions {
+  /** First byte; default 0. */
+  start?: number | undefined;
+  /** Last byte, inclusive; default the object's end. */
+  end?: number | undefined;
+  /** Answer only while the object's ETag is this one (resuming a part of that object). */
+  ifMatch?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
 /** What a PUT to a pre-signed URL sends. */
 export interface PutObjectOptions {
   size: number;
@@ -152,14 +163,16 @@ export class HttpClient {
     return checkQueryRecords(answer.body, `GET ${url}`);
   }
 
-  /** GET of a pre-signed object URL, optionally from byte `start` (Range); retried until the headers arrive. */
-  async getObject(
-    url: string,
-    options: { start?: number; signal?: AbortSignal | undefined } = {},
-  ): Promise<ObjectResponse> {
+  /**
+   * GET of a pre-signed object URL, optionally of bytes `start` to `end` (inclusive) only, and only while the
+   * object's ETag is `ifMatch` (a 412 otherwise); retried until the headers arrive.
+   */
+  async getObject(url: string, options: GetObjectOptions = {}): Promise<ObjectResponse> {
     const target = parseObjectUrl(url, 'GET');
     const start = options.start ?? 0;
-    const headers: Record<string, string> = start > 0 ? { range: `bytes=${start}-` } : {};
+    const headers: Record<string, string> = {};
+    if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
+    if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
     return this.retry(async () => {
       const response = await this.#send({
         method: 'GET',

@@ -65,7 +65,15 @@ async function runDownloads(
   const reporter = new TransferReporter(
     io.stderr,
     new Set(targets).size,
-    { active: 'Downloading', statuses: { downloaded: 'downloaded', skipped: 'skipped', failed: 'failed' } },
+    {
+      active: 'Downloading',
+      statuses: {
+        downloaded: 'downloaded',
+        replaced: 'replaced',
+        skipped: 'skipped (verified)',
+        failed: 'failed',
+      },
+    },
     { quiet: options.quiet, debug: options.debug, failures: ['failed'] },
   );
   const results = await client.download(targets, {
@@ -79,20 +87,26 @@ async function runDownloads(
         label: event.path,
         status: event.done,
         bytes: event.received,
-        note: event.done === 'skipped' ? 'exists' : undefined,
+        note: event.done === 'skipped' ? 'verified copy in place' : undefined,
         error: event.error,
       });
     },
   });
-  const skipped = results.some((result) => result.status === 'skipped');
   reporter.finish(
-    io.signal.aborted
-      ? 'Interrupted.'
-      : skipped
-        ? 'Files that exist are skipped; --force replaces them.'
-        : undefined,
+    io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
   );
   return results;
+}
+
+/** What the summary says of checksums: how many fetched files were verified, and which could not be. */
+function verificationNote(results: readonly DownloadResult[]): string | undefined {
+  const fetched = results.filter((result) => result.status === 'downloaded' || result.status === 'replaced');
+  if (fetched.length === 0) return undefined;
+  const verified = fetched.filter((result) => result.verified).length;
+  const unverified = fetched.length - verified;
+  return unverified === 0
+    ? `All ${verified} verified against the store's checksums.`
+    : `${verified} verified against the store's checksums; ${unverified} not verified (the store stated no checksum).`;
 }
 
 /** Replaces `-` with the paths read from stdin: one per line, or the JSON array `query --output-format json` prints. */

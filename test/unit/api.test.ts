@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,7 +136,14 @@ describe('createClient', () => {
       ),
       http.get(
         'http://store.test/objects/*',
-        () => new HttpResponse('file bytes', { headers: { 'Content-Length': '10' } }),
+        // An S3-style ETag (the MD5 of the bytes), which the download is verified against.
+        () =>
+          new HttpResponse('file bytes', {
+            headers: {
+              'Content-Length': '10',
+              ETag: `"${createHash('md5').update('file bytes').digest('hex')}"`,
+            },
+          }),
       ),
     ]);
     const client = clientWith(dispatcher);

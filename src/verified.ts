@@ -1,0 +1,156 @@
+/**
+ * The record of verified downloads: one line per file the tool downloaded and checked against the store,
+ * with the size, modification time and inode the file had then. A file that still matches its line is
+ * skipped without a request; any other file at a destination is checked against the store first.
+ *
+ * It lives at `<data root>/.mission-data/verified.jsonl`, appended to with one `write` per line (O_APPEND),
+ * so processes sharing a data root add to it safely; what one process appends, another reads on its next miss.
+ */
+import { closeSync, constants, openSync, type Stats, writeSync } from 'node:fs';
+import { lstat, mkdir, open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NO_FOLLOW } from './local-root.js';
+
+/** The folder under the data root that holds the record. */
+export const STATE_FOLDER = '.mission-data';
+const RECORD_FILE = 'verified.jsonl';
+/** A record with many more lines than files is rewritten when opened. */
+const COMPACT_ABOVE_LINES = 10_000;
+
+interface Entry {
+  /** Storage path. */
+  p: string;
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  /** The checksum it was verified with, as `<algorithm>:<hex>`. */
+  sum: string;
+}
+
+/** The verified-download record of one data root. */
+export class VerifiedRecord {
+  readonly #entries = new Map<string, Entry>();
+  #offset = 0;
+  #lines = 0;
+  #appendFd: number | undefined;
+
+  private constructor(readonly file: string | undefined) {}
+
+  /**
+   * Opens the record of `root`. A state folder that is a link or not a folder is not used: every file is then
+   * checked against the store, which is slower but never trusts a file it should not.
+   */
+  static async open(root: string): Promise<VerifiedRecord> {
+    const folder = join(root, STATE_FOLDER);
+    await mkdir(folder).catch(() => undefined);
+    const stats = await lstat(folder).catch(() => undefined);
+    if (!stats?.isDirectory()) return new VerifiedRecord(undefined);
+    const record = new VerifiedRecord(join(folder, RECORD_FILE));
+    await record.refresh();
+    if (record.#lines > COMPACT_ABOVE_LINES && record.#lines > 2 * record.#entries.size)
+      await record.#compact();
+    return record;
+  }
+
+  /** True when `path` was verified and the file there is still the one that was. */
+  matches(path: string, stats: Stats): boolean {
+    const entry = this.#entries.get(path);
+    return (
+      entry !== undefined &&
+      stats.isFile() &&
+      entry.size === stats.size &&
+      entry.mtimeMs === stats.mtimeMs &&
+      entry.ino === stats.ino
+    );
+  }
+
+  /** Reads what other processes appended since the last read. */
+  async refresh(): Promise<void> {
+    if (!this.file) return;
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(this.file, constants.O_RDONLY | NO_FOLLOW);
+    } catch {
+      return;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size < this.#offset) {
+        // Rewritten by a compaction elsewhere: read it whole again.
+        this.#offset = 0;
+        this.#entries.clear();
+        this.#lines = 0;
+      }
+      if (size === this.#offset) return;
+      const buffer = Buffer.alloc(size - this.#offset);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.#offset);
+      const text = buffer.subarray(0, bytesRead).toString('utf8');
+      // A line still being written by another process is left for the next read.
+      const complete = text.lastIndexOf('\n') + 1;
+      this.#offset += Buffer.byteLength(text.slice(0, complete));
+      for (const line of text.slice(0, complete).split('\n')) this.#take(line);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Records that the file at `path` (with these stats) holds the verified bytes. */
+  add(path: string, stats: Stats, sum: string): void {
+    const entry: Entry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
+    this.#entries.set(path, entry);
+    if (!this.file) return;
+    try {
+      this.#appendFd ??= openAppend(this.file);
+      writeSync(this.#appendFd, `${JSON.stringify(entry)}\n`);
+    } catch {
+      // Without the line the file is checked against the store next time: slower, never wrong.
+    }
+  }
+
+  /** Closes the record. */
+  close(): void {
+    if (this.#appendFd === undefined) return;
+    closeSync(this.#appendFd);
+    this.#appendFd = undefined;
+  }
+
+  #take(line: string): void {
+    if (line.trim() === '') return;
+    this.#lines += 1;
+    try {
+      const entry = JSON.parse(line) as Entry;
+      if (typeof entry.p === 'string' && typeof entry.size === 'number') this.#entries.set(entry.p, entry);
+    } catch {
+      // A damaged line vouches for nothing.
+    }
+  }
+
+  async #compact(): Promise<void> {
+    if (!this.file) return;
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    try {
+      const handle = await open(
+        temporary,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+        0o644,
+      );
+      try {
+        const lines = [...this.#entries.values()].map((entry) => `${JSON.stringify(entry)}\n`).join('');
+        await handle.write(lines);
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, this.file);
+      this.#offset = 0;
+      this.#entries.clear();
+      this.#lines = 0;
+      await this.refresh();
+    } catch {
+      // Compaction only saves space; the long record still serves.
+    }
+  }
+}
+
+function openAppend(file: string): number {
+  return openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW, 0o644);
+}
