@@ -131,11 +131,17 @@ Examples:
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--store <dir>', 'folder holding the stored objects', 'mission-data-store')
-    .option('--api-key <key>', 'accept uploads only with this key (repeatable)', collect)
+    .option('--api-key <key>', 'accept uploads and /api-key/ routes only with this key (repeatable)', collect)
+    .option('--token <token>', 'bearer token /authorized/ routes accept (repeatable)', collect)
     .addOption(
       new Option('--wire <mode>', 'how answers are wrapped')
         .choices(['envelope', 'envelope-200', 'gateway'])
         .default('envelope'),
+    )
+    .addOption(
+      new Option('--dialect <dialect>', "which service to play: the spec's, today's or both")
+        .choices(['both', 'spec', 'today'])
+        .default('both'),
     )
     .option('--demo', 'fill an empty store with a demo archive')
     .option('-q, --quiet', 'do not log requests')

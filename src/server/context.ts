@@ -5,14 +5,30 @@ import type { ObjectStore } from './object-store.js';
 import type { UrlSigner } from './presign.js';
 import type { WireMode } from './wire.js';
 
+/**
+ * Which service the server plays: `spec` is exactly SPEC.md's; `today` is the service as it runs now (routes also
+ * under `/api-key/` and `/authorized/`, uploads only at `/api-key/upload`, `latest=true` rather than
+ * `version=latest`, paging); `both` accepts everything either accepts.
+ */
+export type Dialect = 'both' | 'spec' | 'today';
+
+/** The dialects, for checking option values. */
+export const DIALECTS: readonly Dialect[] = ['both', 'spec', 'today'];
+
+/** Checks a credential: `missing` when none was given, `wrong` when it matches none, undefined when accepted. */
+export type CredentialCheck = (given: string | undefined) => 'missing' | 'wrong' | undefined;
+
 /** The server's state, shared by its routes. */
 export interface ServerContext {
   store: ObjectStore;
   index: MetadataIndex;
   signer: UrlSigner;
   wire: WireMode;
-  /** Checks the `X-api-key` of an upload; undefined when uploads need no key. */
-  checkApiKey: ((given: string | undefined) => 'missing' | 'wrong' | undefined) | undefined;
+  dialect: Dialect;
+  /** Checks the `X-api-key` of an upload or an `/api-key/` route; undefined when the server has no keys. */
+  checkApiKey: CredentialCheck | undefined;
+  /** Checks the bearer token of an `/authorized/` route; undefined when the server has no tokens (every one is refused). */
+  checkToken: CredentialCheck | undefined;
   /** The base URL clients reached this server at, for the URLs it hands out. */
   baseUrl(req: IncomingMessage): string;
   /** Keeps `work` on the list `close()` waits for, so an interrupted upload is cleaned up before close resolves. */

@@ -1,5 +1,5 @@
 /** The metadata index: one record per stored object, derived from its name and mtime, queried in memory. */
-import type { QUERY_TABLES } from '../naming.js';
+import type { QUERY_TABLES } from '../query-vocabulary.js';
 import type { StoredObject } from './object-store.js';
 
 /** A table the query searches. */
@@ -14,11 +14,19 @@ export interface QueryFilters {
   descriptor?: string;
   start_date?: string;
   end_date?: string;
-  /** A version `vXX-YY`, or `latest`. */
+  /** A version `vXX-YY`, or `latest` (the same as `latest: true`). */
   version?: string;
+  /** Keep only the highest version per series among the rows that pass the other filters. */
+  latest?: boolean;
   extension?: string;
   ingestion_start_date?: string;
   ingestion_end_date?: string;
+}
+
+/** Which slice of the ordered answer to return: `limit` records (all when undefined) after the first `offset`. */
+export interface QueryPage {
+  offset: number;
+  limit?: number | undefined;
 }
 
 /** A record as the query returns it (ancillary records have no `data_level`). */
@@ -221,8 +229,10 @@ export class MetadataIndex {
    * The records matching every filter, ordered by `file_path`, as the chunks of a JSON array: one
    * pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization.
    */
-  queryChunks(filters: QueryFilters): Buffer[] {
-    const rows = this.#query(filters);
+  queryChunks(filters: QueryFilters, page?: QueryPage): Buffer[] {
+    let rows = this.#query(filters);
+    // The order is by file_path and stable, so consecutive pages concatenate to the unpaged answer.
+    if (page) rows = rows.slice(page.offset, page.limit === undefined ? undefined : page.offset + page.limit);
     if (rows.length === 0) return [EMPTY_ARRAY];
     const chunks: Buffer[] = new Array(rows.length + 2);
     chunks[0] = OPEN;
@@ -235,8 +245,8 @@ export class MetadataIndex {
   }
 
   /** The records matching every filter, ordered by `file_path`. */
-  query(filters: QueryFilters): MetadataRecord[] {
-    return JSON.parse(Buffer.concat(this.queryChunks(filters)).toString('utf8')) as MetadataRecord[];
+  query(filters: QueryFilters, page?: QueryPage): MetadataRecord[] {
+    return JSON.parse(Buffer.concat(this.queryChunks(filters, page)).toString('utf8')) as MetadataRecord[];
   }
 
   #query(filters: QueryFilters): IndexedRecord[] {
@@ -259,8 +269,11 @@ export class MetadataIndex {
     const startTo = dateNumber(filters.end_date);
     const ingestedFrom = dateNumber(filters.ingestion_start_date);
     const ingestedTo = dateNumber(filters.ingestion_end_date);
-    const latest = filters.version === 'latest';
-    const version = latest || filters.version === undefined ? undefined : versionRank(filters.version);
+    const latest = filters.version === 'latest' || filters.latest === true;
+    const version =
+      filters.version === undefined || filters.version === 'latest'
+        ? undefined
+        : versionRank(filters.version);
     const rows: IndexedRecord[] = [];
     for (const row of candidates) {
       if (
