@@ -19,9 +19,10 @@ export const ANCILLARY_NAME_PATTERN =
 
 /**
  * The longest file name the store and a local data root can hold: the file-system limit of 255 bytes, less
- * room for the suffixes a download adds beside the file while it is in flight (`.part`, `.part.lock`, ...).
+ * room for what a download keeps beside the file while it is in flight (`<name>.part.<pid>.json.tmp`: 22
+ * bytes with the longest Linux pid, and two to spare).
  */
-export const MAX_NAME_BYTES = 255 - 16;
+export const MAX_NAME_BYTES = 255 - 24;
 
 /** Messages of the naming rules, worded as the service words them. */
 export const messages = {
