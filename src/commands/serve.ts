@@ -2,7 +2,6 @@
 import { resolve } from 'node:path';
 import { ExitCode, MissionDataError } from '../errors.js';
 import {
-  type Dialect,
   isStoreEmpty,
   type RequestLogEntry,
   startReferenceServer,
@@ -17,31 +16,24 @@ export interface ServeCommandOptions {
   host: string;
   store: string;
   apiKey?: string[] | undefined;
-  /** Bearer tokens for `/authorized/` routes. */
-  token?: string[] | undefined;
   wire: WireMode;
-  /** Which service to play; `both` when not given. */
-  dialect?: Dialect | undefined;
   demo?: boolean | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
 
-/** One stderr line per request: method, path (never credentials), status and time. */
+/** One stderr line per request: method, path (never credentials), status, the error behind it, and time. */
 export function formatRequestLog(entry: RequestLogEntry): string {
   const outcome = entry.aborted ? `${entry.status} (connection closed early)` : String(entry.status);
-  return `${entry.method} ${entry.path} ${outcome} ${entry.durationMs.toFixed(1)}ms`;
+  return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms`;
 }
 
-/** What each dialect serves, for the start-up line. */
-const DIALECT_LINES: Record<Dialect, string> = {
-  both: "Dialect both: the spec's routes and today's /api-key/ and /authorized/ ones.",
-  spec: "Dialect spec: the spec's routes only.",
-  today: 'Dialect today: uploads only at /api-key/upload, latest=true rather than version=latest, paging.',
-};
-
-function tokenNote(count: number): string {
-  return count === 0 ? '' : ` /authorized/ routes take ${count} bearer token${count === 1 ? '' : 's'}.`;
+/** The errno of a failed request (`ENOSPC`, `EROFS`), or its error's name, so the log line says what failed. */
+function errorLabel(error: unknown): string {
+  if (error === undefined) return '';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code !== '') return ` (error ${code})`;
+  return ` (error ${error instanceof Error ? error.name : typeof error})`;
 }
 
 function listenError(error: unknown, options: ServeCommandOptions): MissionDataError | unknown {
@@ -85,9 +77,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       port: options.port,
       host: options.host,
       apiKeys: options.apiKey,
-      tokens: options.token,
       wire: options.wire,
-      dialect: options.dialect ?? 'both',
       log: (entry) => {
         if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
         if (entry.error !== undefined) {
@@ -104,8 +94,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   if (!options.quiet) {
     io.stderr.write(
       `Serving ${server.objectCount} files from ${server.storeDir} (wire: ${options.wire}` +
-        `${options.apiKey?.length ? ', uploads need an API key' : ''}). ` +
-        `${DIALECT_LINES[options.dialect ?? 'both']}${tokenNote(options.token?.length ?? 0)} Stop with Ctrl-C.\n`,
+        `${options.apiKey?.length ? ', uploads need an API key' : ''}). Stop with Ctrl-C.\n`,
     );
   }
   await new Promise<void>((resolvePromise) => {

@@ -1,0 +1,118 @@
+/**
+ * MD5 digests of stored objects, as S3 gives them (`ETag: "<hex md5>"`, `Content-MD5: <base64 md5>`), and the
+ * sidecar files that keep them across restarts. Where sidecars live, and that the way to them is safe, is the
+ * object store's business; this module reads, writes and checks them.
+ */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { type FileHandle, open, rename, unlink, writeFile } from 'node:fs/promises';
+
+/** The dot-folder of the store holding one sidecar per object, at the object's key (`scan()` skips dot-entries). */
+export const CHECKSUM_FOLDER = '.checksums';
+
+/** What a sidecar records: the digest, and the size and mtime of the file it was computed from. */
+export interface ChecksumRecord {
+  /** The raw 16-byte MD5 digest. */
+  md5: Buffer;
+  size: number;
+  mtimeMs: number;
+}
+
+/** A sidecar is a line of JSON of well under this; anything bigger is not one of ours and is not read. */
+const MAX_SIDECAR_BYTES = 1024;
+
+/** Read size when hashing a stored object. */
+const HASH_CHUNK_BYTES = 1024 * 1024;
+
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** The strong validator of an object: its MD5 in lower-case hex, quoted (S3's form for single-part objects). */
+export function etagOf(md5: Buffer): string {
+  return `"${md5.toString('hex')}"`;
+}
+
+/** The `Content-MD5` header value of a digest (RFC 1864: base64 of the 16 raw bytes). */
+export function contentMd5Of(md5: Buffer): string {
+  return md5.toString('base64');
+}
+
+/** The text of a sidecar. */
+export function formatSidecar(record: ChecksumRecord): string {
+  const { size, mtimeMs } = record;
+  return `${JSON.stringify({ md5: record.md5.toString('hex'), size, mtimeMs })}\n`;
+}
+
+/**
+ * The digest a sidecar holds, when the sidecar is well-formed and was written for a file of exactly this size
+ * and mtime; undefined otherwise (the object was replaced by hand since, or the sidecar is damaged or foreign).
+ */
+export function parseSidecar(text: string, size: number, mtimeMs: number): Buffer | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.md5 !== 'string' || !/^[0-9a-f]{32}$/.test(record.md5)) return undefined;
+  if (record.size !== size || record.mtimeMs !== mtimeMs) return undefined;
+  return Buffer.from(record.md5, 'hex');
+}
+
+/**
+ * Reads the sidecar at `path` for a file of `size` bytes and mtime `mtimeMs`; undefined when there is none
+ * or it does not fit. A symlink is never followed: one placed in the store must not make the server read
+ * (or vouch for) a file outside it.
+ */
+export async function readSidecar(path: string, size: number, mtimeMs: number): Promise<Buffer | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size > MAX_SIDECAR_BYTES) return undefined;
+    const buffer = Buffer.alloc(stats.size);
+    const { bytesRead } = await handle.read(buffer, 0, stats.size, 0);
+    return parseSidecar(buffer.toString('utf8', 0, bytesRead), size, mtimeMs);
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes a sidecar atomically: the whole text goes to `temp` (created exclusively, so never through a link),
+ * which is then renamed over `path`. A rename replaces a symlink at `path` instead of following it, and a
+ * reader sees the old sidecar or the new one, never half of one.
+ */
+export async function writeSidecar(temp: string, path: string, record: ChecksumRecord): Promise<void> {
+  try {
+    await writeFile(temp, formatSidecar(record), { encoding: 'utf8', flag: 'wx', mode: 0o644 });
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The MD5 of the first `size` bytes of an open file, read by position (the handle's own offset is left alone). */
+export async function md5OfFile(handle: FileHandle, size: number): Promise<Buffer> {
+  const hash = createHash('md5');
+  const buffer = Buffer.allocUnsafe(Math.min(HASH_CHUNK_BYTES, Math.max(size, 1)));
+  let position = 0;
+  while (position < size) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
+    if (bytesRead === 0) break;
+    hash.update(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+  }
+  if (position !== size) {
+    throw new Error(`The object changed while its MD5 was computed: read ${position} of ${size} bytes.`);
+  }
+  return hash.digest();
+}
