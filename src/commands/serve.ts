@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { ExitCode, MissionDataError } from '../errors.js';
 import {
+  type Dialect,
   isStoreEmpty,
   type RequestLogEntry,
   startReferenceServer,
@@ -16,7 +17,11 @@ export interface ServeCommandOptions {
   host: string;
   store: string;
   apiKey?: string[] | undefined;
+  /** Bearer tokens for `/authorized/` routes. */
+  token?: string[] | undefined;
   wire: WireMode;
+  /** Which service to play; `both` when not given. */
+  dialect?: Dialect | undefined;
   demo?: boolean | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
@@ -34,6 +39,17 @@ function errorLabel(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code !== '') return ` (error ${code})`;
   return ` (error ${error instanceof Error ? error.name : typeof error})`;
+}
+
+/** What each dialect serves, for the start-up line. */
+const DIALECT_LINES: Record<Dialect, string> = {
+  both: "Dialect both: the spec's routes and today's /api-key/ and /authorized/ ones.",
+  spec: "Dialect spec: the spec's routes only.",
+  today: 'Dialect today: uploads only at /api-key/upload, latest=true rather than version=latest, paging.',
+};
+
+function tokenNote(count: number): string {
+  return count === 0 ? '' : ` /authorized/ routes take ${count} bearer token${count === 1 ? '' : 's'}.`;
 }
 
 function listenError(error: unknown, options: ServeCommandOptions): MissionDataError | unknown {
@@ -77,7 +93,9 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       port: options.port,
       host: options.host,
       apiKeys: options.apiKey,
+      tokens: options.token,
       wire: options.wire,
+      dialect: options.dialect ?? 'both',
       log: (entry) => {
         if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
         if (entry.error !== undefined) {
@@ -94,7 +112,8 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   if (!options.quiet) {
     io.stderr.write(
       `Serving ${server.objectCount} files from ${server.storeDir} (wire: ${options.wire}` +
-        `${options.apiKey?.length ? ', uploads need an API key' : ''}). Stop with Ctrl-C.\n`,
+        `${options.apiKey?.length ? ', uploads need an API key' : ''}). ` +
+        `${DIALECT_LINES[options.dialect ?? 'both']}${tokenNote(options.token?.length ?? 0)} Stop with Ctrl-C.\n`,
     );
   }
   await new Promise<void>((resolvePromise) => {

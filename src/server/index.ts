@@ -3,21 +3,22 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { apiResponse } from './api-routes.js';
 import {
-  apiRouteOf,
-  download,
-  methodNotAllowedResponse,
-  notFoundResponse,
-  query,
-  upload,
-} from './api-routes.js';
-import { requestTarget, type ServerContext } from './context.js';
+  type CredentialCheck,
+  DIALECTS,
+  type Dialect,
+  requestTarget,
+  type ServerContext,
+} from './context.js';
 import { MetadataIndex } from './metadata-index.js';
 import { answeredFailureOf, handleObject, isObjectPath } from './object-routes.js';
 import { ObjectStore, STREAM_BUFFER_BYTES } from './object-store.js';
 import { loadStoreSecret, UrlSigner } from './presign.js';
-import { type ApiResponse, messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
+import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
 
+export type { Dialect } from './context.js';
+export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { MetadataRecord, QueryFilters } from './metadata-index.js';
 export type { WireMode } from './wire.js';
@@ -44,8 +45,12 @@ export interface ReferenceServerOptions {
   port?: number;
   /** Address to bind; loopback unless said otherwise. */
   host?: string;
-  /** When set (non-empty), uploads need `X-api-key` equal to one of these. */
+  /** When set (non-empty), uploads and `/api-key/` routes need `X-api-key` equal to one of these. */
   apiKeys?: readonly string[] | undefined;
+  /** Bearer tokens `/authorized/` routes accept; without any, those routes refuse every request. */
+  tokens?: readonly string[] | undefined;
+  /** Which service to play: `spec`, `today` or `both` (the default). */
+  dialect?: Dialect;
   /** How API answers are put on the wire (default `envelope`). */
   wire?: WireMode;
   /** The secret pre-signed URLs are signed with; by default one kept in a dot-file of the store. */
@@ -76,8 +81,8 @@ function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Compares keys by their SHA-256 digests, in constant time, and checks every key so timing says nothing. */
-function apiKeyChecker(keys: readonly string[]): ServerContext['checkApiKey'] {
+/** Compares keys or tokens by their SHA-256 digests, in constant time, and checks every one so timing says nothing. */
+function secretChecker(keys: readonly string[]): CredentialCheck {
   const digests = keys.map((key) => createHash('sha256').update(key).digest());
   return (given) => {
     if (given === undefined || given === '') return 'missing';
@@ -90,9 +95,12 @@ function apiKeyChecker(keys: readonly string[]): ServerContext['checkApiKey'] {
 
 /** Starts the reference server on a store folder; resolves once it listens. */
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<ReferenceServer> {
-  const { storeDir, port = 0, host = '127.0.0.1', wire = 'envelope', log } = options;
+  const { storeDir, port = 0, host = '127.0.0.1', wire = 'envelope', dialect = 'both', log } = options;
   if (!WIRE_MODES.includes(wire)) {
     throw new Error(`Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`);
+  }
+  if (!DIALECTS.includes(dialect)) {
+    throw new Error(`Unknown dialect ${JSON.stringify(dialect)}; choose one of ${DIALECTS.join(', ')}.`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`Invalid port ${port}: give a whole number from 0 to 65535.`);
@@ -111,7 +119,9 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     index,
     signer: new UrlSigner(secret),
     wire,
-    checkApiKey: options.apiKeys && options.apiKeys.length > 0 ? apiKeyChecker(options.apiKeys) : undefined,
+    dialect,
+    checkApiKey: options.apiKeys && options.apiKeys.length > 0 ? secretChecker(options.apiKeys) : undefined,
+    checkToken: options.tokens && options.tokens.length > 0 ? secretChecker(options.tokens) : undefined,
     baseUrl: (req) => {
       const hostHeader = req.headers.host;
       return hostHeader && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : url;
@@ -151,14 +161,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
         await handleObject(context, req, res, target);
         return;
       }
-      let response: ApiResponse;
-      const route = apiRouteOf(target.path);
-      if (!route) response = notFoundResponse(target.path);
-      else if (method !== 'GET') response = methodNotAllowedResponse(method, target.path);
-      else if (route.route === 'upload') response = await upload(context, req, route.rest);
-      else if (route.route === 'download') response = download(context, req, route.rest);
-      else response = query(context, target);
-      sendApiResponse(res, response, wire);
+      sendApiResponse(res, await apiResponse(context, req, target), wire, method === 'HEAD');
     } catch (error) {
       failure = error;
       if (res.headersSent || res.destroyed) {
