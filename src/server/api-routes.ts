@@ -107,7 +107,10 @@ export function notFoundResponse(path: string, dialect: Dialect = 'both'): ApiRe
   return messageResponse(404, `Not found: there is no route ${path}. ${ROUTE_LISTS[dialect]}`);
 }
 
-/** The methods a route answers: HEAD on downloads came with today's service (its web pages check files with it). */
+/**
+ * The methods a route answers. Today's gateway also sends HEAD of a download to its Lambda, so a web page can
+ * learn a file's URL without following the redirect; the specification has GET only.
+ */
 function allowedMethods(route: ApiRouteName, dialect: Dialect): readonly string[] {
   return route === 'download' && dialect !== 'spec' ? ['GET', 'HEAD'] : ['GET'];
 }
