@@ -3,7 +3,7 @@
  * a pre-signed address and streams the file there with its length and MD5.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
@@ -141,11 +141,14 @@ export function uploadCandidates(
   return [...new Set(places)];
 }
 
-async function locate(
-  plan: PlannedUpload,
-  dataDir: string,
-  cwd: string,
-): Promise<{ path: string; size: number }> {
+/** A file as it was measured before sending: what the store must end up holding, or nothing. */
+interface MeasuredFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+async function locate(plan: PlannedUpload, dataDir: string, cwd: string): Promise<MeasuredFile> {
   const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
   for (const path of tried) {
     let info: Awaited<ReturnType<typeof stat>>;
@@ -156,7 +159,7 @@ async function locate(
       if (code === 'ENOENT' || code === 'ENOTDIR') continue;
       throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
     }
-    if (info.isFile()) return { path, size: info.size };
+    if (info.isFile()) return { path, size: info.size, mtimeMs: info.mtimeMs };
   }
   throw new LocalFileError(`File not found: ${plan.argument} (looked for ${tried.join(', ')}).`, {
     code: 'E_FILE_NOT_FOUND',
@@ -183,11 +186,11 @@ async function uploadOne(
     const url = await http.presignUpload(key, signal);
     // Hashed only once the service has accepted the name: a refusal (409, 403) is reported at once.
     const contentMd5 =
-      options.checksum === false ? undefined : await md5Base64(localPath, found.size, signal);
+      options.checksum === false ? undefined : await md5Base64(localPath, found.size, signal, found.mtimeMs);
     await http.putObject(url, {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
-      open: () => openExactly(localPath, found.size),
+      open: () => openExactly(localPath, found.size, found.mtimeMs),
       ...(signal ? { signal } : {}),
       onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size }),
     });
@@ -205,9 +208,14 @@ function isAlreadyStored(error: unknown): boolean {
 }
 
 /** The base64 MD5 of a file (the form Content-MD5 takes), read in one streaming pass. */
-export async function md5Base64(path: string, size: number, signal?: AbortSignal): Promise<string> {
+export async function md5Base64(
+  path: string,
+  size: number,
+  signal?: AbortSignal,
+  mtimeMs?: number,
+): Promise<string> {
   const hash = createHash('md5');
-  const source = openExactly(path, size);
+  const source = openExactly(path, size, mtimeMs);
   const onAbort = () => source.destroy(abortedError(signal as AbortSignal));
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -218,42 +226,77 @@ export async function md5Base64(path: string, size: number, signal?: AbortSignal
   return hash.digest('base64');
 }
 
-/** Opens a file for reading, failing the stream if it does not hold exactly `size` bytes. */
-export function openExactly(path: string, size: number): Readable {
-  const source = createReadStream(path, { highWaterMark: READ_BUFFER_BYTES });
-  const guard = new SizeGuard(path, size);
+/**
+ * Reads exactly the `size` bytes a file had when it was measured. The last chunk is held back until the file is
+ * seen unchanged (same size and modification time): a file that changed while it was being read fails the
+ * stream before its last byte, so an upload is cut short and the store keeps nothing the user did not mean.
+ */
+export function openExactly(path: string, size: number, mtimeMs?: number): Readable {
+  const source = createReadStream(path, {
+    highWaterMark: READ_BUFFER_BYTES,
+    start: 0,
+    end: Math.max(0, size - 1),
+  });
+  const guard = new UnchangedGuard(path, size, mtimeMs);
   source.on('error', (error) =>
     guard.destroy(new LocalFileError(`Cannot read ${path}: ${error.message}`, { cause: error })),
   );
   // Whoever consumes the guard may destroy it (a failed attempt): close the file with it.
   guard.on('close', () => source.destroy());
+  if (size === 0) {
+    // Nothing to read (a read of byte 0 to 0 would take one byte): the check alone decides.
+    source.destroy();
+    queueMicrotask(() => guard.end());
+    return guard;
+  }
   return source.pipe(guard);
 }
 
-/** Passes bytes through and fails when the file turns out longer or shorter than when it was measured. */
-class SizeGuard extends Transform {
+/** Passes bytes through, holding the last chunk until the file is seen unchanged since it was measured. */
+class UnchangedGuard extends Transform {
   private seen = 0;
+  private held: Buffer | undefined;
 
   constructor(
     private readonly path: string,
     private readonly size: number,
+    private readonly mtimeMs: number | undefined,
   ) {
     super({ highWaterMark: READ_BUFFER_BYTES });
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.seen += chunk.length;
-    if (this.seen > this.size) callback(this.changed());
-    else callback(null, chunk);
+    if (this.seen > this.size) {
+      callback(this.changed());
+      return;
+    }
+    const previous = this.held;
+    this.held = chunk;
+    callback(null, previous);
   }
 
   override _flush(callback: TransformCallback): void {
-    callback(this.seen === this.size ? null : this.changed());
+    if (this.seen !== this.size) {
+      callback(this.changed());
+      return;
+    }
+    let now: { size: number; mtimeMs: number } | undefined;
+    try {
+      now = statSync(this.path);
+    } catch {
+      now = undefined;
+    }
+    if (!now || now.size !== this.size || (this.mtimeMs !== undefined && now.mtimeMs !== this.mtimeMs)) {
+      callback(this.changed());
+      return;
+    }
+    callback(null, this.held);
   }
 
   private changed(): LocalFileError {
     return new LocalFileError(
-      `${this.path} changed size while it was being uploaded (${this.size} bytes when measured); upload it again once it is complete.`,
+      `${this.path} changed while it was being uploaded (${this.size} bytes when measured); nothing was stored. Upload it again once it is complete.`,
       { code: 'E_FILE_CHANGED' },
     );
   }

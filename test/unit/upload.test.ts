@@ -215,7 +215,8 @@ describe('uploadFiles', () => {
     const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_FILE_CHANGED' });
-    expect(result?.error?.message).toContain('changed size');
+    expect(result?.error?.message).toContain('changed while it was being uploaded');
+    expect(result?.error?.message).toContain('nothing was stored');
   });
 
   it('fails a file that shrinks while it is being sent', async () => {
