@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formatRequestLog } from '../../src/commands/serve.js';
 import { ApiError, HttpClient } from '../../src/index.js';
+import { MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
 import { md5OfFile } from '../../src/server/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
 import { storeFailureAnswer } from '../../src/server/object-routes.js';
@@ -630,10 +631,16 @@ describe('names the store cannot hold', () => {
   }
 
   function tooLong(name: string): string {
-    return `Invalid filename ${name.slice(0, 60)}…: it is ${name.length} bytes long; file names are at most 239 bytes.`;
+    return messages.tooLong(name, Buffer.byteLength(name));
   }
 
-  it.each([253, 300, 10_000])(
+  it('GET /upload of a name of the longest length allowed hands out an upload URL', async () => {
+    const name = longName(MAX_NAME_BYTES);
+    const result = await rawRequest(served.server.url, `/upload/imap/mag/l1a/2025/01/${name}`);
+    expect(outcomeOf(result, 'envelope').statusCode).toBe(200);
+  });
+
+  it.each([MAX_NAME_BYTES + 1, 253, 300, 10_000])(
     'GET /upload of a path with a %i-character name is a 400 saying so',
     async (length) => {
       const name = longName(length);
@@ -644,7 +651,7 @@ describe('names the store cannot hold', () => {
     },
   );
 
-  it.each([253, 300, 10_000])(
+  it.each([MAX_NAME_BYTES + 1, 253, 300, 10_000])(
     'a signed PUT of a key with a %i-character name is a 400, answered',
     async (length) => {
       const name = longName(length);
