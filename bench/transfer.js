@@ -156,8 +156,11 @@ async function largeUpload(context, { checksum }) {
     makeReference: () => {
       const { path, url } = signedUrls.shift();
       if (!checksum) return command('curl', 'curl', [...curlPut.slice(1), '-T', path, url]);
-      const script = `${curlPut.join(' ')} -H "Content-MD5: $(openssl md5 -binary "$1" | base64)" -T "$1" "$2"`;
-      return command('openssl md5 + curl', 'sh', ['-c', `set -e; ${script}`, 'sh', path, url]);
+      // `exec`: curl takes the shell's place, so that a run killed for taking too long leaves nothing behind.
+      const script =
+        'md5=$(openssl md5 -binary "$1" | base64) && [ -n "$md5" ] && ' +
+        `exec ${curlPut.join(' ')} -H "Content-MD5: $md5" -T "$1" "$2"`;
+      return command('openssl md5 + curl', 'sh', ['-c', script, 'sh', path, url]);
     },
   });
   for (const path of stored) rmSync(path, { force: true });

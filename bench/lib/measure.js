@@ -16,9 +16,12 @@ let rssFiles = 0;
 
 /**
  * A command line to run: `command` and `args`, with `input` written to its stdin and `env` added to the
- * environment. `label` names it in tables and errors.
- * @typedef {{ label: string, command: string, args: string[], input?: string, env?: Record<string, string>, peakRss?: boolean }} Run
+ * environment. `label` names it in tables and errors; `timeoutMs` (default DEFAULT_TIMEOUT_MS) bounds it.
+ * @typedef {{ label: string, command: string, args: string[], input?: string, env?: Record<string, string>, peakRss?: boolean, timeoutMs?: number }} Run
  */
+
+/** A run taking longer than this is killed and fails the benchmark, rather than hold it up for ever. */
+export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * A `mission-data` run of the built bin (or of another launcher of the same program, `bin`), with its peak
@@ -53,15 +56,26 @@ export function execute(run) {
     const started = performance.now();
     const child = spawn(run.command, run.args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
     const stderr = [];
+    let timedOut = false;
+    const timeoutMs = run.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.stderr.on('data', (chunk) => stderr.push(chunk));
-    child.on('error', (error) =>
-      reject(new Error(`${run.label}: could not start ${run.command}: ${error.message}`)),
-    );
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${run.label}: could not start ${run.command}: ${error.message}`));
+    });
     child.on('close', (code, signal) => {
       const ms = performance.now() - started;
+      clearTimeout(timer);
       if (code !== 0) {
         const text = Buffer.concat(stderr).toString('utf8').trim().split('\n').slice(-5).join('\n');
-        reject(new Error(`${run.label} exited with ${signal ?? code}: ${run.args.join(' ')}\n${text}`));
+        const outcome = timedOut
+          ? `did not finish within ${timeoutMs / 1000} s and was killed`
+          : `exited with ${signal ?? code}`;
+        reject(new Error(`${run.label} ${outcome}: ${run.args.join(' ')}\n${text}`));
         return;
       }
       let peakRss;
