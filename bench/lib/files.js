@@ -1,7 +1,7 @@
 /** Local files of the transfer benchmarks: large inputs written once, and checks that outputs are complete. */
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 
 const MIB = 1024 * 1024;
 
@@ -18,11 +18,16 @@ export function writeLargeFile(path, size) {
   }
 }
 
-/** The sizes of every file below `dir`, in any order. */
+/**
+ * The sizes of every file below `dir`, in any order, leaving out dot-files and dot-folders: where a command
+ * keeps its own state (mission-data's `.mission-data/` in the data root), not the files it was asked for.
+ */
 function fileSizes(dir) {
   const sizes = [];
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) sizes.push(statSync(join(entry.parentPath ?? entry.path, entry.name)).size);
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    if (!entry.isFile() || relative(dir, path).split(sep).some((part) => part.startsWith('.'))) continue;
+    sizes.push(statSync(path).size);
   }
   return sizes;
 }
