@@ -15,7 +15,7 @@ import { resolveLocalPath } from './layout.js';
 import { checkWritableRoot, ensureFolderInside, folderStaysInside, localError } from './local-root.js';
 import { type MissionFile, parsePathOrName } from './naming.js';
 import { PartBusy, PartFile } from './part-file.js';
-import { ChecksumMismatch, initialState, receiveObject } from './receive.js';
+import { ChecksumMismatch, discardBody, initialState, receiveObject } from './receive.js';
 import type { HttpClient } from './service.js';
 import { VerifiedRecord } from './verified.js';
 
@@ -293,7 +293,7 @@ async function sameAsStored(
   signal: AbortSignal | undefined,
 ): Promise<ExpectedChecksum | undefined> {
   const probe = await http.getObject(url, { start: 0, end: 0, signal });
-  probe.body.destroy();
+  discardBody(probe.body);
   const range = /\/(\d+)\s*$/.exec(headerOf(probe.headers, 'content-range') ?? '');
   const size = range
     ? Number(range[1])

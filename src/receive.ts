@@ -107,7 +107,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
     try {
       const verdict = acceptResponse(response, state, shown, checksum === undefined && start > 0);
       if (verdict === 'stale') {
-        response.body.destroy();
+        discardBody(response.body);
         restartState(state, part);
         continue;
       }
@@ -126,7 +126,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
       }
     } catch (error) {
-      response.body.destroy();
+      discardBody(response.body);
       throw error;
     }
     const before = state.written;
@@ -267,7 +267,7 @@ function pump(
     const fail = (error: Error) => {
       if (settled) return;
       cleanUp();
-      body.destroy();
+      discardBody(body);
       reject(error);
     };
     // Bytes that arrived before a drop are good: they are written so the resume starts after them.
@@ -313,6 +313,12 @@ function pump(
         finish(body.errored ?? new Error('the connection closed before the body ended'));
     });
   });
+}
+
+/** Drops a body that is not wanted: destroying it makes undici emit an error, which nobody needs to hear. */
+export function discardBody(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** A response header by its lower-case name, the first value when repeated. */

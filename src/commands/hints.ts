@@ -2,13 +2,13 @@
  * Hints as the command line prints them: the library's hint, completed with the flags, environment variables
  * and `config` commands that act on it. Keyed by error code, so the library never names a flag.
  */
-import { ApiError, isMissionDataError, NetworkError } from '../errors.js';
+import { ApiError, isMissionDataError, type MissionDataError, NetworkError } from '../errors.js';
 
 const CHANGE_URL =
   '--url, the MISSION_DATA_ACCESS_URL environment variable, or `mission-data config set url <url>`';
 
 /** How the command line completes a library hint, per error. */
-function flagAdvice(error: Error): { joiner: string; advice: string } | undefined {
+function flagAdvice(error: MissionDataError): { joiner: string; advice: string } | undefined {
   if (error instanceof NetworkError && error.peer === 'service') {
     if (error.code === 'E_CONNECTION_REFUSED' || error.code === 'E_HOST_NOT_FOUND') {
       return { joiner: '; ', advice: `change it with ${CHANGE_URL}.` };
@@ -19,6 +19,12 @@ function flagAdvice(error: Error): { joiner: string; advice: string } | undefine
         advice: '(--url, MISSION_DATA_ACCESS_URL or `mission-data config set url <url>`).',
       };
     }
+  }
+  if (error.code === 'E_DATA_ROOT') {
+    return {
+      joiner: ': ',
+      advice: 'pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
+    };
   }
   if (
     error instanceof ApiError &&
