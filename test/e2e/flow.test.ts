@@ -99,7 +99,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       env: { MISSION_DATA_DIR: 'downloads' },
       input: json.stdout,
     });
-    expect(down.stderr).toContain('2 downloaded, 0 skipped, 0 failed');
+    expect(down.stderr).toContain('2 downloaded, 0 replaced, 0 skipped (verified), 0 failed');
     expect(down.code).toBe(0);
 
     // Query options instead of paths: every match.

@@ -200,9 +200,7 @@ describe('uploads', () => {
       expect(existsSync(join(store, ...PATH.split('/')))).toBe(false);
       const [again] = await client.upload(PATH, { checksum: false, cwd: home });
       expect(again?.status).toBe('uploaded');
-      expect((await readFile(join(store, ...PATH.split('/')))).equals(await readFile(path))).toBe(
-        true,
-      );
+      expect((await readFile(join(store, ...PATH.split('/')))).equals(await readFile(path))).toBe(true);
     } finally {
       await client.close();
     }

@@ -105,20 +105,27 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
   });
 
   describe('download', () => {
-    it('skips a file that exists, and replaces it with --force', async () => {
+    it('skips a verified file, replaces one edited since, and fetches everything again with --force', async () => {
       const first = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
       expect(first.code).toBe(0);
       expect(first.stderr).toContain(`downloaded ${SMALL_PATH}`);
-      await writeFile(local(SMALL_PATH), 'edited locally');
+      expect(first.stderr).toContain('1 downloaded, 0 replaced, 0 skipped (verified), 0 failed');
+      expect(first.stderr).toContain("All 1 verified against the store's checksums.");
 
       const second = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
       expect(second.code).toBe(0);
-      expect(second.stderr).toContain(`skipped ${SMALL_PATH}`);
-      expect(second.stderr).toContain('0 downloaded, 1 skipped, 0 failed');
-      expect(await readFile(local(SMALL_PATH), 'utf8')).toBe('edited locally');
+      expect(second.stderr).toContain(`skipped (verified) ${SMALL_PATH}`);
+      expect(second.stderr).toContain('0 downloaded, 0 replaced, 1 skipped (verified), 0 failed');
+
+      await writeFile(local(SMALL_PATH), 'edited locally');
+      const third = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
+      expect(third.code).toBe(0);
+      expect(third.stderr).toContain(`replaced ${SMALL_PATH}`);
+      expect((await readFile(local(SMALL_PATH))).equals(SMALL_BYTES)).toBe(true);
 
       const forced = await runCli(['download', '--url', server.url, '--force', SMALL_PATH], { cwd: home });
       expect(forced.code).toBe(0);
+      expect(forced.stderr).toContain('0 downloaded, 1 replaced, 0 skipped (verified), 0 failed');
       expect((await readFile(local(SMALL_PATH))).equals(SMALL_BYTES)).toBe(true);
     });
 
@@ -335,22 +342,27 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       }
     });
 
-    it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-download leaves no .part and no file', async (signal) => {
-      const proxy = await startProxy(server.url, { stallAfter: 200_000 });
-      try {
-        const child = spawnCli(['download', '--url', proxy.url, LARGE], { cwd: home });
-        const done = finished(child, 30_000);
-        expect(await waitFor(() => proxy.stalled && existsSync(local(`${LARGE_PATH}.part`)), 20_000)).toBe(
-          true,
-        );
-        child.kill(signal);
-        const result = await done;
-        expect(result.code).toBe(130);
-        expect(result.stderr).toContain('Cancelled');
-        expect(await listFiles(home)).toEqual([]);
-      } finally {
-        await proxy.close();
-      }
-    });
+    it.each(['SIGINT', 'SIGTERM'] as const)(
+      '%s mid-download leaves only its part, to resume, and no file',
+      async (signal) => {
+        const proxy = await startProxy(server.url, { stallAfter: 200_000 });
+        try {
+          const child = spawnCli(['download', '--url', proxy.url, LARGE], { cwd: home });
+          const done = finished(child, 30_000);
+          const part = () => local(`${LARGE_PATH}.part.${child.pid}`);
+          expect(await waitFor(() => proxy.stalled && existsSync(part()), 20_000)).toBe(true);
+          child.kill(signal);
+          const result = await done;
+          expect(result.code).toBe(130);
+          expect(result.stderr).toContain('Cancelled');
+          expect(await listFiles(home)).toEqual([
+            `data/${LARGE_PATH}.part.${child.pid}`,
+            `data/${LARGE_PATH}.part.${child.pid}.json`,
+          ]);
+        } finally {
+          await proxy.close();
+        }
+      },
+    );
   });
 });

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { parsePathOrName } from '../../src/naming.js';
 import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
 
@@ -143,12 +143,23 @@ export async function putFile(
   return path;
 }
 
-/** Every file below `root`, as paths relative to it with '/' separators, sorted. */
-export async function listFiles(root: string): Promise<string[]> {
+/**
+ * Every file below `root`, as paths relative to it with '/' separators, sorted. State kept in dot-folders
+ * (a data root's `.mission-data` record of verified downloads, a store's `.checksums`) is left out unless asked for.
+ */
+export async function listFiles(root: string, options: { state?: boolean } = {}): Promise<string[]> {
   if (!existsSync(root)) return [];
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   return entries
     .filter((entry) => entry.isFile())
+    .filter(
+      (entry) =>
+        options.state ||
+        !entry.parentPath
+          .slice(root.length)
+          .split(sep)
+          .some((folder) => folder.startsWith('.')),
+    )
     .map((entry) =>
       join(entry.parentPath, entry.name)
         .slice(root.length + 1)
