@@ -263,14 +263,3 @@ export function parsePathOrName(value: string): MissionFile {
   assertSafeRelativePath(value);
   return value.includes('/') ? parsePath(value) : parseName(value);
 }
-
-// Moved to their own modules; re-exported until the server's routes import them from there.
-export { assertSafeRelativePath, unsafePathReason } from './path-safety.js';
-export {
-  isQueryParameter,
-  QUERY_PARAMETERS,
-  QUERY_TABLES,
-  type QueryParameter,
-  queryValueProblem,
-  unknownQueryParameterMessage,
-} from './query-vocabulary.js';

@@ -1,6 +1,6 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
 import { resolve } from 'node:path';
-import { ExitCode, MissionDataError } from '../errors.js';
+import { ExitCode, ListenError } from '../errors.js';
 import {
   type Dialect,
   isStoreEmpty,
@@ -52,22 +52,17 @@ function tokenNote(count: number): string {
   return count === 0 ? '' : ` /authorized/ routes take ${count} bearer token${count === 1 ? '' : 's'}.`;
 }
 
-function listenError(error: unknown, options: ServeCommandOptions): MissionDataError | unknown {
+function listenError(error: unknown, options: ServeCommandOptions): ListenError | unknown {
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${options.host}:${options.port}`;
   if (code === 'EADDRINUSE') {
-    return new MissionDataError(
-      `Cannot listen on ${where}: the port is in use.`,
-      'E_LISTEN',
-      ExitCode.Failure,
-      {
-        hint: 'Pick another port with --port, or --port 0 for any free one.',
-        cause: error,
-      },
-    );
+    return new ListenError(`Cannot listen on ${where}: the port is in use.`, {
+      hint: 'Pick another port with --port, or --port 0 for any free one.',
+      cause: error,
+    });
   }
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-    return new MissionDataError(`Cannot listen on ${where} (${code}).`, 'E_LISTEN', ExitCode.Failure, {
+    return new ListenError(`Cannot listen on ${where} (${code}).`, {
       hint: 'Ports below 1024 need privileges; --host must be an address of this machine.',
       cause: error,
     });

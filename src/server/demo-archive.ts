@@ -1,10 +1,10 @@
 /** The demo archive: a small, deterministic store to try the tool offline. */
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { StoreError } from '../errors.js';
 import type { DataLevel, Instrument } from '../mission.js';
 import { scienceExtensionFor } from '../mission.js';
 import { formatName, parseName } from '../naming.js';
-import { storeError } from './object-store.js';
 
 /** The science products of the demo: instrument, level and descriptor. */
 const PRODUCTS: ReadonlyArray<readonly [Instrument, DataLevel, string]> = [
@@ -115,7 +115,9 @@ export async function isStoreEmpty(storeDir: string): Promise<boolean> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return true;
-    throw storeError(`Cannot use ${resolve(storeDir)} as the store folder (${code ?? 'error'}).`, error);
+    throw new StoreError(`Cannot use ${resolve(storeDir)} as the store folder (${code ?? 'error'}).`, {
+      cause: error,
+    });
   }
 }
 

@@ -20,7 +20,7 @@ import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './w
 export type { Dialect } from './context.js';
 export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
-export type { MetadataRecord, QueryFilters } from './metadata-index.js';
+export type { IndexQuery, MetadataRecord } from './metadata-index.js';
 export type { WireMode } from './wire.js';
 export { WIRE_MODES } from './wire.js';
 

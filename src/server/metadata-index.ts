@@ -1,26 +1,15 @@
 /** The metadata index: one record per stored object, derived from its name and mtime, queried in memory. */
-import type { QUERY_TABLES } from '../query-vocabulary.js';
+import type { QueryParameter, QueryRecord, QueryTable } from '../query-vocabulary.js';
 import type { StoredObject } from './object-store.js';
 
-/** A table the query searches. */
-export type QueryTable = (typeof QUERY_TABLES)[number];
-
-/** Checked query filters; every filter given must match (AND). */
-export interface QueryFilters {
+/**
+ * A checked query, by the service's parameter names (the library's `IndexQuery` name them for callers);
+ * every filter given must match (AND).
+ */
+export interface IndexQuery extends Partial<Record<Exclude<QueryParameter, 'table'>, string>> {
   table: QueryTable;
-  file_path?: string;
-  instrument?: string;
-  data_level?: string;
-  descriptor?: string;
-  start_date?: string;
-  end_date?: string;
-  /** A version `vXX-YY`, or `latest` (the same as `latest: true`). */
-  version?: string;
   /** Keep only the highest version per series among the rows that pass the other filters. */
   latest?: boolean;
-  extension?: string;
-  ingestion_start_date?: string;
-  ingestion_end_date?: string;
 }
 
 /** Which slice of the ordered answer to return: `limit` records (all when undefined) after the first `offset`. */
@@ -29,20 +18,11 @@ export interface QueryPage {
   limit?: number | undefined;
 }
 
-/** A record as the query returns it (ancillary records have no `data_level`). */
-export interface MetadataRecord {
-  file_path: string;
-  instrument: string;
-  data_level?: string;
-  descriptor: string;
-  start_date: string;
-  /** Null for an ancillary file whose name has a single date. */
-  end_date: string | null;
-  version: string;
-  extension: string;
-  /** `YYYY-MM-DD HH:MM:SS`, UTC: when the object was stored. */
-  ingestion_date: string;
-}
+/**
+ * The query record (the one the client reads) with what this server always fills in: `end_date` (null for an
+ * ancillary file whose name has a single date) and `ingestion_date`, when the object was stored.
+ */
+export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
 
 /**
  * A record as the index keeps it: words as small integers and dates as numbers, so a query over
@@ -229,7 +209,7 @@ export class MetadataIndex {
    * The records matching every filter, ordered by `file_path`, as the chunks of a JSON array: one
    * pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization.
    */
-  queryChunks(filters: QueryFilters, page?: QueryPage): Buffer[] {
+  queryChunks(filters: IndexQuery, page?: QueryPage): Buffer[] {
     let rows = this.#query(filters);
     // The order is by file_path and stable, so consecutive pages concatenate to the unpaged answer.
     if (page) rows = rows.slice(page.offset, page.limit === undefined ? undefined : page.offset + page.limit);
@@ -245,11 +225,11 @@ export class MetadataIndex {
   }
 
   /** The records matching every filter, ordered by `file_path`. */
-  query(filters: QueryFilters, page?: QueryPage): MetadataRecord[] {
+  query(filters: IndexQuery, page?: QueryPage): MetadataRecord[] {
     return JSON.parse(Buffer.concat(this.queryChunks(filters, page)).toString('utf8')) as MetadataRecord[];
   }
 
-  #query(filters: QueryFilters): IndexedRecord[] {
+  #query(filters: IndexQuery): IndexedRecord[] {
     const table = this.#tables[filters.table];
     let candidates: readonly IndexedRecord[];
     if (filters.file_path !== undefined) {

@@ -4,7 +4,7 @@ import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 
 import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rm, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { ExitCode, MissionDataError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { type MissionFile, parseName, parsePath } from '../naming.js';
 import { CHECKSUM_FOLDER, type ChecksumRecord, md5OfFile, readSidecar, writeSidecar } from './checksums.js';
 
@@ -209,11 +209,6 @@ async function syncFolder(folder: string): Promise<void> {
   }
 }
 
-/** A store folder the server cannot use: a setup problem, not a bug. */
-export function storeError(message: string, cause?: unknown): MissionDataError {
-  return new MissionDataError(message, 'E_STORE', ExitCode.Failure, { cause });
-}
-
 /** Files under one store folder, addressed only by keys that passed the naming rules. */
 export class ObjectStore {
   /** Digests being computed, by key, size and mtime: concurrent first GETs of an object hash it once. */
@@ -239,7 +234,7 @@ export class ObjectStore {
       await mkdir(folder, { recursive: true });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw storeError(`Cannot use ${folder} as the store folder (${code}).`, error);
+      throw new StoreError(`Cannot use ${folder} as the store folder (${code}).`, { cause: error });
     }
     const store = new ObjectStore(await realpath(folder), idle);
     const incoming = join(store.root, INCOMING_FOLDER);
@@ -248,7 +243,7 @@ export class ObjectStore {
     });
     // Uploads are written here before they are linked into place: a symlink would send them outside the store.
     if (!(await lstat(incoming)).isDirectory()) {
-      throw storeError(`${incoming} must be a folder of the store, not a symlink or a file; remove it.`);
+      throw new StoreError(`${incoming} must be a folder of the store, not a symlink or a file; remove it.`);
     }
     await store.#removeStaleTemps();
     return store;

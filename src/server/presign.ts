@@ -3,7 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { constants } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { storeError } from './object-store.js';
+import { StoreError } from '../errors.js';
 
 /** Methods a URL can be signed for; HEAD is allowed by a GET signature. */
 export type SignedMethod = 'GET' | 'PUT';
@@ -40,12 +40,12 @@ export async function loadStoreSecret(storeDir: string): Promise<string> {
     flag: constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0),
   }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ELOOP')
-      throw storeError(`${file} is a symlink; the store's secret must be a plain file.`);
+      throw new StoreError(`${file} is a symlink; the store's secret must be a plain file.`);
     throw error;
   });
   const stored = text.trim();
   if (stored.length < 32)
-    throw storeError(`The secret in ${file} is too short; delete the file to make a new one.`);
+    throw new StoreError(`The secret in ${file} is too short; delete the file to make a new one.`);
   return stored;
 }
 

@@ -1,7 +1,9 @@
 /** Reads and checks the parameters of `GET /query`, with the service's messages, in each dialect. */
+
+import type { QueryTable } from '../query-vocabulary.js';
 import { QUERY_PARAMETERS, type QueryParameter, queryValueProblem } from '../query-vocabulary.js';
 import type { Dialect } from './context.js';
-import type { QueryFilters, QueryPage, QueryTable } from './metadata-index.js';
+import type { IndexQuery, QueryPage } from './metadata-index.js';
 
 /** The most records one page (`limit`) holds. */
 export const MAX_QUERY_LIMIT = 10_000;
@@ -39,7 +41,7 @@ export const VERSION_LATEST_REFUSED_MESSAGE =
   'Invalid version "latest": this service takes latest=true for the most recent versions. Please use vxx-xx format.';
 
 /** Either checked filters and page, or the message of the first problem found. */
-export type ParsedQuery = { filters: QueryFilters; page: QueryPage | undefined } | { problem: string };
+export type ParsedQuery = { filters: IndexQuery; page: QueryPage | undefined } | { problem: string };
 
 /**
  * `latest=true` (any case, as Python's `True` arrives) asks for the most recent versions and `latest=false`
@@ -98,7 +100,7 @@ export function parseQueryParameters(search: URLSearchParams, dialect: Dialect =
   const tableProblem = queryValueProblem('table', tableValue);
   if (tableProblem) return { problem: tableProblem };
   const table = tableValue as QueryTable;
-  const filters: QueryFilters = { table };
+  const filters: IndexQuery = { table };
   for (const name of QUERY_PARAMETERS) {
     const value = search.get(name);
     if (value === null || name === 'table' || isTodayParameter(name)) continue;

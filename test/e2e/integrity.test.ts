@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import {
   assertBuilt,
