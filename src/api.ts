@@ -1,6 +1,6 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
-import { type Config, loadConfig } from './config.js';
+import { type Config, describeProxy, loadConfig } from './config.js';
 import { type DownloadOptions, type DownloadResult, downloadFiles } from './download.js';
 import { ValidationError } from './errors.js';
 import {
@@ -67,17 +67,21 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
         ...(options.env ? { env: options.env } : {}),
         ...(options.configFile ? { configFile: options.configFile } : {}),
       },
-    ).then((config) => ({
-      config,
-      http: new HttpClient({
-        url: config.url,
-        apiKey: config.apiKey,
-        dispatcher: options.dispatcher,
-        attempts: options.attempts,
-        retryBaseMs: options.retryBaseMs,
-        log: options.log,
-      }),
-    }));
+    ).then((config) => {
+      if (!options.dispatcher) options.log?.(describeProxy(config.proxy));
+      return {
+        config,
+        http: new HttpClient({
+          url: config.url,
+          apiKey: config.apiKey,
+          dispatcher: options.dispatcher,
+          proxy: config.proxy,
+          attempts: options.attempts,
+          retryBaseMs: options.retryBaseMs,
+          log: options.log,
+        }),
+      };
+    });
     return state;
   };
 

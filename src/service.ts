@@ -4,6 +4,7 @@
  */
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import type { ProxySettings } from './config.js';
 import { type Peer, ProtocolError, ValidationError } from './errors.js';
 import { type ApiAnswer, readEnvelope, readText } from './http/envelope.js';
 import { apiError, errorCode, objectError, transportError } from './http/failures.js';
@@ -21,6 +22,8 @@ export interface HttpClientOptions {
   apiKey?: string | undefined;
   /** Injectable transport (unit tests reach msw handlers through it); default: one keep-alive Agent. */
   dispatcher?: Dispatcher | undefined;
+  /** Proxies for the default agent (`Config.proxy`); ignored with an injected dispatcher. */
+  proxy?: ProxySettings | undefined;
   /** Attempts per request, retries included; default 4. */
   attempts?: number | undefined;
   /** First backoff delay in ms, doubled on every retry (with jitter); default 250. */
@@ -90,6 +93,7 @@ export class HttpClient {
   readonly #idleTimeoutMs: number;
   readonly #log: ((line: string) => void) | undefined;
   readonly #injected: Dispatcher | undefined;
+  readonly #proxy: ProxySettings | undefined;
   #agent: Promise<Dispatcher> | undefined;
   #closed = false;
 
@@ -115,6 +119,7 @@ export class HttpClient {
     this.#idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
     this.#log = options.log;
     this.#injected = options.dispatcher;
+    this.#proxy = options.proxy;
   }
 
   /** GET /upload/<key> -> the pre-signed PUT URL. 409 -> ApiError with code 'E_ALREADY_EXISTS'. */
@@ -244,6 +249,7 @@ export class HttpClient {
     this.#agent ??= createAgent({
       connectTimeoutMs: this.#connectTimeoutMs,
       idleTimeoutMs: this.#idleTimeoutMs,
+      proxy: this.#proxy,
     });
     return this.#agent;
   }

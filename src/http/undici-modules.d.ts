@@ -10,3 +10,13 @@ declare module 'undici/lib/api/api-request.js' {
   const request: (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
   export default request;
 }
+
+declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
+  const EnvHttpProxyAgent: typeof import('undici').EnvHttpProxyAgent;
+  export default EnvHttpProxyAgent;
+}
+
+declare module 'undici/lib/dispatcher/pool.js' {
+  const Pool: typeof import('undici').Pool;
+  export default Pool;
+}

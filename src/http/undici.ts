@@ -7,6 +7,7 @@
  * and `bin/mission-data.js` sets V8's `--liftoff-only` (see the comment there).
  */
 import type { Dispatcher } from 'undici';
+import type { ProxySettings } from '../config.js';
 
 /** The two parts of undici the client uses: its connection pool, and `request` (called on any dispatcher). */
 export interface Transport {
@@ -18,6 +19,8 @@ export interface Transport {
 export interface AgentSettings {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Proxies from the environment (resolved by `config.ts`); none when left out. */
+  proxy?: ProxySettings | undefined;
 }
 
 /** Larger stream buffers roughly double file throughput over Node's 16/64 KiB defaults (measured, DESIGN.md). */
@@ -51,10 +54,9 @@ export function loadTransport(): Promise<Transport> {
   return transport;
 }
 
-/** The client's own keep-alive agent. */
+/** The client's own keep-alive agent, behind the configured proxy when there is one. */
 export async function createAgent(settings: AgentSettings): Promise<Dispatcher> {
-  const { Agent } = await loadTransport();
-  return new Agent({
+  const options = {
     connect: { timeout: settings.connectTimeoutMs },
     headersTimeout: settings.idleTimeoutMs,
     bodyTimeout: settings.idleTimeoutMs,
@@ -64,5 +66,40 @@ export async function createAgent(settings: AgentSettings): Promise<Dispatcher> 
     // own connection, up to the highest --concurrency the command line accepts.
     pipelining: 1,
     connections: 64,
+  };
+  const proxy = settings.proxy;
+  if (proxy?.http || proxy?.https) return createProxyAgent(proxy, options);
+  const { Agent } = await loadTransport();
+  return new Agent(options);
+}
+
+/**
+ * undici's own `EnvHttpProxyAgent`, loaded only when a proxy is configured so that start-up stays as fast
+ * without one. It is handed every value explicitly: left unset, it would read `process.env` itself, which
+ * only `config.ts` may (a library caller's `env` option would be ignored otherwise).
+ */
+async function createProxyAgent(
+  proxy: ProxySettings,
+  options: Record<string, unknown> & { connect: { timeout: number } },
+): Promise<Dispatcher> {
+  const { EnvHttpProxyAgent, Pool } = await Promise.all([
+    import('undici/lib/dispatcher/env-http-proxy-agent.js'),
+    import('undici/lib/dispatcher/pool.js'),
+  ]).then(
+    ([agent, pool]) => ({ EnvHttpProxyAgent: agent.default, Pool: pool.default }),
+    async () => (await import('undici')).default,
+  );
+  return new EnvHttpProxyAgent({
+    ...options,
+    // '' (not undefined) means "none": undefined would make undici fall back to process.env.
+    httpProxy: proxy.http?.value ?? '',
+    httpsProxy: proxy.https?.value ?? '',
+    noProxy: proxy.noProxy?.value ?? '',
+    // Plain http:// requests go to the proxy in absolute form, as curl sends them, rather than through a
+    // CONNECT tunnel, which many proxies allow only to port 443; https:// is always tunnelled.
+    proxyTunnel: false,
+    // undici's proxy agent builds the pools to the proxy itself without the timeouts above; this factory
+    // gives every pool (to the proxy, through a tunnel, or direct) the same settings as the plain agent.
+    factory: (origin: string | URL, poolOptions: object) => new Pool(origin, { ...options, ...poolOptions }),
   });
 }
