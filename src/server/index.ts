@@ -12,8 +12,10 @@ import {
   type ServerContext,
 } from './context.js';
 import { MetadataIndex } from './metadata-index.js';
-import { answeredFailureOf, handleObject, isObjectPath } from './object-routes.js';
-import { ObjectStore, STREAM_BUFFER_BYTES } from './object-store.js';
+import { answeredFailureOf } from './object-put-route.js';
+import { handleObject, isObjectPath } from './object-routes.js';
+import { ObjectStore } from './object-store.js';
+import { STREAM_BUFFER_BYTES } from './object-store-write.js';
 import { loadStoreSecret, UrlSigner } from './presign.js';
 import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
 

@@ -1,15 +1,13 @@
 /** The object store: objects are plain files under the store folder at their storage key. */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 'node:fs';
-import { type FileHandle, link, lstat, mkdir, open, readdir, realpath, rm, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { type FileHandle, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StoreError } from '../errors.js';
 import { type MissionFile, parseName, parsePath } from '../naming.js';
 import { CHECKSUM_FOLDER, type ChecksumRecord, md5OfFile, readSidecar, writeSidecar } from './checksums.js';
-
-/** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
-export const STREAM_BUFFER_BYTES = 1024 * 1024;
+import { type PutOptions, STREAM_BUFFER_BYTES, writeObject } from './object-store-write.js';
 
 /** The dot-folder holding uploads in progress; on the store's file system so the final link is atomic. */
 export const INCOMING_FOLDER = '.incoming';
@@ -35,14 +33,6 @@ export interface PutResult extends StoredObject {
   md5: Buffer;
 }
 
-/** How a PUT body is taken in. */
-export interface PutOptions {
-  /** The raw Content-MD5 digest the client sent, checked against the bytes. */
-  md5?: Buffer | undefined;
-  /** Called once the temporary file is open and before the body is read (the route sends 100 Continue then). */
-  onReady?: (() => void) | undefined;
-}
-
 /** Options of `ObjectStore.open`. */
 export interface ObjectStoreOptions {
   /** An upload that sends no body bytes for this long is given up with 408; default 60 s. */
@@ -55,159 +45,7 @@ export interface OpenObject {
   stats: Stats;
 }
 
-/** Why a PUT did not store its object, when the request is to blame. */
-export class PutRejected extends Error {
-  constructor(
-    readonly status: 400 | 408 | 409,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * The file system refused a write of a PUT (full, read-only, a name too long, an I/O error): the store is to
- * blame, not the request. `code` is the errno name (`ENOSPC`, `EROFS`, ...); the original error is the cause.
- */
-export class StoreWriteError extends Error {
-  readonly code: string;
-
-  constructor(cause: unknown) {
-    const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? 'EIO';
-    const detail = cause instanceof Error ? cause.message : String(cause);
-    super(`Writing to the store failed (${code}): ${detail}`, { cause });
-    this.code = code;
-  }
-}
-
-/** Runs a file-system step of a PUT, so that any failure of it reads as the store's. */
-async function storeStep<T>(step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    throw error instanceof StoreWriteError ? error : new StoreWriteError(error);
-  }
-}
-
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
-
-/** The outcome of taking in a PUT body. */
-interface Received {
-  received: number;
-  md5: Buffer;
-}
-
-/**
- * Copies a PUT body into an open temporary file, hashing it on the way. Chunks that arrive while a write is
- * under way are written together by the next one, and the body is paused while a buffer's worth waits.
- * Rejects with StoreWriteError when a write fails, PutRejected 408 when no bytes came for `idleMs` (time spent
- * waiting on the disk does not count), and the body's own error when the client goes away. Unlike
- * `pipeline`, it never destroys the body, whose socket the route still needs to answer on; it leaves it paused.
- */
-function receive(body: Readable, handle: FileHandle, idleMs: number): Promise<Received> {
-  return new Promise((resolvePromise, reject) => {
-    if (body.destroyed) {
-      reject(new Error('The client closed the connection before the body arrived.'));
-      return;
-    }
-    const hash = createHash('md5');
-    let received = 0;
-    let written = 0;
-    let queue: Buffer[] = [];
-    let queued = 0;
-    let writing = false;
-    let ended = false;
-    let settled = false;
-    const idle = setTimeout(() => {
-      if (body.isPaused()) {
-        idle.refresh();
-        return;
-      }
-      const seconds = Number((idleMs / 1000).toFixed(3));
-      settle(
-        new PutRejected(
-          408,
-          `No bytes of the body arrived for ${seconds} s: the upload was given up and nothing was stored.`,
-        ),
-      );
-    }, idleMs);
-    const pump = async () => {
-      writing = true;
-      while (queue.length > 0 && !settled) {
-        const chunks = queue;
-        const bytes = queued;
-        queue = [];
-        queued = 0;
-        if (!ended) body.resume();
-        try {
-          await writeAll(handle, chunks, written);
-        } catch (error) {
-          settle(new StoreWriteError(error));
-          return;
-        }
-        written += bytes;
-      }
-      writing = false;
-      if (ended) settle(undefined);
-    };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      hash.update(chunk);
-      idle.refresh();
-      queue.push(chunk);
-      queued += chunk.length;
-      if (queued >= STREAM_BUFFER_BYTES) body.pause();
-      if (!writing) void pump();
-    };
-    const onEnd = () => {
-      ended = true;
-      clearTimeout(idle);
-      if (!writing) settle(undefined);
-    };
-    const onBodyError = (error: Error) => settle(error);
-    const onBodyClose = () => {
-      if (!body.readableEnded)
-        settle(new Error('The client closed the connection before the whole body arrived.'));
-    };
-    function settle(error: unknown): void {
-      if (settled) return;
-      settled = true;
-      clearTimeout(idle);
-      body.off('data', onData).off('end', onEnd).off('error', onBodyError).off('close', onBodyClose);
-      body.pause();
-      if (error === undefined) resolvePromise({ received, md5: hash.digest() });
-      else reject(error);
-    }
-    body.on('data', onData).on('end', onEnd).on('error', onBodyError).on('close', onBodyClose);
-  });
-}
-
-/** Writes every byte of `chunks` at `position`, going on after short writes. */
-async function writeAll(handle: FileHandle, chunks: Buffer[], position: number): Promise<void> {
-  let pending = chunks;
-  let at = position;
-  while (pending.length > 0) {
-    const { bytesWritten } = await handle.writev(pending, at);
-    if (bytesWritten === 0) throw Object.assign(new Error('The disk took no bytes.'), { code: 'EIO' });
-    at += bytesWritten;
-    let skip = bytesWritten;
-    while (pending.length > 0 && skip >= (pending[0] as Buffer).length) {
-      skip -= (pending[0] as Buffer).length;
-      pending = pending.slice(1);
-    }
-    if (skip > 0) pending = [(pending[0] as Buffer).subarray(skip), ...pending.slice(1)];
-  }
-}
-
-/** Flushes a folder's entries to disk, so that a link just made in it survives a crash. */
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 /** Files under one store folder, addressed only by keys that passed the naming rules. */
 export class ObjectStore {
@@ -256,6 +94,11 @@ export class ObjectStore {
       const stats = await lstat(path).catch(() => undefined);
       if (stats && Date.now() - stats.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
     }
+  }
+
+  /** A fresh temporary file in the incoming folder, ending in `.<extension>`. */
+  #tempPath(extension: string): string {
+    return join(this.root, INCOMING_FOLDER, `${randomBytes(12).toString('hex')}.${extension}`);
   }
 
   /** The file path of a key; the key must be a valid storage path (checked again here). */
@@ -340,64 +183,22 @@ export class ObjectStore {
   }
 
   /**
-   * Stores `body` at `key`: exactly `length` bytes, checked against `options.md5` when given, written to a
-   * temporary file and linked into place, so the key never holds a partial object and a second writer of
-   * the same key loses with 409. The MD5 of the bytes is always computed on the way and kept beside the
-   * object. A body that ends early (the client went away) leaves nothing; so does a body that stalls for
-   * `uploadIdleTimeoutMs` (PutRejected 408) and a write the file system refuses (StoreWriteError). The body
-   * is never destroyed here: on a refusal the route still answers on its connection.
+   * Stores `body` at `key` (see `writeObject`: exactly `length` bytes, linked into place whole or not at all,
+   * a second writer of the same key losing with 409) and keeps the MD5 of its bytes beside the object.
    */
   async put(key: string, body: Readable, length: number, options: PutOptions = {}): Promise<PutResult> {
     const file = parsePath(key);
-    const path = this.#pathOf(key);
-    const temp = join(this.root, INCOMING_FOLDER, `${randomBytes(12).toString('hex')}.part`);
-    let handle: FileHandle | undefined;
-    try {
-      handle = await storeStep(() => open(temp, 'wx', 0o644));
-      options.onReady?.();
-      const { received, md5 } = await receive(body, handle, this.uploadIdleTimeoutMs);
-      if (received !== length) {
-        throw new PutRejected(400, `Received ${received} bytes but Content-Length said ${length}.`);
-      }
-      if (options.md5 && !md5.equals(options.md5)) {
-        throw new PutRejected(400, 'Content-MD5 does not match the bytes received; nothing was stored.');
-      }
-      const written = handle;
-      // An acknowledged PUT survives a crash: the bytes reach the disk before the object is linked, and the
-      // link before the answer. For 256 MiB this costs about a sixth of a loopback upload, less over a network.
-      await storeStep(() => written.sync());
-      const stats = await storeStep(() => written.stat());
-      handle = undefined;
-      await storeStep(() => written.close());
-      if (!(await storeStep(() => this.#safeFolders(key, true)))) {
-        throw new PutRejected(
-          400,
-          `Refusing ${key}: one of its folders in the store is a symlink or not a folder.`,
-        );
-      }
-      try {
-        await link(temp, path);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-          throw new PutRejected(409, `${key} already exists.`);
-        }
-        throw new StoreWriteError(error);
-      }
-      try {
-        await syncFolder(dirname(path));
-      } catch (error) {
-        // Not acknowledged, so not kept: otherwise the client's next attempt would meet a 409.
-        await unlink(path).catch(() => undefined);
-        throw new StoreWriteError(error);
-      }
-      const record = { md5, size: stats.size, mtimeMs: stats.mtimeMs };
-      // The sidecar only saves work: when it cannot be written, the first GET computes the digest again.
-      await this.#saveChecksum(key, record).catch(() => undefined);
-      return { file, ...record };
-    } finally {
-      await handle?.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-    }
+    const target = {
+      key,
+      temp: this.#tempPath('part'),
+      path: this.#pathOf(key),
+      makeFolders: () => this.#safeFolders(key, true),
+      idleMs: this.uploadIdleTimeoutMs,
+    };
+    const record = await writeObject(target, body, length, options);
+    // The sidecar only saves work: when it cannot be written, the first GET computes the digest again.
+    await this.#saveChecksum(key, record).catch(() => undefined);
+    return { file, ...record };
   }
 
   /**
@@ -448,8 +249,7 @@ export class ObjectStore {
     this.#remember(key, record);
     const sidecar = await this.#sidecarPath(key, true);
     if (sidecar === undefined) return;
-    const temp = join(this.root, INCOMING_FOLDER, `${randomBytes(12).toString('hex')}.md5`);
-    await writeSidecar(temp, sidecar, record);
+    await writeSidecar(this.#tempPath('md5'), sidecar, record);
   }
 
   /**

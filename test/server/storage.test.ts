@@ -18,7 +18,7 @@ import { ApiError, HttpClient } from '../../src/index.js';
 import { MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
 import { md5OfFile } from '../../src/server/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
-import { storeFailureAnswer } from '../../src/server/object-routes.js';
+import { storeFailureAnswer } from '../../src/server/object-put-route.js';
 import {
   eventually,
   makeTempDir,
