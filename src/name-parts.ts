@@ -2,6 +2,7 @@
  * The rules of each part of a file name, and the messages that report them, worded as the service words them.
  * Plain functions without zod: the query vocabulary and the command line's option table use them at start-up.
  */
+import { didYouMean } from './did-you-mean.js';
 import { ValidationError } from './errors.js';
 import { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './mission.js';
 
@@ -54,6 +55,72 @@ export function isCalendarDate(value: string): boolean {
   const day = Number(match[3]);
   if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   return day <= daysInMonth(year, month);
+}
+
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+] as const;
+
+/**
+ * Why a value of the right form `YYYYMMDD` is still no date, e.g. "20250230 is not a date of the calendar
+ * (February has 28 days in 2025)"; undefined when it is a date, or when its form is wrong (the form's own
+ * message says that better).
+ */
+export function calendarDateProblem(value: string): string | undefined {
+  const match = /^(\d{4})(\d{2})(\d{2})$/.exec(value);
+  if (!match || isCalendarDate(value)) return undefined;
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const why =
+    year < 1
+      ? 'there is no year 0000'
+      : month < 1 || month > 12
+        ? `there is no month ${match[2]}`
+        : day < 1
+          ? 'there is no day 00'
+          : `${MONTH_NAMES[month - 1]} has ${daysInMonth(year, month)} days${month === 2 ? ` in ${match[1]}` : ''}`;
+  return `${value} is not a date of the calendar (${why})`;
+}
+
+/** The parts of a name that have a fixed list of values. */
+export type ListedNamePart = 'instrument' | 'data level' | 'extension';
+
+const LISTED_VALUES: Record<ListedNamePart, { values: readonly string[]; plural: string; article: string }> =
+  {
+    instrument: { values: INSTRUMENTS, plural: 'instruments', article: 'an' },
+    'data level': { values: DATA_LEVELS, plural: 'data levels', article: 'a' },
+    extension: {
+      values: [...new Set(['pkts', 'cdf', ...ANCILLARY_EXTENSIONS])],
+      plural: 'extensions',
+      article: 'an',
+    },
+  };
+
+/**
+ * The client's extra sentence about a bad name part, beside the service's message: a suggestion for a listed
+ * part ('"MAG" is not an instrument. Instruments are written in lower case: did you mean mag?'), or why a
+ * date is impossible; undefined when there is nothing to add.
+ */
+export function namePartHint(part: ListedNamePart | 'date', value: string): string | undefined {
+  if (part === 'date') {
+    const problem = calendarDateProblem(value);
+    return problem ? `${problem}.` : undefined;
+  }
+  const { values, plural, article } = LISTED_VALUES[part];
+  const suggestion = didYouMean(value, values, plural);
+  return suggestion ? `${JSON.stringify(value)} is not ${article} ${part}. ${suggestion}` : undefined;
 }
 
 // Worked out rather than taken from `Date`, which maps years 0-99 to 1900-1999.

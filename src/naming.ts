@@ -17,7 +17,14 @@ import {
   type ScienceExtension,
   scienceExtensionFor,
 } from './mission.js';
-import { DESCRIPTOR_FORM, isCalendarDate, MAX_NAME_BYTES, messages, VERSION_FORM } from './name-parts.js';
+import {
+  DESCRIPTOR_FORM,
+  isCalendarDate,
+  MAX_NAME_BYTES,
+  messages,
+  namePartHint,
+  VERSION_FORM,
+} from './name-parts.js';
 import { assertSafeRelativePath, hasControlCharacter } from './path-safety.js';
 import * as z from './zod.js';
 
@@ -133,7 +140,15 @@ function parseScience(name: string, split: ReturnType<typeof splitName>): Scienc
     : (SCIENCE_EXTENSIONS as readonly string[]).includes(split.extension);
   if (!extensionOk) problems.push(messages.extension);
   if (problems.length > 0 || !instrumentResult.success || !levelResult.success) {
-    throw new ValidationError(problems);
+    throw new ValidationError(problems, {
+      hint: nameHints([
+        instrumentResult.success ? undefined : namePartHint('instrument', instrument),
+        levelResult.success ? undefined : namePartHint('data level', level),
+        namePartHint('date', start),
+        namePartHint('date', end),
+        extensionOk ? undefined : namePartHint('extension', split.extension),
+      ]),
+    });
   }
   return {
     kind: 'science',
@@ -167,7 +182,14 @@ function parseAncillary(name: string, parts: string[], extension: string): Ancil
   const extensionResult = ancillaryExtensionSchema.safeParse(extension);
   if (!extensionResult.success) problems.push(messages.ancillaryExtension);
   if (problems.length > 0 || !instrumentResult.success || !extensionResult.success) {
-    throw new ValidationError(problems);
+    throw new ValidationError(problems, {
+      hint: nameHints([
+        instrumentResult.success ? undefined : namePartHint('instrument', instrument),
+        namePartHint('date', start),
+        end === undefined ? undefined : namePartHint('date', end),
+        extensionResult.success ? undefined : namePartHint('extension', extension),
+      ]),
+    });
   }
   return {
     kind: 'ancillary',
@@ -181,6 +203,15 @@ function parseAncillary(name: string, parts: string[], extension: string): Ancil
     name,
     path: [MISSION, ANCILLARY_FOLDER, instrument, name].join('/'),
   };
+}
+
+/**
+ * The client's suggestions about a bad name, as the error's hint: the service's messages stay as it words
+ * them, and the hint adds what it cannot say (did you mean mag? 20250230 is not a date of the calendar).
+ */
+function nameHints(hints: ReadonlyArray<string | undefined>): string | undefined {
+  const given = [...new Set(hints.filter((hint) => hint !== undefined))];
+  return given.length > 0 ? given.join(' ') : undefined;
 }
 
 /** Builds the file name of a parsed record (the inverse of `parseName`). */

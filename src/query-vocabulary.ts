@@ -3,6 +3,7 @@
  * help and value check, and the record a query answers with. The command line declares its options from
  * this table, the client builds its parameters from it and the reference server parses them with it.
  */
+import { didYouMean } from './did-you-mean.js';
 import { ValidationError } from './errors.js';
 import {
   ANCILLARY_EXTENSIONS,
@@ -12,7 +13,7 @@ import {
   isInstrument,
   SCIENCE_EXTENSIONS,
 } from './mission.js';
-import { isCalendarDate, isDescriptor, isVersion, messages } from './name-parts.js';
+import { calendarDateProblem, isCalendarDate, isDescriptor, isVersion, messages } from './name-parts.js';
 import { unsafePathReason } from './path-safety.js';
 
 /** Tables the query can search. */
@@ -72,14 +73,33 @@ export interface FilterSpec<Name extends FilterName = FilterName> {
   choices?: readonly string[];
   /** Listed in the specification's message of valid parameters (the others came later). */
   inSpecList: boolean;
-  /** What is wrong with `value` (the table searched decides valid extensions); undefined when valid. */
+  /** What is wrong with `value` (the table searched decides valid extensions), as the service words it; undefined when valid. */
   problem(value: string, table: QueryTable): string | undefined;
+  /**
+   * The client's wording of a `problem`: the service's message completed with what the client can tell (a
+   * did-you-mean, why a date is impossible). The reference server keeps the service's own words.
+   */
+  explain?(value: string, table: QueryTable, problem: string): string;
 }
 
 const dateProblem = (parameter: string) => (value: string) =>
   isCalendarDate(value)
     ? undefined
     : `Invalid ${parameter} ${JSON.stringify(value)}. Please use YYYYMMDD format.`;
+
+/** A date of the right form that no calendar has is called that, instead of being sent back to the form. */
+const explainDate = (parameter: string) => (value: string, _table: QueryTable, problem: string) => {
+  const why = calendarDateProblem(value);
+  return why ? `Invalid ${parameter} ${JSON.stringify(value)}: ${why}.` : problem;
+};
+
+/** The service's message, and a did-you-mean after it when some listed value is close. */
+const suggestFrom =
+  (choices: (table: QueryTable) => readonly string[], plural: string) =>
+  (value: string, table: QueryTable, problem: string) => {
+    const suggestion = didYouMean(value, choices(table), plural);
+    return suggestion ? `${problem.replace(/\.?$/, '.')} ${suggestion}` : problem;
+  };
 
 /** Every filter, in the order the command line lists them and messages report their problems. */
 export const QUERY_FILTERS = [
@@ -94,6 +114,7 @@ export const QUERY_FILTERS = [
       (QUERY_TABLES as readonly string[]).includes(value)
         ? undefined
         : `Invalid table ${JSON.stringify(value)}. Please choose from ${QUERY_TABLES.join(', ')}`,
+    explain: suggestFrom(() => QUERY_TABLES, 'tables'),
   },
   {
     name: 'instrument',
@@ -103,6 +124,7 @@ export const QUERY_FILTERS = [
     choices: INSTRUMENTS,
     inSpecList: true,
     problem: (value) => (isInstrument(value) ? undefined : messages.instrument),
+    explain: suggestFrom(() => INSTRUMENTS, 'instruments'),
   },
   {
     name: 'dataLevel',
@@ -112,6 +134,7 @@ export const QUERY_FILTERS = [
     choices: DATA_LEVELS,
     inSpecList: true,
     problem: (value) => (isDataLevel(value) ? undefined : messages.dataLevel),
+    explain: suggestFrom(() => DATA_LEVELS, 'data levels'),
   },
   {
     name: 'descriptor',
@@ -131,6 +154,7 @@ export const QUERY_FILTERS = [
     help: 'files starting on or after this date',
     inSpecList: true,
     problem: dateProblem('start_date'),
+    explain: explainDate('start_date'),
   },
   {
     name: 'endDate',
@@ -139,6 +163,7 @@ export const QUERY_FILTERS = [
     help: 'files starting on or before this date',
     inSpecList: true,
     problem: dateProblem('end_date'),
+    explain: explainDate('end_date'),
   },
   {
     name: 'ingestionStartDate',
@@ -147,6 +172,7 @@ export const QUERY_FILTERS = [
     help: 'files ingested on or after this day (UTC)',
     inSpecList: false,
     problem: dateProblem('ingestion_start_date'),
+    explain: explainDate('ingestion_start_date'),
   },
   {
     name: 'ingestionEndDate',
@@ -155,6 +181,7 @@ export const QUERY_FILTERS = [
     help: 'files ingested on or before this day (UTC)',
     inSpecList: false,
     problem: dateProblem('ingestion_end_date'),
+    explain: explainDate('ingestion_end_date'),
   },
   {
     name: 'version',
@@ -179,6 +206,10 @@ export const QUERY_FILTERS = [
         ? undefined
         : `Invalid extension ${JSON.stringify(value)}. Please choose from ${allowed.join(', ')}`;
     },
+    explain: suggestFrom(
+      (table) => (table === 'ancillary' ? ANCILLARY_EXTENSIONS : SCIENCE_EXTENSIONS),
+      'extensions',
+    ),
   },
   {
     name: 'filePath',
@@ -236,6 +267,20 @@ export function queryValueProblem(
   return BY_PARAMETER.get(parameter)?.problem(value, table);
 }
 
+/**
+ * Checks one value as the client reports it: the service's message, completed with a did-you-mean or why a
+ * date is impossible. Undefined when the value is valid.
+ */
+export function clientValueProblem(
+  parameter: QueryParameter,
+  value: string,
+  table: QueryTable = 'science',
+): string | undefined {
+  const filter = BY_PARAMETER.get(parameter);
+  const problem = filter?.problem(value, table);
+  return problem && filter?.explain ? filter.explain(value, table, problem) : problem;
+}
+
 /** The command-line flag of a filter, e.g. `--data-level`. */
 export function filterFlag(name: FilterName): string {
   return (BY_NAME.get(name)?.flag ?? name).split(' ')[0] as string;
@@ -271,7 +316,7 @@ export function toQueryParams(filters: QueryFilters): QueryParams {
       problems.push(`The ${filter.name} filter must be a string.`);
       continue;
     }
-    const problem = filter.problem(value, table);
+    const problem = clientValueProblem(filter.parameter, value, table);
     if (problem) problems.push(problem);
     else params[filter.parameter] = value;
   }
@@ -298,7 +343,7 @@ export function checkQueryParams(params: Readonly<Record<string, string | undefi
       problems.push(unknownQueryParameterMessage(name));
       continue;
     }
-    const problem = queryValueProblem(name, value, table);
+    const problem = clientValueProblem(name, value, table);
     if (problem) problems.push(problem);
     search.set(name, value);
   }

@@ -167,7 +167,9 @@ describe('query settings and failures', () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('Invalid instrument. Please choose from ultra-45, codice');
-    expect(run.stderr).toContain('Invalid start_date "20250230". Please use YYYYMMDD format.');
+    expect(run.stderr).toContain(
+      'Invalid start_date "20250230": 20250230 is not a date of the calendar (February has 28 days in 2025).',
+    );
     expect(run.stderr).toContain('Invalid version "v1". Please use vxx-xx format or latest.');
     // Port 9 has nothing listening: a request would have ended in a connection error instead.
     expect(run.stderr).not.toContain('connection refused');

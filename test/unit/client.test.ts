@@ -566,7 +566,7 @@ describe('answers that cannot be read or trusted', () => {
     const error = await failure(c.query({ start_date: '20250230', instrument: 'nope' }));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).problems).toEqual([
-      'Invalid start_date "20250230". Please use YYYYMMDD format.',
+      'Invalid start_date "20250230": 20250230 is not a date of the calendar (February has 28 days in 2025).',
       expect.stringMatching(/^Invalid instrument\. Please choose from/),
     ]);
     expect(dispatcher.requests).toEqual([]);
