@@ -246,9 +246,9 @@ export async function run({ quick = false, commands = {} } = {}) {
         'the Host header, so the object URLs the server hands out point back through it (checked before timing). ' +
         `At the cap one connection needs ${seconds((sizes.large / proxy.rate) * 1000)} s for the large file.`,
       '',
-      `Medians of interleaved runs: case 6 ${repetitions.tool} runs of mission-data, ${repetitions.curl} of curl` +
-        `${commands.aria2c ? ` and ${repetitions.aria2c} of aria2c` : ''} (no warm-up run); case 7 ` +
-        `${sizes.smallRepetitions} of each after one warm-up run of each. Every object was read once before timing; ` +
+      `Medians of interleaved runs. Case 6: mission-data ${repetitions.tool} runs, curl ${repetitions.curl}` +
+        `${commands.aria2c ? `, aria2c ${repetitions.aria2c}` : ''} (no warm-up run). Case 7: ` +
+        `${sizes.smallRepetitions} runs of each after one warm-up run of each. Every object was read once before timing; ` +
         "every run's output is checked to be complete. Commands: `curl -sS -f -L -o FILE URL/download/KEY`, " +
         '`aria2c -q -x 8 -s 8 -d DIR -o FILE URL/download/KEY`, `curl -sS -f -L --parallel --parallel-max 16 -K ' +
         'LIST`; mission-data as in cases 1 and 2. Speed ratio = reference time / mission-data time.',

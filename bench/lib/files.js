@@ -26,7 +26,13 @@ function fileSizes(dir) {
   const sizes = [];
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     const path = join(entry.parentPath ?? entry.path, entry.name);
-    if (!entry.isFile() || relative(dir, path).split(sep).some((part) => part.startsWith('.'))) continue;
+    if (
+      !entry.isFile() ||
+      relative(dir, path)
+        .split(sep)
+        .some((part) => part.startsWith('.'))
+    )
+      continue;
     sizes.push(statSync(path).size);
   }
   return sizes;
