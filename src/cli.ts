@@ -3,10 +3,13 @@
  * and owns the exit status. Command modules load lazily so `--help` stays fast.
  */
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { CompletionShell } from './commands/completion.js';
 import { commandLineHint } from './commands/hints.js';
 import type { CommandIO, GlobalOptions } from './commands/io.js';
+import { didYouMean } from './did-you-mean.js';
 import { ExitCode, isMissionDataError } from './errors.js';
+import { OUTPUT_FORMATS } from './output.js';
 import { QUERY_FILTERS } from './query-vocabulary.js';
 
 const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
@@ -22,12 +25,42 @@ const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
   () => new Option('--debug', 'print stack traces and request details'),
 ];
 
+/**
+ * The commands a global option acts on, where that is not every client command: help shows an option only
+ * where it does something (`query` writes no file, so the data root means nothing to it).
+ */
+const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
+  '--data-dir': ['download', 'upload', 'list', 'get', 'set', 'unset'],
+};
+
+/** The global options of one client command (or `config` subcommand). */
+function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
+  return GLOBAL_OPTIONS.filter((make) => {
+    const users = ACTS_ON[make().long ?? ''];
+    return users === undefined || users.includes(command);
+  });
+}
+
+/**
+ * A fixed list of values, checked by the parser with a did-you-mean: `--output-format jsn` is answered
+ * "Allowed choices are table, json, csv. Did you mean json?" (commander's own check suggests nothing).
+ */
+function withChoices(option: Option, choices: readonly string[], plural: string): Option {
+  return option.choices(choices).argParser((value: string) => {
+    if (choices.includes(value)) return value;
+    const suggestion = didYouMean(value, choices, plural);
+    throw new InvalidArgumentError(
+      `Allowed choices are ${choices.join(', ')}.${suggestion ? ` ${suggestion}` : ''}`,
+    );
+  });
+}
+
 /** Query filters, shared by `query` and `download`, declared from the one table of filters. */
 const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter) => () => {
   const option = new Option(filter.flag, filter.help);
   // Only the table's values are few and fixed enough to be refused by the parser; the others are checked
   // with the service's own messages.
-  return filter.name === 'table' ? option.choices(filter.choices) : option;
+  return filter.name === 'table' ? withChoices(option, filter.choices, 'tables') : option;
 });
 
 function positiveInteger(name: string, max: number) {
@@ -77,6 +110,8 @@ Environment:
   MISSION_API_KEY          API key for uploads (fallback IMAP_API_KEY)
   MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
   MISSION_DATA_CONFIG      config file to use instead of the default one
+  HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (lower-case forms too)
+  NO_PROXY                 hosts reached without the proxy, e.g. localhost,.internal.example
 
 Examples:
   mission-data serve --demo --port 8080
@@ -85,16 +120,21 @@ Examples:
     );
 
   const clientCommand = (name: string) =>
-    withOptions(program.command(name).exitOverride().helpOption('-h, --help', 'show help'), GLOBAL_OPTIONS);
+    withOptions(
+      program.command(name).exitOverride().helpOption('-h, --help', 'show help'),
+      globalOptionsFor(name),
+    );
 
   withOptions(
     clientCommand('query').description('find files by their metadata; prints a table, JSON or CSV'),
     FILTER_OPTIONS,
   )
     .addOption(
-      new Option('--output-format <format>', 'how to print the results')
-        .choices(['table', 'json', 'csv'])
-        .default('table'),
+      withChoices(
+        new Option('--output-format <format>', 'how to print the results'),
+        OUTPUT_FORMATS,
+        'output formats',
+      ).default('table'),
     )
     .action((options) => run(async () => (await import('./commands/query.js')).query(options, io)));
 
@@ -148,6 +188,22 @@ Examples:
     .option('--debug', 'print stack traces')
     .action((options) => run(async () => (await import('./commands/serve.js')).serve(options, io)));
 
+  program
+    .command('completion')
+    .description('print a shell completion script: commands, options and their values')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .addArgument(
+      new Argument('<shell>', 'the shell to complete in').choices([
+        'bash',
+        'zsh',
+        'fish',
+      ] satisfies CompletionShell[]),
+    )
+    .action((shell: CompletionShell) =>
+      run(async () => (await import('./commands/completion.js')).completion(shell, program, io)),
+    );
+
   const config = program
     .command('config')
     .description('show and change settings (url, api-key, data-dir)')
@@ -158,7 +214,10 @@ Examples:
       '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder (`mission-data config list` shows it).',
     );
   const configCommand = (name: string) =>
-    withOptions(config.command(name).exitOverride().helpOption('-h, --help', 'show help'), GLOBAL_OPTIONS);
+    withOptions(
+      config.command(name).exitOverride().helpOption('-h, --help', 'show help'),
+      globalOptionsFor(name),
+    );
   configCommand('list')
     .description('show every setting, its value and where it comes from')
     .action((options: GlobalOptions) =>
@@ -192,8 +251,54 @@ Examples:
         return ExitCode.Success;
       }),
     );
+  for (const command of [...program.commands, ...config.commands]) {
+    const examples = EXAMPLES[command.name()];
+    if (examples)
+      command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  ${line}`).join('\n')}`);
+  }
   return program;
 }
+
+/** Two or three real examples of each command, shown at the end of its help. */
+const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  query: [
+    'mission-data query --instrument mag --start-date 20250101 --end-date 20250131',
+    'mission-data query --instrument swe --data-level l1b --version latest --output-format csv > swe.csv',
+    'mission-data query --table ancillary --instrument mag --output-format json',
+  ],
+  download: [
+    'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+    'mission-data download --instrument mag --data-level l1a --start-date 20250101 --end-date 20250107',
+    'mission-data query --instrument hit --output-format json | mission-data download -',
+  ],
+  upload: [
+    'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+    'MISSION_API_KEY=… mission-data upload imap/swe/l0/2025/01/*.pkts',
+    'mission-data upload --data-dir /srv/mission/data --concurrency 8 imap/hit/l1a/2025/02/*.cdf',
+  ],
+  serve: [
+    'mission-data serve --demo',
+    'mission-data serve --port 0 --store ./store --api-key secret',
+    'mission-data serve --host 0.0.0.0 --port 8080 --wire gateway',
+  ],
+  config: [
+    'mission-data config list',
+    'mission-data config set url http://127.0.0.1:8080',
+    'mission-data config get data-dir',
+  ],
+  list: ['mission-data config list', 'mission-data config list --url http://127.0.0.1:8080'],
+  get: ['mission-data config get url', 'mission-data config get api-key'],
+  set: [
+    'mission-data config set url http://127.0.0.1:8080',
+    'mission-data config set data-dir ~/mission-data',
+  ],
+  unset: ['mission-data config unset api-key'],
+  completion: [
+    'source <(mission-data completion bash)            # in ~/.bashrc',
+    'mission-data completion zsh > ~/.zsh/completions/_mission-data',
+    'mission-data completion fish > ~/.config/fish/completions/mission-data.fish',
+  ],
+};
 
 function printError(error: unknown, io: CommandIO, debug: boolean): number {
   if (isMissionDataError(error)) {

@@ -134,6 +134,7 @@ interface Batch {
 /** Validates every target and resolves its destination; the first occurrence of a file wins. */
 function planDownloads(targets: readonly string[], dataDir: string): PlannedDownload[] {
   const problems: string[] = [];
+  const hints = new Set<string>();
   const planned = new Map<string, PlannedDownload>();
   for (const target of targets) {
     let file: MissionFile;
@@ -142,11 +143,15 @@ function planDownloads(targets: readonly string[], dataDir: string): PlannedDown
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       for (const problem of error.problems) problems.push(`${target}: ${problem}`);
+      // The client's suggestions (did you mean mag?) ride along as the hint.
+      if (error.hint) hints.add(error.hint);
       continue;
     }
     if (!planned.has(file.path)) planned.set(file.path, { file, localPath: resolveLocalPath(dataDir, file) });
   }
-  if (problems.length > 0) throw new ValidationError(problems);
+  if (problems.length > 0) {
+    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
+  }
   return [...planned.values()];
 }
 

@@ -105,6 +105,7 @@ interface PlannedUpload {
 
 function planUploads(paths: readonly string[]): PlannedUpload[] {
   const problems: string[] = [];
+  const hints = new Set<string>();
   const planned = new Map<string, PlannedUpload>();
   for (const argument of paths) {
     // The service keys a file by its name alone, so the name is what must follow the rules.
@@ -115,11 +116,15 @@ function planUploads(paths: readonly string[]): PlannedUpload[] {
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       for (const problem of error.problems) problems.push(`${argument}: ${problem}`);
+      // The client's suggestions (did you mean mag?) ride along as the hint.
+      if (error.hint) hints.add(error.hint);
       continue;
     }
     if (!planned.has(file.path)) planned.set(file.path, { argument, file });
   }
-  if (problems.length > 0) throw new ValidationError(problems);
+  if (problems.length > 0) {
+    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
+  }
   return [...planned.values()];
 }
 

@@ -66,10 +66,33 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['query', 'download', 'upload', 'serve', 'config'])('%s -h prints its help', async (command) => {
-    const result = await run([command, '-h']);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`Usage: mission-data ${command}`);
+  it.each(['query', 'download', 'upload', 'serve', 'config', 'completion'])(
+    '%s -h prints its help with examples of it',
+    async (command) => {
+      const result = await run([command, '-h']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`Usage: mission-data ${command}`);
+      const examples = result.stdout.slice(result.stdout.indexOf('\nExamples:\n'));
+      expect(examples).not.toBe(result.stdout);
+      const lines = examples.split('\n').filter((line) => line.includes(`mission-data ${command}`));
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+    },
+  );
+
+  it('shows an option only on the commands it acts on', async () => {
+    // query writes no file: the data root means nothing to it.
+    expect((await run(['query', '-h'])).stdout).not.toContain('--data-dir');
+    for (const command of [['download'], ['upload'], ['config', 'list']]) {
+      expect((await run([...command, '-h'])).stdout).toContain('--data-dir');
+    }
+    const query = await run(['query', '--data-dir', 'x', '--instrument', 'mag']);
+    expect(query.code).toBe(2);
+    expect(query.stderr).toContain("unknown option '--data-dir'");
+  });
+
+  it('--help names the proxy variables', async () => {
+    const result = await run(['--help']);
+    for (const word of ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']) expect(result.stdout).toContain(word);
   });
 
   it('--help names the config file variable and the IMAP_* fallbacks', async () => {
@@ -108,6 +131,10 @@ describe('help and version', () => {
     [['config', 'lst'], "unknown command 'lst'"],
     [['config', 'list', '--url'], "option '--url <url>' argument missing"],
     [['query', '--output-format', 'xml'], 'Allowed choices are table, json, csv'],
+    [['query', '--output-format', 'jsno'], 'Allowed choices are table, json, csv. Did you mean json?'],
+    [['query', '--output-format', 'CSV'], 'Output formats are written in lower case: did you mean csv?'],
+    [['query', '--table', 'ancilary', '--instrument', 'mag'], 'Did you mean ancillary?'],
+    [['completion', 'bsh'], 'Allowed choices are bash, zsh, fish'],
     [['download', '--concurrency', '0'], '--concurrency must be a whole number from 1 to 64'],
   ])('%j is a usage error (exit 2) saying what is wrong', async (args, message) => {
     const result = await run(args);
@@ -282,5 +309,42 @@ describe('config', () => {
     );
     const debug = await run(['config', 'list', '--debug']);
     expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+});
+
+describe('values: did you mean, case and calendar', () => {
+  it.each([
+    [['--instrument', 'magg'], 'Invalid instrument. Please choose from ultra-45,', 'Did you mean mag?'],
+    [
+      ['--instrument', 'MAG'],
+      'Invalid instrument.',
+      'Instruments are written in lower case: did you mean mag?',
+    ],
+    [['--instrument', 'mag', '--data-level', 'L1B'], 'Invalid data level.', 'did you mean l1b?'],
+    [
+      ['--instrument', 'mag', '--start-date', '20250230'],
+      'Invalid start_date "20250230"',
+      '20250230 is not a date of the calendar (February has 28 days in 2025).',
+    ],
+  ])('query %j is a usage error that suggests what was meant', async (args, message, suggestion) => {
+    const result = await run(['query', '--url', 'http://127.0.0.1:9', ...args]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain(suggestion);
+    expect(result.stderr).not.toContain('Please use YYYYMMDD format');
+  });
+
+  it('a name part inside a file name gets the suggestion as a hint', async () => {
+    const result = await run([
+      'download',
+      '--url',
+      'http://127.0.0.1:9',
+      'imap_MAG_l1a_norm_20250230_20250301_v01-00.cdf',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Invalid instrument. Please choose from');
+    expect(result.stderr).toContain(
+      'Hint: "MAG" is not an instrument. Instruments are written in lower case: did you mean mag? 20250230 is not a date of the calendar (February has 28 days in 2025).',
+    );
   });
 });

@@ -1,0 +1,150 @@
+/**
+ * Shell completion: the bash script is sourced in a real bash and asked for completions the way bash asks
+ * (COMP_WORDS, COMP_CWORD, then the function fills COMPREPLY); the zsh and fish scripts are checked by
+ * their shells' syntax check where those shells are installed, and for the value lists they carry.
+ */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA_LEVELS, INSTRUMENTS } from '../../src/mission.js';
+import { assertBuilt, cleanup, runCli, tempDir } from '../helpers/e2e.js';
+
+const exec = promisify(execFile);
+let home: string;
+const scripts: Record<string, string> = {};
+
+/** Whether `shell` is installed here (CI machines may have bash only). */
+async function has(shell: string): Promise<boolean> {
+  try {
+    await exec(shell, ['-c', 'exit 0']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+const hasZsh = await has('zsh');
+const hasFish = await has('fish');
+
+beforeAll(async () => {
+  assertBuilt();
+  home = await tempDir();
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    const run = await runCli(['completion', shell], { cwd: home });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    scripts[shell] = run.stdout;
+    await writeFile(join(home, `completion.${shell}`), run.stdout);
+  }
+});
+afterAll(() => cleanup(home));
+
+/** What bash completes `words` to, the cursor being on the last word. */
+async function complete(words: readonly string[]): Promise<string[]> {
+  const quoted = words.map((word) => `'${word}'`).join(' ');
+  const { stdout } = await exec('bash', [
+    '-c',
+    `source "$1"; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; COMP_LINE="\${COMP_WORDS[*]}"; _mission_data; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    'bash',
+    join(home, 'completion.bash'),
+  ]);
+  return stdout.split('\n').filter((line) => line !== '');
+}
+
+describe('completion bash', () => {
+  it('registers a completion function for mission-data', async () => {
+    const { stdout } = await exec('bash', [
+      '-c',
+      'source <(node "$1" completion bash); complete -p mission-data',
+      'bash',
+      join(import.meta.dirname, '../../bin/mission-data.js'),
+    ]);
+    expect(stdout.trim()).toBe('complete -o bashdefault -o default -F _mission_data mission-data');
+  });
+
+  it('completes the commands, and the options of each', async () => {
+    expect(await complete(['mission-data', ''])).toEqual(
+      expect.arrayContaining(['query', 'download', 'upload', 'serve', 'config', 'completion', '--help']),
+    );
+    expect(await complete(['mission-data', 'd'])).toEqual(['download']);
+    expect(await complete(['mission-data', 'query', '--ins'])).toEqual(['--instrument']);
+    expect(await complete(['mission-data', 'upload', '--no-'])).toEqual(['--no-checksum']);
+    expect(await complete(['mission-data', 'serve', '--wi'])).toEqual(['--wire']);
+  });
+
+  it('offers an option only on the commands it acts on', async () => {
+    expect(await complete(['mission-data', 'query', '--data-'])).toEqual(['--data-level']);
+    expect(await complete(['mission-data', 'download', '--data-'])).toEqual(['--data-dir', '--data-level']);
+  });
+
+  it('completes the fixed values: instruments, levels, tables, output formats', async () => {
+    expect(await complete(['mission-data', 'query', '--instrument', ''])).toEqual([...INSTRUMENTS]);
+    expect(await complete(['mission-data', 'download', '--instrument', 'ul'])).toEqual([
+      'ultra-45',
+      'ultra-90',
+    ]);
+    expect(await complete(['mission-data', 'download', '--data-level', 'l1'])).toEqual(
+      DATA_LEVELS.filter((level) => level.startsWith('l1')),
+    );
+    expect(await complete(['mission-data', 'query', '--table', ''])).toEqual(['science', 'ancillary']);
+    expect(await complete(['mission-data', 'query', '--output-format', ''])).toEqual([
+      'table',
+      'json',
+      'csv',
+    ]);
+    expect(await complete(['mission-data', 'query', '--extension', 'c'])).toEqual(['cdf', 'csv']);
+    expect(await complete(['mission-data', 'serve', '--dialect', ''])).toEqual(['both', 'spec', 'today']);
+  });
+
+  it('completes after earlier options and values', async () => {
+    expect(await complete(['mission-data', 'query', '--instrument', 'mag', '--data-level', 'l2'])).toEqual([
+      'l2',
+    ]);
+    expect(await complete(['mission-data', 'query', '--instrument', 'mag', '--out'])).toEqual([
+      '--output-format',
+    ]);
+  });
+
+  it('completes config subcommands, their keys, and shells', async () => {
+    expect(await complete(['mission-data', 'config', ''])).toEqual(['list', 'get', 'set', 'unset']);
+    expect(await complete(['mission-data', 'config', 'get', ''])).toEqual(
+      expect.arrayContaining(['url', 'api-key', 'data-dir']),
+    );
+    expect(await complete(['mission-data', 'config', 'set', 'url', ''])).toEqual([]);
+    expect(await complete(['mission-data', 'config', 'list', '--d'])).toEqual(['--data-dir', '--debug']);
+    expect(await complete(['mission-data', 'completion', ''])).toEqual(['bash', 'zsh', 'fish']);
+  });
+});
+
+describe('completion zsh and fish', () => {
+  it('carry the same commands and value lists', () => {
+    for (const shell of ['zsh', 'fish']) {
+      const script = scripts[shell] as string;
+      for (const word of ['query', 'download', 'upload', 'serve', 'config', 'completion']) {
+        expect(script).toContain(word);
+      }
+    }
+    expect(scripts.zsh).toMatch(/^#compdef mission-data\n/);
+    expect(scripts.zsh).toContain(`'--instrument=[instrument, e.g. mag]:value:(${INSTRUMENTS.join(' ')})'`);
+    expect(scripts.zsh).toContain("'--output-format=[how to print the results]:value:(table json csv)'");
+    expect(scripts.fish).toContain(`-l instrument -x -a '${INSTRUMENTS.join(' ')}'`);
+    expect(scripts.fish).toContain(`-l data-level -x -a '${DATA_LEVELS.join(' ')}'`);
+    expect(scripts.fish).toContain("-l output-format -x -a 'table json csv'");
+  });
+
+  // zsh and fish are not on every machine (CI installs nothing but npm packages): their syntax checks run
+  // where they are installed and are skipped elsewhere.
+  it.skipIf(!hasZsh)('zsh -n accepts the zsh script', async () => {
+    await exec('zsh', ['-n', join(home, 'completion.zsh')]);
+  });
+  it.skipIf(!hasFish)('fish -n accepts the fish script', async () => {
+    await exec('fish', ['-n', join(home, 'completion.fish')]);
+  });
+
+  it('refuses an unknown shell', async () => {
+    const run = await runCli(['completion', 'powershell'], { cwd: home });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Allowed choices are bash, zsh, fish');
+  });
+});
