@@ -26,7 +26,8 @@ const withoutHttp2 = {
 
 /**
  * The client imports two of undici's own modules, bundled, and its index only as a fallback for the library
- * (see `loadTransport` in src/http/undici.ts; undici's proxy agent is a chunk of its own, loaded only when a proxy is set): the bundle leaves that one to Node rather than carry all of undici.
+ * (see `loadTransport` in src/http/undici.ts): the bundle leaves that one to Node rather than carry all of undici.
+ * undici's proxy agent becomes a chunk of its own, loaded only when a proxy is set.
  */
 const undiciIndexOutside = {
   name: 'undici-index-outside',
