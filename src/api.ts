@@ -3,13 +3,8 @@ import type { Dispatcher } from 'undici';
 import { type Config, describeProxy, loadConfig } from './config.js';
 import { type DownloadOptions, type DownloadResult, downloadFiles } from './download.js';
 import { ValidationError } from './errors.js';
-import {
-  FILTER_NAMES,
-  hasFilter,
-  type QueryFilters,
-  type QueryRecord,
-  toQueryParams,
-} from './query-vocabulary.js';
+import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './query-vocabulary.js';
+import type { ReceivedRecord } from './records.js';
 import { HttpClient } from './service.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload.js';
 
@@ -17,8 +12,10 @@ import { type UploadOptions, type UploadResult, uploadFiles } from './upload.js'
 export interface CreateClientOptions {
   /** Service base URL (env MISSION_DATA_ACCESS_URL). */
   url?: string | undefined;
-  /** API key for uploads (env MISSION_API_KEY). */
+  /** API key (env MISSION_API_KEY): sent on every request to the service, whose routes go to `/api-key/`. */
   apiKey?: string | undefined;
+  /** Bearer token (env MISSION_ACCESS_TOKEN): sent on every request to the service, whose routes go to `/authorized/`. */
+  token?: string | undefined;
   /** Local data root (env MISSION_DATA_DIR; default `./data`). */
   dataDir?: string | undefined;
   /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
@@ -35,13 +32,25 @@ export interface CreateClientOptions {
   log?: ((line: string) => void) | undefined;
 }
 
+/** How `MissionDataClient.query` asks. */
+export interface QueryOptions {
+  signal?: AbortSignal | undefined;
+  /** Records per page asked of a service that pages (1 to 10,000); default 10,000. */
+  pageSize?: number | undefined;
+  /**
+   * Called once, with their count, when the answer holds records of a naming form this version does not check
+   * (a newer service's): they are kept, and downloadable by their `file_path`.
+   */
+  onNewerForms?: ((count: number) => void) | undefined;
+}
+
 /** A client of the service. */
 export interface MissionDataClient {
-  /** Metadata records of the stored files matching every filter (at least one besides `table`). */
-  query(filters: QueryFilters, options?: { signal?: AbortSignal | undefined }): Promise<QueryRecord[]>;
+  /** Metadata records of the stored files matching every filter (at least one besides `table`), every page. */
+  query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
   /** Downloads files (names, storage paths or query records) into the data root; one result per file. */
   download(
-    targets: string | QueryRecord | readonly (string | QueryRecord)[],
+    targets: string | ReceivedRecord | readonly (string | ReceivedRecord)[],
     options?: Omit<DownloadOptions, 'dataDir'>,
   ): Promise<DownloadResult[]>;
   /** Uploads local files (paths inside the data root, relative to the working directory, or absolute). */
@@ -62,7 +71,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
   const ready = () => {
     if (closed) return Promise.reject(new Error('This client is closed.'));
     state ??= loadConfig(
-      { url: options.url, apiKey: options.apiKey, dataDir: options.dataDir },
+      { url: options.url, apiKey: options.apiKey, dataDir: options.dataDir, token: options.token },
       {
         ...(options.env ? { env: options.env } : {}),
         ...(options.configFile ? { configFile: options.configFile } : {}),
@@ -74,6 +83,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
         http: new HttpClient({
           url: config.url,
           apiKey: config.apiKey,
+          token: config.token,
           dispatcher: options.dispatcher,
           proxy: config.proxy,
           attempts: options.attempts,
@@ -95,11 +105,11 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
         ]);
       }
       const { http } = await ready();
-      return http.query(params, queryOptions.signal);
+      return http.query(params, queryOptions);
     },
     async download(targets, downloadOptions = {}) {
       const list = Array.isArray(targets) ? targets : [targets];
-      const paths = list.map((target: string | QueryRecord) =>
+      const paths = list.map((target: string | ReceivedRecord) =>
         typeof target === 'string' ? target : target.file_path,
       );
       const { config, http } = await ready();

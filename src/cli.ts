@@ -19,7 +19,8 @@ const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.me
 /** Options shared by every client command, declared once. */
 const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
   () => new Option('--url <url>', 'service address (env MISSION_DATA_ACCESS_URL)'),
-  () => new Option('--api-key <key>', 'API key for uploads (env MISSION_API_KEY)'),
+  () => new Option('--api-key <key>', 'API key, sent to the service on every request (env MISSION_API_KEY)'),
+  () => new Option('--token <token>', 'bearer token for the /authorized/ routes (env MISSION_ACCESS_TOKEN)'),
   () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
   () => new Option('-q, --quiet', 'print only results and errors'),
   () => new Option('--debug', 'print stack traces and request details'),
@@ -107,7 +108,8 @@ export function buildProgram(io: CommandIO, run: (work: () => Promise<number | u
       `
 Environment:
   MISSION_DATA_ACCESS_URL  service address (fallback IMAP_DATA_ACCESS_URL)
-  MISSION_API_KEY          API key for uploads (fallback IMAP_API_KEY)
+  MISSION_API_KEY          API key (fallback IMAP_API_KEY)
+  MISSION_ACCESS_TOKEN     bearer token (fallback IMAP_ACCESS_TOKEN)
   MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
   MISSION_DATA_CONFIG      config file to use instead of the default one
   HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (lower-case forms too)
@@ -135,6 +137,12 @@ Examples:
         OUTPUT_FORMATS,
         'output formats',
       ).default('table'),
+    )
+    .option(
+      '--page-size <n>',
+      'records asked per page of a service that pages',
+      positiveInteger('--page-size', 10_000),
+      10_000,
     )
     .action((options) => run(async () => (await import('./commands/query.js')).query(options, io)));
 
@@ -206,7 +214,7 @@ Examples:
 
   const config = program
     .command('config')
-    .description('show and change settings (url, api-key, data-dir)')
+    .description('show and change settings (url, api-key, data-dir, token)')
     .helpOption('-h, --help', 'show help')
     .exitOverride()
     .addHelpText(
@@ -228,13 +236,13 @@ Examples:
     );
   configCommand('get')
     .description('print one setting (exit 1 when unset)')
-    .argument('<key>', 'url, api-key or data-dir')
+    .argument('<key>', 'url, api-key, data-dir or token')
     .action((key: string, options: GlobalOptions) =>
       run(async () => (await import('./commands/config.js')).configGet(key, options, io)),
     );
   configCommand('set')
     .description('store a setting in the config file')
-    .argument('<key>', 'url, api-key or data-dir')
+    .argument('<key>', 'url, api-key, data-dir or token')
     .argument('<value>', 'the value')
     .action((key: string, value: string, options: GlobalOptions) =>
       run(async () => {
@@ -244,7 +252,7 @@ Examples:
     );
   configCommand('unset')
     .description('remove a setting from the config file')
-    .argument('<key>', 'url, api-key or data-dir')
+    .argument('<key>', 'url, api-key, data-dir or token')
     .action((key: string, options: GlobalOptions) =>
       run(async () => {
         await (await import('./commands/config.js')).configUnset(key, options, io);

@@ -17,6 +17,7 @@ export const ENVIRONMENT_VARIABLES = {
   url: ['MISSION_DATA_ACCESS_URL', 'IMAP_DATA_ACCESS_URL'],
   apiKey: ['MISSION_API_KEY', 'IMAP_API_KEY'],
   dataDir: ['MISSION_DATA_DIR', 'IMAP_DATA_DIR'],
+  token: ['MISSION_ACCESS_TOKEN', 'IMAP_ACCESS_TOKEN'],
 } as const;
 
 export type SettingName = keyof typeof ENVIRONMENT_VARIABLES;
@@ -37,6 +38,8 @@ export interface Config {
   apiKey: string | undefined;
   /** Absolute path of the local data root. */
   dataDir: string;
+  /** Bearer token for the service's `/authorized/` routes. */
+  token: string | undefined;
   /** Where each value came from. */
   sources: Record<SettingName, SettingSource>;
   /** The configuration file that was (or would be) read. */
@@ -87,6 +90,14 @@ const configFileSchema = z.strictObject({
   url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
   dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  token: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1, 'must not be empty'),
+        z.regex(/^[\x21-\x7e]+$/, 'must be printable characters without spaces'),
+      ),
+  ),
 });
 
 /** The contents of a configuration file. */
@@ -97,6 +108,7 @@ export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
   url: 'url',
   apiKey: 'api-key',
   dataDir: 'data-dir',
+  token: 'token',
 };
 
 /** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
@@ -106,6 +118,7 @@ export const SETTING_ALIASES: Record<string, SettingName> = {
   apiKey: 'apiKey',
   'data-dir': 'dataDir',
   dataDir: 'dataDir',
+  token: 'token',
 };
 
 /** The default configuration file: `config.json` in the platform's configuration folder. */
@@ -217,12 +230,14 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
   const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
   const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
+  const token = resolveSetting('token', flags, env, file, undefined);
   const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source, configFile);
   return {
     url: checkedUrl,
     apiKey: apiKey.value,
     dataDir: resolve(cwd, dataDir.value ?? 'data'),
-    sources: { url: url.source, apiKey: apiKey.source, dataDir: dataDir.source },
+    token: token.value,
+    sources: { url: url.source, apiKey: apiKey.source, dataDir: dataDir.source, token: token.source },
     configFile,
     proxy: resolveProxy(env),
   };

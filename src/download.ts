@@ -11,9 +11,8 @@ import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch
 import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from './checksum.js';
 import { isMissionDataError, LocalFileError, ValidationError } from './errors.js';
 import { sleep } from './http/retry.js';
-import { resolveLocalPath } from './layout.js';
+import { type LocatedFile, locateFile, resolveLocalPath } from './layout.js';
 import { checkWritableRoot, ensureFolderInside, folderStaysInside, localError } from './local-root.js';
-import { type MissionFile, parsePathOrName } from './naming.js';
 import { PartBusy, PartFile } from './part-file.js';
 import { ChecksumMismatch, discardBody, initialState, receiveObject } from './receive.js';
 import type { HttpClient } from './service.js';
@@ -118,7 +117,7 @@ export async function downloadFiles(
 }
 
 interface PlannedDownload {
-  file: MissionFile;
+  file: LocatedFile;
   localPath: string;
 }
 
@@ -131,15 +130,18 @@ interface Batch {
   verified: VerifiedRecord;
 }
 
-/** Validates every target and resolves its destination; the first occurrence of a file wins. */
+/**
+ * Validates every target and resolves its destination; the first occurrence of a file wins. A storage path of a
+ * naming form this version does not know is downloaded to that path below the root (see `locateFile`).
+ */
 function planDownloads(targets: readonly string[], dataDir: string): PlannedDownload[] {
   const problems: string[] = [];
   const hints = new Set<string>();
   const planned = new Map<string, PlannedDownload>();
   for (const target of targets) {
-    let file: MissionFile;
+    let file: LocatedFile;
     try {
-      file = parsePathOrName(target);
+      file = locateFile(target);
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
       for (const problem of error.problems) problems.push(`${target}: ${problem}`);

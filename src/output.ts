@@ -1,19 +1,21 @@
 /** Renders query records as a table, JSON or CSV: pure functions returning the text the command prints. */
 import Table from 'cli-table3';
 import type { QueryRecord } from './query-vocabulary.js';
+import type { ReceivedRecord } from './records.js';
 
 /** Output formats of `query`. */
 export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Columns of the table: heading and how a record fills it. */
-const TABLE_COLUMNS: ReadonlyArray<readonly [string, (record: QueryRecord) => string]> = [
-  ['Instrument', (record) => record.instrument],
+// A record of a newer naming form may lack any field but file_path: its cells are left blank.
+const TABLE_COLUMNS: ReadonlyArray<readonly [string, (record: ReceivedRecord) => string]> = [
+  ['Instrument', (record) => record.instrument ?? ''],
   ['Data Level', (record) => record.data_level ?? ''],
-  ['Descriptor', (record) => record.descriptor],
-  ['Start Date', (record) => record.start_date],
+  ['Descriptor', (record) => record.descriptor ?? ''],
+  ['Start Date', (record) => record.start_date ?? ''],
   ['End Date', (record) => record.end_date ?? ''],
-  ['Version', (record) => record.version],
+  ['Version', (record) => record.version ?? ''],
   ['Ingestion Date', (record) => record.ingestion_date ?? ''],
   ['Filename', (record) => fileName(record.file_path)],
 ];
@@ -43,7 +45,7 @@ export function foundLine(count: number): string {
 const TABLE_PIECE_ROWS = 100;
 
 /** The `Found [N] matching files` line and, when anything matched, a table of the records. */
-export function formatTable(records: readonly QueryRecord[]): string {
+export function formatTable(records: readonly ReceivedRecord[]): string {
   if (records.length === 0) return foundLine(0);
   const head = TABLE_COLUMNS.map(([heading]) => heading);
   const rows = records.map((record) => TABLE_COLUMNS.map(([, cell]) => displayText(cell(record))));
@@ -91,12 +93,12 @@ function displayWidth(text: string): number {
 }
 
 /** A JSON array of the records exactly as received. */
-export function formatJson(records: readonly QueryRecord[]): string {
+export function formatJson(records: readonly ReceivedRecord[]): string {
   return `${JSON.stringify(records, null, 2)}\n`;
 }
 
 /** RFC 4180 CSV: a header row, CRLF line ends, fields quoted when they hold a comma, a quote, CR or LF. */
-export function formatCsv(records: readonly QueryRecord[]): string {
+export function formatCsv(records: readonly ReceivedRecord[]): string {
   const rows = [CSV_FIELDS.join(',')];
   for (const record of records) {
     rows.push(CSV_FIELDS.map((field) => csvField(record[field])).join(','));
@@ -105,7 +107,10 @@ export function formatCsv(records: readonly QueryRecord[]): string {
 }
 
 /** Renders records in the given format. */
-export function formatRecords(records: readonly QueryRecord[], format: OutputFormat): string {
+export function formatRecords(
+  records: readonly ReceivedRecord[],
+  format: OutputFormat,
+): string {
   switch (format) {
     case 'json':
       return formatJson(records);

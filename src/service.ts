@@ -11,15 +11,29 @@ import { apiError, errorCode, objectError, transportError } from './http/failure
 import { isRetryable, RETRYABLE_STATUSES, type RetryPolicy, withRetries } from './http/retry.js';
 import { createAgent, loadTransport, OBJECT_HIGH_WATER_MARK } from './http/undici.js';
 import { displayUrl, encodePath, parseHttpUrl } from './http/urls.js';
-import { checkQueryParams, type QueryParams, type QueryRecord } from './query-vocabulary.js';
-import { checkQueryRecords, describeValue, snippet } from './records.js';
+import { checkQueryParams, type QueryParams } from './query-vocabulary.js';
+import { checkQueryAnswer, describeValue, type ReceivedRecord, snippet } from './records.js';
+import {
+  credentialHeaders,
+  DEFAULT_PAGE_SIZE,
+  type DialectChoices,
+  freshChoices,
+  MAX_PAGE_SIZE,
+  prefixedRoutesExist,
+  refusesParameter,
+  routePrefix,
+  type ServiceCredentials,
+  type ServiceRoute,
+} from './service-dialect.js';
 
 /** Settings of an `HttpClient`. */
 export interface HttpClientOptions {
   /** Service base URL, no trailing slash. */
   url: string;
-  /** Sent as `X-api-key` on `GET /upload` only. */
+  /** Sent as `X-api-key` on every request to the service (never to the object store); routes go to `/api-key/`. */
   apiKey?: string | undefined;
+  /** Sent as `Authorization: Bearer` on every request to the service; routes go to `/authorized/`. */
+  token?: string | undefined;
   /** Injectable transport (unit tests reach msw handlers through it); default: one keep-alive Agent. */
   dispatcher?: Dispatcher | undefined;
   /** Proxies for the default agent (`Config.proxy`); ignored with an injected dispatcher. */
@@ -36,6 +50,15 @@ export interface HttpClientOptions {
   idleTimeoutMs?: number | undefined;
   /** Receives one line per request and per retry (the command line prints them with `--debug`). */
   log?: ((line: string) => void) | undefined;
+}
+
+/** How `HttpClient.query` asks. */
+export interface HttpQueryOptions {
+  signal?: AbortSignal | undefined;
+  /** Records per page asked of a service that pages (1 to 10,000); default 10,000. */
+  pageSize?: number | undefined;
+  /** Called once, when the answer holds records of a naming form this version does not check, with their count. */
+  onNewerForms?: ((count: number) => void) | undefined;
 }
 
 /** The answer of an object GET. */
@@ -87,7 +110,9 @@ interface OutgoingRequest {
 export class HttpClient {
   /** Service base URL, no trailing slash. */
   readonly baseUrl: string;
-  readonly #apiKey: string | undefined;
+  readonly #credentials: ServiceCredentials;
+  /** What this client has learned of the service's dialect; each choice costs at most one extra request. */
+  readonly #choices: DialectChoices = freshChoices();
   readonly #policy: RetryPolicy;
   readonly #connectTimeoutMs: number;
   readonly #idleTimeoutMs: number;
@@ -108,7 +133,7 @@ export class HttpClient {
       ]);
     }
     this.baseUrl = options.url.replace(/\/+$/, '');
-    this.#apiKey = options.apiKey || undefined;
+    this.#credentials = { apiKey: options.apiKey || undefined, token: options.token || undefined };
     this.#policy = {
       attempts: Math.max(1, Math.floor(options.attempts ?? 4)),
       retryBaseMs: Math.max(0, options.retryBaseMs ?? 250),
@@ -122,12 +147,17 @@ export class HttpClient {
     this.#proxy = options.proxy;
   }
 
-  /** GET /upload/<key> -> the pre-signed PUT URL. 409 -> ApiError with code 'E_ALREADY_EXISTS'. */
+  /** What this client has learned so far of the service's routes, `latest` form and paging. */
+  get dialect(): Readonly<DialectChoices> {
+    return { ...this.#choices };
+  }
+
+  /**
+   * GET /upload/<key> -> the pre-signed PUT URL. 409 (the specification's string or today's
+   * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'.
+   */
   async presignUpload(key: string, signal?: AbortSignal): Promise<string> {
-    const url = this.#apiUrl(`/upload/${encodePath(key, 'upload key')}`);
-    // The key authorizes uploads at the service only; it never travels to the object store.
-    const headers: Record<string, string> = this.#apiKey ? { 'x-api-key': this.#apiKey } : {};
-    const answer = await this.#callApi(url, headers, signal);
+    const { url, answer } = await this.#callRoute('upload', `/${encodePath(key, 'upload key')}`, signal);
     if (answer.status === 409) throw apiError('GET', url, answer, 'E_ALREADY_EXISTS');
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
     const target = typeof answer.body === 'string' ? answer.body.trim() : undefined;
@@ -141,8 +171,11 @@ export class HttpClient {
 
   /** GET /download/<path> -> the object URL from Location / download_url (not followed here). 404 -> ApiError code 'E_NOT_FOUND'. */
   async resolveDownload(path: string, signal?: AbortSignal): Promise<string> {
-    const url = this.#apiUrl(`/download/${encodePath(path, 'download path')}`);
-    const answer = await this.#callApi(url, {}, signal);
+    const { url, answer } = await this.#callRoute(
+      'download',
+      `/${encodePath(path, 'download path')}`,
+      signal,
+    );
     if (answer.status === 404) throw apiError('GET', url, answer, 'E_NOT_FOUND');
     if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
     const body = answer.body;
@@ -159,13 +192,63 @@ export class HttpClient {
     return checkObjectUrl(location, `GET ${url}`, 'download', url);
   }
 
-  /** GET /query -> checked records. Parameters go by their service names and are checked before sending. */
-  async query(params: QueryParams, signal?: AbortSignal): Promise<QueryRecord[]> {
-    const query = checkQueryParams(params).toString();
-    const url = this.#apiUrl(`/query${query ? `?${query}` : ''}`);
-    const answer = await this.#callApi(url, {}, signal);
-    if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
-    return checkQueryRecords(answer.body, `GET ${url}`);
+  /**
+   * GET /query -> checked records, every page of them. Parameters go by their service names and are checked
+   * before sending. A service that pages is asked `offset`/`limit` pages until a short one; one that refuses
+   * those parameters (a 400 naming one) is asked once without them, and one that ignores them (more records than
+   * a page, or the same page twice) has already answered in full. `version: 'latest'` is sent as
+   * `version=latest`, or as `latest=true` once the service has refused the first form with a 400 naming it.
+   * Records of a naming form this version does not check are kept and counted for `onNewerForms`.
+   */
+  async query(params: QueryParams, options: HttpQueryOptions | AbortSignal = {}): Promise<ReceivedRecord[]> {
+    const {
+      signal,
+      pageSize = DEFAULT_PAGE_SIZE,
+      onNewerForms,
+    } = options instanceof AbortSignal ? { signal: options } : options;
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+      throw new ValidationError([
+        `Invalid page size ${pageSize}: give a whole number from 1 to ${MAX_PAGE_SIZE}.`,
+      ]);
+    }
+    const filters = checkQueryParams(params);
+    const records: ReceivedRecord[] = [];
+    let newerForms = 0;
+    let previous: { first: string; last: string } | undefined;
+    for (;;) {
+      const page = this.#choices.paging === 'no' ? undefined : { offset: records.length, limit: pageSize };
+      const { url, answer, paged } = await this.#queryRequest(filters, page, signal);
+      if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
+      const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? records.length : 0);
+      const received = checked.records;
+      const bounds =
+        received.length > 0
+          ? { first: received[0]?.file_path ?? '', last: received.at(-1)?.file_path ?? '' }
+          : undefined;
+      if (paged && (received.length > pageSize || sameBounds(bounds, previous))) {
+        if (records.length > 0 && received.length > pageSize) {
+          throw new ProtocolError(
+            `GET ${url}: asked for at most ${pageSize} records, got ${received.length} after ${records.length} paged ones.`,
+          );
+        }
+        // The service ignores offset and limit: its first answer held every record.
+        this.#learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
+        if (records.length === 0) {
+          records.push(...received);
+          newerForms += checked.newerForms;
+        }
+        break;
+      }
+      records.push(...received);
+      newerForms += checked.newerForms;
+      if (!paged || received.length < pageSize) break;
+      if (records.length > pageSize && this.#choices.paging === 'unknown') {
+        this.#learn('paging', 'yes', 'the service pages query answers');
+      }
+      previous = bounds;
+    }
+    if (newerForms > 0) onNewerForms?.(newerForms);
+    return records;
   }
 
   /**
@@ -243,6 +326,92 @@ export class HttpClient {
     return new URL(`${this.baseUrl}${pathAndQuery}`);
   }
 
+  /** Notes a choice about the service for the rest of the run, and says so in the request log. */
+  #learn<Name extends keyof DialectChoices>(name: Name, value: DialectChoices[Name], why: string): void {
+    if (this.#choices[name] === value) return;
+    this.#choices[name] = value;
+    this.#log?.(`service: ${why}`);
+  }
+
+  /**
+   * One GET of a route, with the client's credentials: first under the prefix they call for; while it is not
+   * known whether the service has prefixed routes, a 404 there is asked once of the plain route, and the pair of
+   * answers decides for the rest of the run (see `prefixedRoutesExist`).
+   */
+  async #callRoute(
+    route: ServiceRoute,
+    rest: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ url: URL; answer: ApiAnswer }> {
+    const headers = credentialHeaders(this.#credentials);
+    const prefix = routePrefix(route, this.#credentials, this.#choices);
+    const url = this.#apiUrl(`${prefix}/${route}${rest}`);
+    const answer = await this.#callApi(url, headers, signal);
+    if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') return { url, answer };
+    if (answer.status !== 404) {
+      this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
+      return { url, answer };
+    }
+    const plainUrl = this.#apiUrl(`/${route}${rest}`);
+    const plain = await this.#callApi(plainUrl, headers, signal);
+    if (prefixedRoutesExist(answer, plain)) {
+      this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
+      return { url, answer };
+    }
+    this.#learn('prefixedRoutes', 'no', `the service has no ${prefix}/ routes: plain routes for this run`);
+    return { url: plainUrl, answer: plain };
+  }
+
+  /**
+   * One query request in the forms this run has learned, learning from a 400 that names a parameter: `offset` or
+   * `limit` (the service does not page: asked again without them) or `version` (the service wants
+   * `latest=true`: asked again in that form). Each lesson is taken once per run.
+   */
+  async #queryRequest(
+    filters: URLSearchParams,
+    page: { offset: number; limit: number } | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ url: URL; answer: ApiAnswer; paged: boolean }> {
+    let paged = page !== undefined;
+    for (;;) {
+      const search = new URLSearchParams(filters);
+      const latestFlag = search.get('version') === 'latest' && this.#choices.latest === 'latest=true';
+      if (latestFlag) {
+        search.delete('version');
+        search.set('latest', 'true');
+      }
+      if (paged && page) {
+        search.set('offset', String(page.offset));
+        search.set('limit', String(page.limit));
+      }
+      const { url, answer } = await this.#callRoute('query', `?${search}`, signal);
+      if (answer.status !== 400) {
+        if (filters.get('version') === 'latest' && answer.status >= 200 && answer.status <= 299) {
+          this.#learn(
+            'latest',
+            latestFlag ? 'latest=true' : 'version=latest',
+            'latest versions asked as sent',
+          );
+        }
+        return { url, answer, paged };
+      }
+      if (paged && this.#choices.paging === 'unknown' && refusesParameter(answer, ['offset', 'limit'])) {
+        this.#learn('paging', 'no', 'the service refuses offset and limit: one unpaged query per search');
+        paged = false;
+        continue;
+      }
+      if (
+        filters.get('version') === 'latest' &&
+        this.#choices.latest === 'unknown' &&
+        refusesParameter(answer, ['version'])
+      ) {
+        this.#learn('latest', 'latest=true', 'the service refuses version=latest: latest=true for this run');
+        continue;
+      }
+      return { url, answer, paged };
+    }
+  }
+
   #dispatcher(): Promise<Dispatcher> {
     if (this.#injected) return Promise.resolve(this.#injected);
     if (this.#closed) return Promise.reject(new Error('This client is closed.'));
@@ -314,6 +483,19 @@ export class HttpClient {
       { signal },
     );
   }
+}
+
+/** True when two pages begin and end with the same records: a service that ignores `offset` sent one twice. */
+function sameBounds(
+  page: { first: string; last: string } | undefined,
+  previous: { first: string; last: string } | undefined,
+): boolean {
+  return (
+    page !== undefined &&
+    previous !== undefined &&
+    page.first === previous.first &&
+    page.last === previous.last
+  );
 }
 
 /** Checks a URL the service handed out for an object: only http(s) is ever requested, never with credentials. */

@@ -27,13 +27,18 @@ export function settingName(key: string): SettingName {
   return name;
 }
 
+/** Settings shown masked: they authorize requests. */
+function isSecret(name: SettingName): boolean {
+  return name === 'apiKey' || name === 'token';
+}
+
 function display(config: Config, name: SettingName): string {
   const value = config[name];
   if (value === undefined) return '(not set)';
-  return name === 'apiKey' ? maskApiKey(value) : value;
+  return isSecret(name) ? maskApiKey(value) : value;
 }
 
-/** Prints every setting, its value (the API key masked) and where it came from. */
+/** Prints every setting, its value (the API key and token masked) and where it came from. */
 export async function configList(options: GlobalOptions, io: CommandIO): Promise<void> {
   const config = await loadConfig(options);
   const rows = [
@@ -51,7 +56,7 @@ export async function configList(options: GlobalOptions, io: CommandIO): Promise
   io.stdout.write(`\nconfig file: ${config.configFile}\n`);
 }
 
-/** Prints one setting's value (the API key unmasked, for scripts). */
+/** Prints one setting's value (the API key and token unmasked, for scripts). */
 export async function configGet(key: string, options: GlobalOptions, io: CommandIO): Promise<number> {
   const name = settingName(key);
   const config = await loadConfig(options);
@@ -75,7 +80,7 @@ export async function configSet(
   const configFile = defaultConfigFile();
   await setConfigValue(configFile, name, stored);
   if (!options.quiet) {
-    const shown = name === 'apiKey' ? maskApiKey(stored) : stored;
+    const shown = isSecret(name) ? maskApiKey(stored) : stored;
     io.stderr.write(`Set ${SETTING_DISPLAY_NAMES[name]} to ${shown} in ${configFile}\n`);
   }
 }

@@ -17,6 +17,7 @@ export interface GlobalOptions {
   url?: string | undefined;
   apiKey?: string | undefined;
   dataDir?: string | undefined;
+  token?: string | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
@@ -27,6 +28,7 @@ export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataCli
     url: options.url,
     apiKey: options.apiKey,
     dataDir: options.dataDir,
+    token: options.token,
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
   });
 }

@@ -7,6 +7,14 @@ import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
   outputFormat?: OutputFormat | undefined;
+  /** Records asked per page of a service that pages; the library's default when left out. */
+  pageSize?: number | undefined;
+}
+
+/** The warning under an answer holding records whose names this version cannot check. */
+export function newerFormsWarning(count: number): string {
+  const records = count === 1 ? '1 record uses' : `${count} records use`;
+  return `Warning: ${records} a naming form this version does not check; shown as received, and downloadable by their file_path.\n`;
 }
 
 /** Runs `query`: checks every value before any request, then prints the matching records on stdout. */
@@ -36,8 +44,17 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
           .start()
       : undefined;
   try {
-    const records = await client.query(filters, { signal: io.signal });
+    let newerForms = 0;
+    const records = await client.query(filters, {
+      signal: io.signal,
+      pageSize: options.pageSize,
+      onNewerForms: (count) => {
+        newerForms = count;
+      },
+    });
     spinner?.stop();
+    // After the spinner is gone, so the line is not erased with it.
+    if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
     io.stdout.write(formatRecords(records, format));
     return 0;
   } finally {

@@ -72,6 +72,8 @@ describe('createClient', () => {
       ingestion_end_date: '20250301',
       version: 'latest',
       file_path: PATH,
+      offset: '0',
+      limit: '10000',
     });
     await client.close();
   });
@@ -158,13 +160,15 @@ describe('createClient', () => {
     expect(downloads.map((r) => r.url)).toEqual([`${API}/download/${PATH}`]);
   });
 
-  it('upload sends a file from the data root with the API key to /upload only', async () => {
+  it('upload sends a file from the data root with the API key to /api-key/upload, never to the store', async () => {
     const local = join(home, 'data', ...PATH.split('/'));
     await mkdir(join(local, '..'), { recursive: true });
     await writeFile(local, 'new bytes');
     const putUrl = 'http://store.test/objects/new?sig=2';
     const dispatcher = new MswDispatcher([
-      http.get(`${API}/upload/*`, () => HttpResponse.json({ statusCode: 200, body: JSON.stringify(putUrl) })),
+      http.get(`${API}/api-key/upload/*`, () =>
+        HttpResponse.json({ statusCode: 200, body: JSON.stringify(putUrl) }),
+      ),
       http.put('http://store.test/objects/*', () => new HttpResponse(null, { status: 200 })),
     ]);
     const client = clientWith(dispatcher, { apiKey: 'k-1' });

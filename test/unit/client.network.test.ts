@@ -54,7 +54,7 @@ describe('the client over real sockets', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
     expect((error as Error).message).toBe(
-      `GET ${url}/query?instrument=mag: connection refused (nothing is listening at ${new URL(url).host}).`,
+      `GET ${url}/query?instrument=mag&offset=0&limit=10000: connection refused (nothing is listening at ${new URL(url).host}).`,
     );
     // The library names the URL; the command line adds how to change it.
     expect((error as NetworkError).hint).toBe(

@@ -170,7 +170,9 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
       ),
     ]);
     expect(await c.query({ instrument: 'mag', version: 'latest' })).toEqual(records);
-    expect(dispatcher.requests[0]?.url).toBe(`${API}/query?instrument=mag&version=latest`);
+    expect(dispatcher.requests[0]?.url).toBe(
+      `${API}/query?instrument=mag&version=latest&offset=0&limit=10000`,
+    );
   });
 
   it('GET /query: nothing matches', async () => {
@@ -186,7 +188,7 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     ]);
     const error = await failure(c.query({ start_date: '20250101' }));
     expect(error.message).toBe(
-      `GET ${API}/query?start_date=20250101: 400 start_date is not a valid query parameter.`,
+      `GET ${API}/query?start_date=20250101&offset=0&limit=10000: 400 start_date is not a valid query parameter.`,
     );
   });
 
@@ -248,7 +250,7 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
       attempts: 1,
     });
     const error = await failure(c.query({ instrument: 'mag' }));
-    expect(error.message).toBe(`GET ${API}/query?instrument=mag: 502 Bad Gateway`);
+    expect(error.message).toBe(`GET ${API}/query?instrument=mag&offset=0&limit=10000: 502 Bad Gateway`);
   });
 });
 
@@ -264,7 +266,9 @@ describe('retries', () => {
     const error = await failure(c.query({ instrument: 'mag' }));
     expect(calls).toBe(4);
     expect(error).toBeInstanceOf(ApiError);
-    expect(error.message).toBe(`GET ${API}/query?instrument=mag: 502 Bad Gateway (gave up after 4 attempts)`);
+    expect(error.message).toBe(
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: 502 Bad Gateway (gave up after 4 attempts)`,
+    );
     expect((error as ApiError).hint).toMatch(/temporarily down/);
   });
 
@@ -367,7 +371,7 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'E_NETWORK' });
     expect(error.message).toBe(
-      `GET ${API}/query?instrument=mag: the connection was closed or reset (UND_ERR_SOCKET). (gave up after 4 attempts)`,
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: the connection was closed or reset (UND_ERR_SOCKET). (gave up after 4 attempts)`,
     );
   });
 
@@ -422,14 +426,16 @@ describe('answers that cannot be read or trusted', () => {
     ]);
     const error = await failure(c.query({ instrument: 'mag' }));
     expect(error).toBeInstanceOf(ProtocolError);
-    expect(error.message).toContain(`GET ${API}/query?instrument=mag: expected a JSON array of file records`);
+    expect(error.message).toContain(
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: expected a JSON array of file records`,
+    );
     expect(error.message).toContain('Sign in to the portal');
   });
 
   it('a query answer that is an object is refused', async () => {
     const { http: c } = client([http.get(`${API}/query`, () => HttpResponse.json({ items: [RECORD] }))]);
     await expect(c.query({ instrument: 'mag' })).rejects.toThrow(
-      `GET ${API}/query?instrument=mag: expected a JSON array of file records, got an object with keys items.`,
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: expected a JSON array of file records, got an object with keys items.`,
     );
   });
 
@@ -440,7 +446,9 @@ describe('answers that cannot be read or trusted', () => {
     const error = await failure(c.query({ instrument: 'mag' }));
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error.message).toMatch(
-      new RegExp(`^GET ${API}/query\\?instrument=mag: record 2 is not a file record \\(field descriptor: `),
+      new RegExp(
+        `^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: record 2 is not a file record \\(field descriptor: `,
+      ),
     );
   });
 
@@ -459,7 +467,7 @@ describe('answers that cannot be read or trusted', () => {
       `imap/mag/l1b/2024/12/${NAME}`,
       /not a valid storage path \(Invalid path .*expected imap\/mag\/l1a\/2025\/01\//,
     ],
-    ['imap/mag/l1a/2025/01/notes.txt', /not a valid storage path/],
+    ['notes.txt', /not a valid storage path/],
   ])('a record whose file_path is %s is refused', async (filePath, reason) => {
     const { http: c } = client([
       http.get(`${API}/query`, () => HttpResponse.json([RECORD, { ...RECORD, file_path: filePath }])),
@@ -467,7 +475,9 @@ describe('answers that cannot be read or trusted', () => {
     const error = await failure(c.query({ instrument: 'mag' }));
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error.message).toMatch(
-      new RegExp(`^GET ${API}/query\\?instrument=mag: refusing record 2: its file_path `),
+      new RegExp(
+        `^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: refusing record 2: its file_path `,
+      ),
     );
     expect(error.message).toMatch(reason);
   });
@@ -552,7 +562,7 @@ describe('answers that cannot be read or trusted', () => {
       http.get(`${API}/download/*`, () => HttpResponse.json({ statusCode: 302, body: { download_url: 42 } })),
     ]);
     await expect(c.query({ instrument: 'mag' })).rejects.toThrow(
-      `GET ${API}/query?instrument=mag: expected a JSON array of file records, got the text "no records today".`,
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: expected a JSON array of file records, got the text "no records today".`,
     );
     await expect(c.resolveDownload(PATH)).rejects.toThrow(
       new RegExp(`^GET ${API}/download/${PATH}: the answer \\(302\\) names no file URL`),
@@ -574,20 +584,20 @@ describe('answers that cannot be read or trusted', () => {
 });
 
 describe('the API key', () => {
-  it('goes to GET /upload and never to the object URL, nor to download or query', async () => {
+  it('goes to every /api-key/ route of the service and never to the object URL', async () => {
     const content = Buffer.from('bytes of the file');
     const { http: c, dispatcher } = client(
       [
-        http.get(`${API}/upload/*`, () => HttpResponse.json({ statusCode: 200, body: OBJECT_URL })),
+        http.get(`${API}/api-key/upload/*`, () => HttpResponse.json({ statusCode: 200, body: OBJECT_URL })),
         http.put(
           `${STORE}/objects/*`,
           () => new HttpResponse(null, { status: 200, headers: { ETag: '"e1"' } }),
         ),
-        http.get(`${API}/download/*`, () =>
+        http.get(`${API}/api-key/download/*`, () =>
           HttpResponse.json({ statusCode: 302, headers: { Location: OBJECT_URL }, body: {} }),
         ),
         http.get(`${STORE}/objects/*`, () => new HttpResponse(content)),
-        http.get(`${API}/query`, () => HttpResponse.json([RECORD])),
+        http.get(`${API}/api-key/query`, () => HttpResponse.json([RECORD])),
       ],
       { apiKey: 'key-123' },
     );
@@ -601,11 +611,11 @@ describe('the API key', () => {
       r.headers.get('x-api-key'),
     ]);
     expect(seen).toEqual([
-      ['GET', 'upload', 'key-123'],
+      ['GET', 'api-key', 'key-123'],
       ['PUT', 'objects', null],
-      ['GET', 'download', null],
+      ['GET', 'api-key', 'key-123'],
       ['GET', 'objects', null],
-      ['GET', 'query', null],
+      ['GET', 'api-key', 'key-123'],
     ]);
     expect(dispatcher.requests.some((r) => r.headers.get('authorization') !== null)).toBe(false);
   });
@@ -763,7 +773,9 @@ describe('transport errors', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'E_CERTIFICATE' });
     expect(error.message).toMatch(
-      new RegExp(`^GET ${API}/query\\?instrument=mag: the server's certificate could not be verified`),
+      new RegExp(
+        `^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: the server's certificate could not be verified`,
+      ),
     );
     expect((error as NetworkError).hint).toMatch(/root certificates were not found.*NODE_EXTRA_CA_CERTS/);
     expect(dispatcher.calls).toBe(1);
@@ -798,7 +810,7 @@ describe('transport errors', () => {
     const error = await failure(c.query({ instrument: 'mag' }));
     expect(error).toMatchObject({ code: 'E_TLS' });
     expect(error.message).toBe(
-      'GET https://api.test/query?instrument=mag: the TLS handshake with api.test failed (ERR_SSL_WRONG_VERSION_NUMBER).',
+      'GET https://api.test/query?instrument=mag&offset=0&limit=10000: the TLS handshake with api.test failed (ERR_SSL_WRONG_VERSION_NUMBER).',
     );
     expect((error as NetworkError).hint).toMatch(/use an http:\/\/ URL/);
     expect(dispatcher.calls).toBe(1);
