@@ -3,7 +3,15 @@
  * cancelled transfer fails with, and the rule that stops a batch once the service cannot be reached at all.
  */
 import { setMaxListeners } from 'node:events';
-import { AbortedError, isMissionDataError, NetworkError, NOT_ATTEMPTED } from './errors.js';
+import {
+  AbortedError,
+  ApiError,
+  ExitCode,
+  isMissionDataError,
+  MissionDataError,
+  NetworkError,
+  NOT_ATTEMPTED,
+} from './errors.js';
 
 /**
  * A signal that follows `signal`, for the transfers of one batch: each running transfer listens to it a few
@@ -58,27 +66,53 @@ export function failureOf(error: unknown, signal: AbortSignal | undefined): Erro
 const UNREACHABLE_CODES = new Set(['E_CONNECTION_REFUSED', 'E_HOST_NOT_FOUND', 'E_CERTIFICATE', 'E_TLS']);
 
 /**
- * Stops a batch once the service cannot be reached: asking it again for each remaining file would only repeat
- * the same failure, so those files are not attempted.
+ * Why every remaining file of a batch would fail the same way, or undefined when `error` concerns one file only:
+ * the service cannot be reached, refuses the API key (401/403 from the service itself, not an object-store
+ * address: pre-signed URLs carry their credentials in the query, which ApiError shows as `?…`), or the data root
+ * cannot take files.
+ */
+export function batchWideReason(error: Error | undefined): string | undefined {
+  if (error instanceof NetworkError && error.peer === 'service' && UNREACHABLE_CODES.has(error.code)) {
+    return 'the service could not be reached';
+  }
+  if (
+    error instanceof ApiError &&
+    (error.status === 401 || error.status === 403) &&
+    !error.url.includes('?') &&
+    /\/(upload|download)\//.test(error.url)
+  ) {
+    return error.status === 401
+      ? 'the service asked for an API key (401)'
+      : 'the service refused the API key (403)';
+  }
+  if (isMissionDataError(error) && error.code === 'E_DATA_ROOT') return 'the data root cannot take files';
+  return undefined;
+}
+
+/**
+ * Stops a batch once a failure shows every remaining file would fail the same way (see `batchWideReason`):
+ * asking again for each remaining file would only repeat it, so those files are not attempted.
  */
 export class BatchStop {
-  #reason: Error | undefined;
+  #reason: { cause: Error; why: string } | undefined;
 
-  /** Looks at one file's failure; a failure to reach the service stops the files not yet started. */
+  /** Looks at one file's failure; a batch-wide one stops the files not yet started. */
   note(error: Error | undefined): void {
-    if (error instanceof NetworkError && error.peer === 'service' && UNREACHABLE_CODES.has(error.code)) {
-      this.#reason ??= error;
-    }
+    if (this.#reason) return;
+    const why = batchWideReason(error);
+    if (why && error) this.#reason = { cause: error, why };
   }
 
   /** Why a file is left alone, once the batch stopped; undefined while it runs. */
-  notAttempted(): NetworkError | undefined {
-    const cause = this.#reason;
-    if (!cause) return undefined;
-    return new NetworkError('not attempted: the service could not be reached', {
-      code: NOT_ATTEMPTED,
-      cause,
-      ...(isMissionDataError(cause) && cause.hint ? { hint: cause.hint } : {}),
-    });
+  notAttempted(): MissionDataError | undefined {
+    const reason = this.#reason;
+    if (!reason) return undefined;
+    const { cause, why } = reason;
+    const options = { cause, ...(isMissionDataError(cause) && cause.hint ? { hint: cause.hint } : {}) };
+    const message = `not attempted: ${why}`;
+    // Kept a NetworkError when the service is unreachable, as callers matching on the class expect.
+    return cause instanceof NetworkError
+      ? new NetworkError(message, { ...options, code: NOT_ATTEMPTED })
+      : new MissionDataError(message, NOT_ATTEMPTED, ExitCode.Failure, options);
   }
 }

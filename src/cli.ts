@@ -156,6 +156,8 @@ Examples:
     FILTER_OPTIONS,
   )
     .option('-f, --force', 'replace files that exist already')
+    .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
+    .option('--verbose', 'on a terminal, a line for every file (not only skipped or failed ones)')
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
     .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
     .action((paths: string[], options) =>
@@ -167,6 +169,8 @@ Examples:
     .argument('<paths...>', 'files inside the data root (or relative to the working directory, or absolute)')
     .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
     .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
+    .option('--dry-run', 'check names and find the files; send nothing, ask the service nothing')
+    .option('--verbose', 'on a terminal, a line for every file (not only already stored or failed ones)')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
     );

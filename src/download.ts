@@ -116,6 +116,44 @@ export async function downloadFiles(
   return results;
 }
 
+/** What a download would do with one file: fetch it, skip it (a verified copy is in place) or check it first. */
+export interface DownloadPreview {
+  path: string;
+  localPath: string;
+  /** `check`: a file is at the destination but not recorded as verified; it is compared with the store. */
+  action: 'fetch' | 'skip' | 'check';
+  /** Size of the file at the destination, when there is one. */
+  localSize?: number;
+}
+
+/** What `downloadFiles` would do with each target (a dry run): names are checked, nothing is requested. */
+export async function previewDownloads(
+  targets: readonly string[],
+  options: Pick<DownloadOptions, 'dataDir' | 'force'>,
+): Promise<DownloadPreview[]> {
+  console.error('start', Date.now() % 100000);
+  const files = planDownloads(targets, options.dataDir);
+  const verified = await VerifiedRecord.open(options.dataDir);
+  try {
+    return await Promise.all(
+      files.map(async ({ file, localPath }): Promise<DownloadPreview> => {
+        const present = await lstat(localPath).catch(() => undefined);
+        if (!present) return { path: file.path, localPath, action: 'fetch' };
+        const action = options.force
+          ? 'fetch'
+          : verified.matches(file.path, present)
+            ? 'skip'
+            : present.isFile()
+              ? 'check'
+              : 'fetch';
+        return { path: file.path, localPath, action, localSize: present.size };
+      }),
+    );
+  } finally {
+    verified.close();
+  }
+}
+
 interface PlannedDownload {
   file: LocatedFile;
   localPath: string;

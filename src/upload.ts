@@ -7,20 +7,29 @@ import { createReadStream, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { abortedError, failureOf, linkSignal, runPool } from './batch.js';
+import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch.js';
+import { md5FromEtag } from './checksum.js';
 import { ApiError, LocalFileError, ValidationError } from './errors.js';
 import { LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 import { type MissionFile, parseName } from './naming.js';
+import { discardBody } from './receive.js';
 import type { HttpClient } from './service.js';
 
-/** Progress of one file: sent while bytes go out, and once more with `done` when the file is settled. */
+/**
+ * Progress of one file: while its MD5 is computed (`phase: 'hashing'`, with `hashed` bytes read so far), while
+ * bytes go out (`phase: 'sending'`), and once more with `done` when the file is settled.
+ */
 export interface UploadProgress {
   localPath: string;
   key: string;
   sent: number;
   total: number;
-  done?: 'uploaded' | 'exists' | 'failed';
-  /** With `done` 'exists' or 'failed': why. */
+  /** What the file is going through, on events without `done`. */
+  phase?: 'hashing' | 'sending';
+  /** With `phase: 'hashing'`: bytes of the file hashed so far. */
+  hashed?: number;
+  done?: UploadResult['status'];
+  /** With `done` 'failed': why. */
   error?: Error;
 }
 
@@ -44,7 +53,10 @@ export interface UploadOptions {
   checksum?: boolean | undefined;
 }
 
-/** The outcome for one file. `exists` means the store holds the file already (a failure for the caller). */
+/**
+ * The outcome for one file. `exists` means the store held the file already with the same bytes (same size and
+ * MD5): the upload is done. A stored file with other bytes, or whose bytes cannot be compared, is `failed`.
+ */
 export interface UploadResult {
   localPath: string;
   key: string;
@@ -54,7 +66,7 @@ export interface UploadResult {
 }
 
 /** The part of the HTTP client the upload engine uses. */
-export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject'>;
+export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
 
 /** Default number of files uploaded at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
@@ -62,8 +74,8 @@ export const DEFAULT_UPLOAD_CONCURRENCY = 4;
 /** Large reads from disk: fewer syscalls and fewer, larger body chunks on the wire. */
 const READ_BUFFER_BYTES = 1024 * 1024;
 
-/** The message of an upload refused because the store holds the file already. */
-export const ALREADY_STORED = 'already stored';
+/** How an upload the store held already, with the same bytes, is reported. */
+export const ALREADY_STORED = 'already stored (same bytes)';
 
 /**
  * Uploads files. Every name is checked before any request or file access (a `ValidationError` lists each bad
@@ -82,8 +94,14 @@ export async function uploadFiles(
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
   const link = linkSignal(options.signal, concurrency);
   const perFile: UploadOptions = link ? { ...options, signal: link.signal } : options;
+  const stop = new BatchStop();
   await runPool(planned.length, concurrency, async (index) => {
-    const result = await uploadOne(http, planned[index] as PlannedUpload, cwd, perFile);
+    const plan = planned[index] as PlannedUpload;
+    const stopped = stop.notAttempted();
+    const result: UploadResult = stopped
+      ? { localPath: plan.argument, key: plan.file.path, status: 'failed', bytes: 0, error: stopped }
+      : await uploadOne(http, plan, cwd, perFile);
+    stop.note(result.error);
     results[index] = result;
     options.onProgress?.({
       localPath: result.localPath,
@@ -101,6 +119,51 @@ interface PlannedUpload {
   /** The path as given. */
   argument: string;
   file: MissionFile;
+}
+
+/** A file `upload` would send, as a dry run sees it: its storage key and where it was found, or why not. */
+export interface UploadPreview {
+  /** The path as given. */
+  argument: string;
+  key: string;
+  /** The local file found; undefined when none was. */
+  localPath: string | undefined;
+  /** Its size in bytes, when found. */
+  size: number | undefined;
+  /** Why the file cannot be sent (not found, unreadable). */
+  error?: Error;
+}
+
+/**
+ * What `uploadFiles` would do, without any request: every name is checked (a `ValidationError` as there) and each
+ * file looked for where `uploadFiles` looks.
+ */
+export async function previewUploads(
+  paths: readonly string[],
+  options: { dataDir: string; cwd?: string | undefined },
+): Promise<UploadPreview[]> {
+  const cwd = options.cwd ?? process.cwd();
+  const previews: UploadPreview[] = [];
+  for (const plan of planUploads(paths)) {
+    try {
+      const found = await locate(plan, options.dataDir, cwd);
+      previews.push({
+        argument: plan.argument,
+        key: plan.file.path,
+        localPath: found.path,
+        size: found.size,
+      });
+    } catch (error) {
+      previews.push({
+        argument: plan.argument,
+        key: plan.file.path,
+        localPath: undefined,
+        size: undefined,
+        error: error as Error,
+      });
+    }
+  }
+  return previews;
 }
 
 function planUploads(paths: readonly string[]): PlannedUpload[] {
@@ -188,27 +251,86 @@ async function uploadOne(
     if (signal?.aborted) throw abortedError(signal);
     const found = await locate(plan, options.dataDir, cwd);
     localPath = found.path;
-    const url = await http.presignUpload(key, signal);
-    // Hashed only once the service has accepted the name: a refusal (409, 403) is reported at once.
-    const contentMd5 =
-      options.checksum === false ? undefined : await md5Base64(localPath, found.size, signal, found.mtimeMs);
+    const hash = () =>
+      md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
+        options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed }),
+      );
+    let url: string;
+    try {
+      url = await http.presignUpload(key, signal);
+    } catch (error) {
+      if (!isAlreadyStored(error)) throw error;
+      const difference = await differenceFromStored(http, key, found, hash, signal);
+      if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
+      throw new ApiError(
+        { method: error.method, url: error.url, status: error.status, message: difference },
+        { code: 'E_ALREADY_EXISTS', cause: error },
+      );
+    }
+    // Hashed only once the service has accepted the name: a refusal (403) is reported at once.
+    const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
     await http.putObject(url, {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
       open: () => openExactly(localPath, found.size, found.mtimeMs),
       ...(signal ? { signal } : {}),
-      onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size }),
+      onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
     });
     return { localPath, key, status: 'uploaded', bytes: found.size };
   } catch (error) {
-    if (isAlreadyStored(error)) {
-      return { localPath, key, status: 'exists', bytes: 0, error: error as Error };
-    }
     return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
   }
 }
 
-function isAlreadyStored(error: unknown): boolean {
+/**
+ * How the stored copy of `key` differs from the local file, or undefined when it holds the same bytes. A
+ * one-byte ranged GET gives the stored size (Content-Range) and ETag, a plain MD5 of the bytes for a single-part
+ * object; a re-run of an upload batch thus counts the files it stored before as done.
+ */
+async function differenceFromStored(
+  http: UploadHttp,
+  key: string,
+  local: MeasuredFile,
+  hash: () => Promise<Buffer>,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  let size: number;
+  let etag: string | undefined;
+  try {
+    const url = await http.resolveDownload(key, signal);
+    const probe = await http.getObject(url, { start: 0, end: 0, signal });
+    discardBody(probe.body);
+    const range = /\/(\d+)\s*$/.exec(firstHeader(probe.headers['content-range']) ?? '');
+    size = range
+      ? Number(range[1])
+      : probe.status === 200
+        ? Number(firstHeader(probe.headers['content-length']))
+        : Number.NaN;
+    etag = firstHeader(probe.headers.etag);
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    const reason = error instanceof Error ? error.message : String(error);
+    return `already stored; its bytes could not be compared with this file's (${reason})`;
+  }
+  if (size !== local.size) {
+    return `already stored with other bytes: the stored file has ${Number.isNaN(size) ? 'an unknown number of' : size} bytes, this one ${local.size}`;
+  }
+  const stored = md5FromEtag(etag);
+  if (!stored) {
+    return `already stored with the same size (${size} bytes); whether its bytes are the same is unknown: the store states no MD5 (ETag ${etag ?? 'missing'})`;
+  }
+  const mine = await hash();
+  if (!mine.equals(stored)) {
+    return `already stored with other bytes of the same size (${size}): the stored MD5 is ${stored.toString('hex')}, this file's ${mine.toString('hex')}`;
+  }
+  return undefined;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isAlreadyStored(error: unknown): error is ApiError {
   return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
 }
 
@@ -219,16 +341,33 @@ export async function md5Base64(
   signal?: AbortSignal,
   mtimeMs?: number,
 ): Promise<string> {
+  return (await md5Digest(path, size, signal, mtimeMs)).toString('base64');
+}
+
+/** The MD5 of a file, read in one streaming pass; `onBytes` hears the bytes hashed so far. */
+async function md5Digest(
+  path: string,
+  size: number,
+  signal?: AbortSignal,
+  mtimeMs?: number,
+  onBytes?: (hashed: number) => void,
+): Promise<Buffer> {
   const hash = createHash('md5');
   const source = openExactly(path, size, mtimeMs);
   const onAbort = () => source.destroy(abortedError(signal as AbortSignal));
   signal?.addEventListener('abort', onAbort, { once: true });
+  let hashed = 0;
+  onBytes?.(0);
   try {
-    for await (const chunk of source as AsyncIterable<Buffer>) hash.update(chunk);
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      hashed += chunk.length;
+      onBytes?.(hashed);
+    }
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
-  return hash.digest('base64');
+  return hash.digest();
 }
 
 /**

@@ -1,16 +1,20 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import type { MissionDataClient } from '../api.js';
 import { abortedError } from '../batch.js';
-import type { DownloadResult } from '../download.js';
+import type { DownloadPreview, DownloadResult } from '../download.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { filterFlag, hasFilter, pickFilters, type QueryFilters } from '../query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
-import { TransferReporter } from './progress.js';
+import { canAnimate, formatBytes, TransferReporter } from './progress.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   force?: boolean | undefined;
   concurrency?: number | undefined;
+  /** Print what would be fetched and skipped; fetch nothing. */
+  dryRun?: boolean | undefined;
+  /** On a terminal, a line for every file (not only those skipped or failed). */
+  verbose?: boolean | undefined;
 }
 
 /** Downloads the named files (or every match of the filters); returns the exit status. */
@@ -49,6 +53,12 @@ export async function download(
         return ExitCode.Success;
       }
     }
+    if (options.dryRun) {
+      const { previewDownloads } = await import('../download.js');
+      const { dataDir } = await client.config();
+      printPreview(await previewDownloads(list, { dataDir, force: options.force }), io);
+      return ExitCode.Success;
+    }
     const results = await runDownloads(client, list, options, io);
     return results.some((result) => result.status === 'failed') ? ExitCode.Failure : ExitCode.Success;
   } finally {
@@ -62,6 +72,7 @@ async function runDownloads(
   options: DownloadCommandOptions,
   io: CommandIO,
 ): Promise<DownloadResult[]> {
+  const animate = !options.quiet && (await canAnimate(io.stderr));
   const reporter = new TransferReporter(
     io.stderr,
     new Set(targets).size,
@@ -74,7 +85,14 @@ async function runDownloads(
         failed: 'failed',
       },
     },
-    { quiet: options.quiet, debug: options.debug, failures: ['failed'] },
+    {
+      quiet: options.quiet,
+      debug: options.debug,
+      failures: ['failed'],
+      listed: ['skipped'],
+      verbose: options.verbose,
+      animate,
+    },
   );
   const results = await client.download(targets, {
     force: Boolean(options.force),
@@ -82,12 +100,11 @@ async function runDownloads(
     signal: io.signal,
     onStart: (files) => reporter.setTotal(files),
     onProgress: (event) => {
-      if (!event.done) return reporter.progress(event.path, event.received);
+      if (!event.done) return reporter.progress(event.path, event.received, event.total);
       reporter.settled({
         label: event.path,
         status: event.done,
         bytes: event.received,
-        note: event.done === 'skipped' ? 'verified copy in place' : undefined,
         error: event.error,
       });
     },
@@ -96,6 +113,30 @@ async function runDownloads(
     io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
   );
   return results;
+}
+
+/**
+ * A dry run's report, on stdout (it is the command's result): one line per file with what would happen, then
+ * the counts. Query records carry no size and a ranged GET per file is too much for a preview, so sizes are
+ * those of local files only.
+ */
+function printPreview(previews: readonly DownloadPreview[], io: CommandIO): void {
+  const words = {
+    fetch: 'would download',
+    check: 'would check',
+    skip: 'would skip (verified copy)',
+  } as const;
+  const lines = previews.map((preview) => {
+    const local = preview.localSize === undefined ? '' : ` (local copy ${formatBytes(preview.localSize)})`;
+    return `${words[preview.action]} ${preview.path}${local}\n`;
+  });
+  const count = (action: DownloadPreview['action']) =>
+    previews.filter((preview) => preview.action === action).length;
+  io.stdout.write(
+    `${lines.join('')}Dry run: ${count('fetch')} to download, ${count('check')} to check against the store ` +
+      `(present but not verified; fetched again if different), ${count('skip')} to skip (verified copies). ` +
+      'Nothing was fetched.\n',
+  );
 }
 
 /** What the summary says of checksums: how many fetched files were verified, and which could not be. */

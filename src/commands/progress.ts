@@ -1,6 +1,9 @@
 /**
- * Progress and summaries of the transfer commands, on stderr: one refreshing line on a terminal, one line per
- * file otherwise, nothing but errors when quiet.
+ * Progress and summaries of the transfer commands, on stderr. On a terminal that animates: one refreshing line
+ * (files, bytes of the known total, a bar, percentage, rate and time left; the MD5 pass of an upload shown as
+ * such), with a line kept above it for each file skipped or failed (every file with `verbose`). Anywhere else
+ * (pipes, `CI`, `TERM=dumb`): one plain line per file. When quiet: only failures. Each failure is printed once,
+ * when it happens; the end adds the summary, the files a stopped batch left alone, and hints.
  */
 import { isMissionDataError, NOT_ATTEMPTED } from '../errors.js';
 import { commandLineHint } from './hints.js';
@@ -18,8 +21,6 @@ export interface TransferWords {
   active: string;
   /** Words of each settled status, e.g. `{ downloaded: 'downloaded', skipped: 'skipped' }`. */
   statuses: Record<string, string>;
-  /** Heading of the list of failures, after the count: `failed` in `2 files failed:`. */
-  failed?: string;
 }
 
 /** A settled file, as the reporter shows it. */
@@ -37,13 +38,26 @@ export interface SettledFile {
 export interface ReporterOptions {
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
-  /** Statuses that count as failures (listed with their reasons at the end). */
+  /** Statuses that count as failures (each printed once, with its reason, as it happens). */
   failures: readonly string[];
+  /** Statuses given a line of their own on a terminal too (e.g. `skipped`); the others are only counted. */
+  listed?: readonly string[] | undefined;
+  /** A line for every file on a terminal, whatever its status. */
+  verbose?: boolean | undefined;
+  /**
+   * Whether the line may refresh in place. The command decides it with ora's rule (a TTY, `TERM` not `dumb`,
+   * no `CI`; see `canAnimate`); default: the stream is a TTY.
+   */
+  animate?: boolean | undefined;
   /** Clock, for tests. */
   now?: () => number;
 }
 
 const REFRESH_MS = 100;
+/** Rate and time left are measured over this much recent time, so they follow a link that speeds up or stalls. */
+const RATE_WINDOW_MS = 5000;
+const BAR_MAX = 30;
+const BAR_MIN = 10;
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
 /** `1536` -> `1.5 KiB`. */
@@ -64,28 +78,93 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
+/** Time left, in whole seconds: `7 s left`, `2 min 5 s left`, `1 h 3 min left`. */
+export function formatTimeLeft(ms: number): string {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  if (seconds < 60) return `${seconds} s left`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s left`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min left`;
+}
+
 /** Bytes per second, e.g. `12.3 MiB/s`. */
 export function formatRate(bytes: number, ms: number): string {
   return `${formatBytes(ms > 0 ? Math.round((bytes * 1000) / ms) : 0)}/s`;
 }
 
+/** `33.1/500.0 MiB`, or `900.0 KiB/1.2 GiB` when the units differ. */
+export function formatPair(done: number, total: number): string {
+  const [doneValue, doneUnit] = formatBytes(done).split(' ');
+  const [totalValue, totalUnit] = formatBytes(total).split(' ');
+  return doneUnit === totalUnit
+    ? `${doneValue}/${totalValue} ${totalUnit}`
+    : `${formatBytes(done)}/${formatBytes(total)}`;
+}
+
+/** `[#####.....]` for a fraction from 0 to 1, `width` characters inside the brackets. */
+export function formatBar(fraction: number, width: number): string {
+  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+}
+
 /**
- * Follows a batch of transfers and renders them. Call `progress` as bytes move, `settled` once per file and
- * `finish` at the end (it prints the summary and the failures with their reasons).
+ * Whether a refreshing line may be drawn on `stream`: ora's own rule (its `isEnabled` default: a TTY, `TERM`
+ * not `dumb`, no `CI` variable), asked of ora itself so the spinner of `query` and the transfer line agree.
+ * ora is loaded only for a TTY: pipes never pay for it.
+ */
+export async function canAnimate(stream: ProgressStream): Promise<boolean> {
+  if (!stream.isTTY) return false;
+  const { default: ora } = await import('ora');
+  return ora({ stream: stream as NodeJS.WritableStream }).isEnabled;
+}
+
+/** Bytes per second over the last few seconds, from samples of a running count. */
+class RateMeter {
+  private readonly samples: Array<{ at: number; count: number }> = [];
+
+  add(at: number, count: number): void {
+    this.samples.push({ at, count });
+    while (this.samples.length > 2 && at - (this.samples[0]?.at ?? at) > RATE_WINDOW_MS) this.samples.shift();
+  }
+
+  /** Bytes per ms, or undefined before there is a span to measure over. */
+  perMs(): number | undefined {
+    const first = this.samples[0];
+    const last = this.samples.at(-1);
+    if (!first || !last || last.at - first.at < 200) return undefined;
+    return (last.count - first.count) / (last.at - first.at);
+  }
+}
+
+interface InFlight {
+  /** Bytes transferred so far. */
+  bytes: number;
+  /** Size of the file, when known. */
+  total: number | undefined;
+  /** Bytes hashed so far, while the file's MD5 is being computed (uploads). */
+  hashed: number | undefined;
+}
+
+/**
+ * Follows a batch of transfers and renders them. Call `progress` (or `hashing`) as work is done, `settled` once
+ * per file and `finish` at the end.
  */
 export class TransferReporter {
   private readonly started: number;
   private readonly now: () => number;
-  private readonly tty: boolean;
-  private readonly inFlight = new Map<string, number>();
+  private readonly animate: boolean;
+  private readonly inFlight = new Map<string, InFlight>();
   private readonly counts = new Map<string, number>();
-  private readonly failed: SettledFile[] = [];
-  /** Failed files that were never attempted (the service could not be reached): summed up, not listed. */
-  private readonly notAttempted: SettledFile[] = [];
+  private readonly hints = new Set<string>();
+  /** Files never attempted because the batch stopped: summed up in one line, not listed. */
+  private notAttempted = 0;
+  private notAttemptedWhy: string | undefined;
+  private failedCount = 0;
   private settledBytes = 0;
   private settledFiles = 0;
-  private lastDraw = 0;
+  private lastDraw = Number.NEGATIVE_INFINITY;
   private lineShown = false;
+  private readonly transferRate = new RateMeter();
+  private readonly hashRate = new RateMeter();
 
   constructor(
     private readonly stream: ProgressStream,
@@ -95,7 +174,7 @@ export class TransferReporter {
   ) {
     this.now = options.now ?? Date.now;
     this.started = this.now();
-    this.tty = Boolean(stream.isTTY) && !options.quiet;
+    this.animate = (options.animate ?? Boolean(stream.isTTY)) && !options.quiet;
   }
 
   /** Sets the number of files once it is known. */
@@ -103,10 +182,17 @@ export class TransferReporter {
     this.totalFiles = files;
   }
 
-  /** Bytes moved so far for one file. */
-  progress(label: string, bytes: number): void {
-    if (!this.tty) return;
-    this.inFlight.set(label, bytes);
+  /** Bytes moved so far for one file, and its size when known. */
+  progress(label: string, bytes: number, total?: number): void {
+    if (!this.animate) return;
+    this.inFlight.set(label, { bytes, total: total ?? this.inFlight.get(label)?.total, hashed: undefined });
+    this.draw(false);
+  }
+
+  /** Bytes of one file read so far to compute its MD5, before it is sent. */
+  hashing(label: string, hashed: number, total: number): void {
+    if (!this.animate) return;
+    this.inFlight.set(label, { bytes: 0, total, hashed });
     this.draw(false);
   }
 
@@ -116,24 +202,40 @@ export class TransferReporter {
     this.settledFiles += 1;
     this.settledBytes += file.bytes;
     this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
-    const neverAttempted = isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED;
-    if (neverAttempted) this.notAttempted.push(file);
-    else if (this.options.failures.includes(file.status)) this.failed.push(file);
-    if (this.tty) {
-      this.draw(this.settledFiles === this.totalFiles);
-    } else if (!this.options.quiet && !neverAttempted) {
-      this.stream.write(`${this.line(file)}\n`);
+    if (isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED) {
+      this.notAttempted += 1;
+      this.notAttemptedWhy ??= file.error.message.replace(/^not attempted: /, '');
+      if (this.animate) this.draw(this.settledFiles === this.totalFiles);
+      return;
     }
+    const failed = this.options.failures.includes(file.status);
+    if (failed) {
+      this.failedCount += 1;
+      const hint = commandLineHint(file.error);
+      if (hint) this.hints.add(hint);
+    }
+    const shown = this.animate
+      ? failed || this.options.verbose || (this.options.listed ?? []).includes(file.status)
+      : failed || !this.options.quiet;
+    if (shown) {
+      this.clearLine();
+      // On a terminal the file's name stands for its storage path (the path follows from the name), so the kept
+      // lines stay within 80 columns; pipes and logs get the whole path.
+      const label = this.animate ? file.label.slice(file.label.lastIndexOf('/') + 1) : file.label;
+      this.stream.write(`${this.line({ ...file, label })}\n`);
+      if (failed && this.options.debug && file.error?.stack) this.stream.write(`${file.error.stack}\n`);
+    }
+    if (this.animate) this.draw(shown || this.settledFiles === this.totalFiles);
   }
 
   /** Total bytes moved so far. */
   get bytes(): number {
     let bytes = this.settledBytes;
-    for (const value of this.inFlight.values()) bytes += value;
+    for (const file of this.inFlight.values()) bytes += file.bytes;
     return bytes;
   }
 
-  /** Clears the progress line and prints the summary (unless quiet) and every failure with its reason. */
+  /** Clears the progress line and prints the summary (unless quiet), the files not attempted, and hints. */
   finish(extra?: string): void {
     this.clearLine();
     const elapsed = this.now() - this.started;
@@ -147,23 +249,13 @@ export class TransferReporter {
         `${parts.join(', ')}; ${formatBytes(bytes)} in ${formatDuration(elapsed)}${rate}.${extra ? ` ${extra}` : ''}\n`,
       );
     }
-    const count = this.failed.length + this.notAttempted.length;
-    if (count === 0) return;
-    this.stream.write(`${count} file${count === 1 ? '' : 's'} ${this.words.failed ?? 'failed'}:\n`);
-    const hints = new Set<string>();
-    for (const file of this.failed) {
-      this.stream.write(`  ${file.label}: ${file.note ?? file.error?.message ?? 'failed'}\n`);
-      const hint = commandLineHint(file.error);
-      if (hint) hints.add(hint);
-      if (this.options.debug && file.error?.stack) this.stream.write(`${file.error.stack}\n`);
-    }
-    const left = this.notAttempted.length;
+    const left = this.notAttempted;
     if (left > 0) {
       this.stream.write(
-        `  ${this.failed.length > 0 ? 'and ' : ''}${left} file${left === 1 ? '' : 's'} not attempted: the service could not be reached.\n`,
+        `Stopped: ${left} file${left === 1 ? '' : 's'} not attempted, as ${this.notAttemptedWhy ?? 'the batch stopped'}.\n`,
       );
     }
-    for (const hint of hints) this.stream.write(`Hint: ${hint}\n`);
+    for (const hint of this.hints) this.stream.write(`Hint: ${hint}\n`);
   }
 
   private line(file: SettledFile): string {
@@ -180,13 +272,78 @@ export class TransferReporter {
     const now = this.now();
     if (!force && now - this.lastDraw < REFRESH_MS) return;
     this.lastDraw = now;
-    const bytes = this.bytes;
-    const failed = this.failed.length > 0 ? `, ${this.failed.length} failed` : '';
-    let text = `${this.words.active} ${this.settledFiles}/${this.totalFiles} files${failed}  ${formatBytes(bytes)}  ${formatRate(bytes, now - this.started)}`;
-    const width = this.stream.columns;
-    if (width !== undefined && width > 1 && text.length >= width) text = text.slice(0, width - 1);
+    const width = this.stream.columns !== undefined && this.stream.columns > 1 ? this.stream.columns - 1 : 79;
+    let text = this.status(now, width);
+    if (text.length > width) text = text.slice(0, width);
     this.stream.write(`\r\u001b[2K${text}`);
     this.lineShown = true;
+  }
+
+  /**
+   * The text of the refreshing line, at most `width` characters: `Downloading 16/50, 1 failed  33.1/500.0 MiB  6%
+   * [#.....]  135.8 MiB/s  3 s left`. The bar goes first when room is short, then time left, then the rate.
+   */
+  status(now: number, width: number): string {
+    const active = [...this.inFlight.values()];
+    const hashingOnly = active.length > 0 && active.every((file) => file.hashed !== undefined);
+    // An upload's MD5 pass: nothing is sent yet, so the line shows the pass itself instead of a stalled 0 B.
+    const word = hashingOnly ? 'Hashing (MD5)' : this.words.active;
+    const files = `${word} ${this.settledFiles}/${this.totalFiles}${this.failedCount > 0 ? `, ${this.failedCount} failed` : ''}`;
+    let amount: string;
+    let fraction: number;
+    let rate: number | undefined;
+    let remaining: number | undefined;
+    if (hashingOnly) {
+      const hashed = active.reduce((sum, file) => sum + (file.hashed ?? 0), 0);
+      const total = active.reduce((sum, file) => sum + (file.total ?? 0), 0);
+      this.hashRate.add(now, hashed);
+      amount = formatPair(hashed, total);
+      fraction = total > 0 ? hashed / total : 0;
+      rate = this.hashRate.perMs();
+      remaining = rate ? (total - hashed) / rate : undefined;
+    } else {
+      const bytes = this.bytes;
+      this.transferRate.add(now, bytes);
+      rate = this.transferRate.perMs();
+      const total = this.knownTotalBytes();
+      if (total !== undefined && total > 0) {
+        amount = formatPair(bytes, total);
+        fraction = bytes / total;
+        remaining = rate ? (total - bytes) / rate : undefined;
+      } else {
+        amount = formatBytes(bytes);
+        fraction = this.totalFiles > 0 ? this.settledFiles / this.totalFiles : 0;
+        // Without every size, time left follows the files settled so far.
+        const elapsed = now - this.started;
+        remaining =
+          this.settledFiles > 0 && elapsed > 0
+            ? (elapsed / this.settledFiles) * (this.totalFiles - this.settledFiles)
+            : undefined;
+      }
+    }
+    const head = `${files}  ${amount}  ${Math.floor(Math.min(1, fraction) * 100)}%`;
+    const tail = [
+      rate !== undefined && rate > 0 ? `${formatBytes(Math.round(rate * 1000))}/s` : undefined,
+      remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined,
+    ].filter((part): part is string => part !== undefined);
+    for (let keep = tail.length; keep >= 0; keep -= 1) {
+      const after = keep > 0 ? `  ${tail.slice(0, keep).join('  ')}` : '';
+      const room = width - head.length - after.length - 3;
+      if (room >= BAR_MIN) return `${head} ${formatBar(fraction, Math.min(BAR_MAX, room))}${after}`;
+      if (head.length + after.length <= width) return `${head}${after}`;
+    }
+    return head.length <= width ? head : files;
+  }
+
+  /** The bytes of the whole batch, once every file still to come is in flight with a known size. */
+  private knownTotalBytes(): number | undefined {
+    if (this.settledFiles + this.inFlight.size < this.totalFiles) return undefined;
+    let total = this.settledBytes;
+    for (const file of this.inFlight.values()) {
+      if (file.total === undefined) return undefined;
+      total += file.total;
+    }
+    return total;
   }
 
   private clearLine(): void {

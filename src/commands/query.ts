@@ -40,7 +40,8 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
   const spinner =
     io.stderr.isTTY && (io.stderr.columns ?? 0) > 0 && !options.quiet && !options.debug
       ? (await import('ora'))
-          .default({ text: 'Querying…', stream: io.stderr, discardStdin: false, isEnabled: true })
+          // ora decides whether it animates (TTY, TERM not dumb, no CI): its own rule, as the transfer line follows.
+          .default({ text: 'Querying…', stream: io.stderr, discardStdin: false })
           .start()
       : undefined;
   try {
@@ -55,7 +56,9 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
     spinner?.stop();
     // After the spinner is gone, so the line is not erased with it.
     if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
-    io.stdout.write(formatRecords(records, format));
+    // A table for a terminal fits its width; into a pipe or a file it is drawn in full.
+    const width = io.stdout.isTTY ? io.stdout.columns : undefined;
+    io.stdout.write(formatRecords(records, format, { width }));
     return 0;
   } finally {
     spinner?.stop();

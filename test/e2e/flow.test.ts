@@ -59,12 +59,13 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
     const uploaded = await runCli(['upload', '--url', server.url, ...Object.keys(FILES).map(pathOf)], {
       cwd: home,
     });
-    expect(uploaded.stderr).toContain('4 uploaded, 0 already stored, 0 failed');
+    expect(uploaded.stderr).toContain('4 uploaded, 0 already stored (same bytes), 0 failed');
     expect(uploaded.code).toBe(0);
 
     const again = await runCli(['upload', '--url', server.url, pathOf(SWE)], { cwd: home });
-    expect(again.code).toBe(1);
-    expect(again.stderr).toContain(`${pathOf(SWE)}: already stored`);
+    // A re-run finds the file stored with the same bytes: done, not an error.
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(`already stored (same bytes) ${pathOf(SWE)}`);
 
     const json = await runCli(
       ['query', '--url', server.url, '--instrument', 'mag', '--output-format', 'json'],
@@ -83,7 +84,8 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       },
     );
     expect(csv.code).toBe(0);
-    const lines = csv.stdout.trimEnd().split(/\r\n/);
+    expect(csv.stdout).not.toContain('\r');
+    const lines = csv.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('file_path');
     expect(csv.stdout).toContain(pathOf(MAG_1));

@@ -1,15 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDuration, TransferReporter } from '../../src/commands/progress.js';
-import { LocalFileError } from '../../src/errors.js';
+import {
+  formatBar,
+  formatBytes,
+  formatDuration,
+  formatPair,
+  formatTimeLeft,
+  TransferReporter,
+} from '../../src/commands/progress.js';
+import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/errors.js';
+import { screenText } from '../helpers/screen.js';
 
-function stream(isTTY: boolean) {
+function stream(isTTY: boolean, columns = 60) {
   const chunks: string[] = [];
   return {
     chunks,
     text: () => chunks.join(''),
     write: (text: string) => chunks.push(text),
     isTTY,
-    columns: 60,
+    columns,
   };
 }
 
@@ -27,8 +35,10 @@ function clock() {
   };
 }
 
-describe('TransferReporter', () => {
-  it('without a terminal prints one line per file, a summary, and the failures with reasons and hints', () => {
+const MiB = 1024 * 1024;
+
+describe('TransferReporter off a terminal', () => {
+  it('prints one line per file, each failure once, a summary and hints', () => {
     const out = stream(false);
     const reporter = new TransferReporter(out, 3, WORDS, { failures: ['failed'], now: clock() });
     reporter.progress('a', 10);
@@ -47,8 +57,6 @@ describe('TransferReporter', () => {
         'skipped imap/b (exists)',
         'failed imap/c: Cannot write x: ENOSPC',
         '1 downloaded, 1 skipped, 1 failed; 2.0 KiB in 1.0 s (2.0 KiB/s).',
-        '1 file failed:',
-        '  imap/c: Cannot write x: ENOSPC',
         'Hint: Free some disk space.',
         '',
       ].join('\n'),
@@ -62,37 +70,142 @@ describe('TransferReporter', () => {
     reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: 100 });
     reporter.settled({ label: 'imap/b', status: 'failed', bytes: 0, error: new Error('boom') });
     reporter.finish();
-    expect(out.text()).toBe('1 file failed:\n  imap/b: boom\n');
+    expect(out.text()).toBe('failed imap/b: boom\n');
   });
 
-  it('on a terminal refreshes one line with files, bytes and rate, and clears it before the summary', () => {
-    const out = stream(true);
-    const reporter = new TransferReporter(out, 1, WORDS, { failures: ['failed'], now: clock() });
-    reporter.setTotal(2);
-    reporter.progress('imap/a', 1024 * 1024);
-    reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: 1024 * 1024 });
-    reporter.settled({ label: 'imap/b', status: 'downloaded', bytes: 1024 * 1024 });
+  it('sums up the files a stopped batch did not attempt in one line, with the reason', () => {
+    const out = stream(false);
+    const reporter = new TransferReporter(out, 4, WORDS, { failures: ['failed'], now: clock() });
+    reporter.settled({ label: 'imap/a', status: 'failed', bytes: 0, error: new Error('403 Forbidden') });
+    for (const label of ['imap/b', 'imap/c', 'imap/d']) {
+      const error = new MissionDataError(
+        'not attempted: the service refused the API key (403)',
+        NOT_ATTEMPTED,
+        1,
+      );
+      reporter.settled({ label, status: 'failed', bytes: 0, error });
+    }
     reporter.finish();
-    const text = out.text();
-    expect(text).not.toContain('\ndownloaded imap/a');
-    expect(text).toContain('\r\u001b[2KDownloading 0/2 files  1.0 MiB');
-    expect(text).toContain('\r\u001b[2KDownloading 2/2 files  2.0 MiB');
-    expect(
-      text.endsWith('\r\u001b[2K2 downloaded, 0 skipped, 0 failed; 2.0 MiB in 4.0 s (512.0 KiB/s).\n'),
-    ).toBe(true);
-    // The refreshing line never outgrows the terminal.
-    const refreshes = text.split('\r\u001b[2K').filter((line) => line.startsWith('Downloading'));
-    expect(refreshes).toHaveLength(3);
-    for (const line of refreshes) expect(line.length).toBeLessThan(60);
+    expect(out.text()).toBe(
+      [
+        'failed imap/a: 403 Forbidden',
+        '0 downloaded, 0 skipped, 4 failed; 0 B in 1.0 s.',
+        'Stopped: 3 files not attempted, as the service refused the API key (403).',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('draws nothing that refreshes when told not to animate (CI, TERM=dumb), even on a TTY', () => {
+    const out = stream(true);
+    const reporter = new TransferReporter(out, 1, WORDS, {
+      failures: ['failed'],
+      animate: false,
+      now: clock(),
+    });
+    reporter.progress('imap/a', 100, 200);
+    reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: 200 });
+    reporter.finish();
+    expect(out.text()).not.toContain('\r');
+    expect(out.text()).toBe(
+      'downloaded imap/a (200 B)\n1 downloaded, 0 skipped, 0 failed; 200 B in 1.0 s (200 B/s).\n',
+    );
+  });
+});
+
+describe('TransferReporter on a terminal', () => {
+  it('shows the known total, a bar, percentage, rate and time left for one large file', () => {
+    const out = stream(true, 100);
+    const reporter = new TransferReporter(out, 1, WORDS, { failures: ['failed'], now: clock() });
+    reporter.progress('imap/big', 100 * MiB, 500 * MiB);
+    reporter.progress('imap/big', 200 * MiB, 500 * MiB);
+    const screen = screenText(out.text(), 100);
+    expect(screen).toHaveLength(1);
+    expect(screen[0]).toMatch(
+      /^Downloading 0\/1 {2}200\.0\/500\.0 MiB {2}40% \[#{12}\.{18}\] {2}100\.0 MiB\/s {2}3 s left$/,
+    );
+    expect((screen[0] ?? '').length).toBeLessThan(100);
+  });
+
+  it('shows an upload MD5 pass as hashing, with its own progress', () => {
+    const out = stream(true, 100);
+    const reporter = new TransferReporter(
+      out,
+      1,
+      { active: 'Uploading', statuses: { uploaded: 'uploaded' } },
+      { failures: ['failed'], now: clock() },
+    );
+    reporter.hashing('imap/big', 0, 500 * MiB);
+    reporter.hashing('imap/big', 250 * MiB, 500 * MiB);
+    const [line] = screenText(out.text(), 100);
+    expect(line).toMatch(
+      /^Hashing \(MD5\) 0\/1 {2}250\.0\/500\.0 MiB {2}50% \[#+\.+\] {2}250\.0 MiB\/s {2}1 s left$/,
+    );
+  });
+
+  it('keeps a line for each skipped or failed file above the progress line, downloaded ones only counted', () => {
+    const out = stream(true, 80);
+    const reporter = new TransferReporter(out, 3, WORDS, {
+      failures: ['failed'],
+      listed: ['skipped'],
+      now: clock(),
+    });
+    reporter.settled({ label: 'imap/mag/a.cdf', status: 'downloaded', bytes: MiB });
+    reporter.settled({ label: 'imap/mag/b.cdf', status: 'skipped', bytes: 0 });
+    reporter.progress('imap/mag/c.cdf', 10);
+    // On a terminal a kept line names the file (its path follows from the name).
+    expect(screenText(out.text(), 80)).toEqual([
+      'skipped b.cdf',
+      expect.stringMatching(/^Downloading 2\/3 {2}1\.0 MiB {2}66% \[#+\.+\]/),
+    ]);
+    reporter.settled({ label: 'imap/mag/c.cdf', status: 'failed', bytes: 0, error: new Error('boom') });
+    reporter.finish();
+    const screen = screenText(out.text(), 80);
+    expect(screen).toEqual([
+      'skipped b.cdf',
+      'failed c.cdf: boom',
+      expect.stringMatching(/^1 downloaded, 1 skipped, 1 failed; 1\.0 MiB in /),
+    ]);
+    // The failure is printed once: no closing list repeats it.
+    expect(out.text().split('c.cdf').length - 1).toBe(1);
+  });
+
+  it('with verbose keeps a line for every file', () => {
+    const out = stream(true, 80);
+    const reporter = new TransferReporter(out, 1, WORDS, {
+      failures: ['failed'],
+      verbose: true,
+      now: clock(),
+    });
+    reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: 2048 });
+    reporter.finish();
+    expect(screenText(out.text(), 80)[0]).toBe('downloaded a (2.0 KiB)');
+  });
+
+  it('never draws a line wider than the terminal', () => {
+    for (const columns of [20, 40, 60, 80]) {
+      const out = stream(true, columns);
+      const reporter = new TransferReporter(out, 12, WORDS, { failures: ['failed'], now: clock() });
+      reporter.progress('imap/big', 123 * MiB, 4000 * MiB);
+      for (const line of out.text().split('\r\u001b[2K')) expect(line.length).toBeLessThan(columns);
+      expect(screenText(out.text(), columns)).toHaveLength(1);
+    }
   });
 });
 
 describe('formatting', () => {
-  it('formats sizes and durations', () => {
+  it('formats sizes, durations, time left and bars', () => {
     expect(formatBytes(0)).toBe('0 B');
     expect(formatBytes(1536)).toBe('1.5 KiB');
     expect(formatBytes(3 * 1024 ** 3)).toBe('3.0 GiB');
     expect(formatDuration(1234)).toBe('1.2 s');
     expect(formatDuration(75_000)).toBe('1 min 15 s');
+    expect(formatTimeLeft(6100)).toBe('7 s left');
+    expect(formatTimeLeft(125_000)).toBe('2 min 5 s left');
+    expect(formatTimeLeft(3_780_000)).toBe('1 h 3 min left');
+    expect(formatBar(0.5, 10)).toBe('[#####.....]');
+    expect(formatBar(2, 4)).toBe('[####]');
+    expect(formatPair(33 * 1024 * 1024, 500 * 1024 * 1024)).toBe('33.0/500.0 MiB');
+    expect(formatPair(900 * 1024, 1024 ** 3)).toBe('900.0 KiB/1.0 GiB');
   });
 });

@@ -1,4 +1,3 @@
-import Table from 'cli-table3';
 import { describe, expect, it } from 'vitest';
 import { csvField, formatCsv, formatJson, formatRecords, formatTable } from '../../src/output.js';
 import type { QueryRecord } from '../../src/query-vocabulary.js';
@@ -25,41 +24,6 @@ const ANCILLARY: QueryRecord = {
 };
 
 describe('table', () => {
-  it('draws a long result as one seamless table, as cli-table3 draws it in one piece', () => {
-    // 450 rows: more than two of the pieces the table is drawn in, with file names of varying length.
-    const records = Array.from({ length: 450 }, (_, index) => ({
-      ...MAG,
-      descriptor: `d${index}`,
-      file_path: `imap/mag/l1a/2025/01/imap_mag_l1a_d${index}_20250101_20250102_v01-00.cdf`,
-    }));
-    const whole = new Table({
-      head: [
-        'Instrument',
-        'Data Level',
-        'Descriptor',
-        'Start Date',
-        'End Date',
-        'Version',
-        'Ingestion Date',
-        'Filename',
-      ],
-      style: { head: [], border: [] },
-    });
-    for (const record of records) {
-      whole.push([
-        'mag',
-        'l1a',
-        record.descriptor,
-        '20250101',
-        '20250102',
-        'v01-00',
-        '2025-01-03 04:05:06',
-        record.file_path.split('/').at(-1) ?? '',
-      ]);
-    }
-    expect(formatTable(records)).toBe(`Found [450] matching files\n${whole.toString()}\n`);
-  });
-
   it('shows control characters a server sent as escapes, never raw', () => {
     const text = formatTable([{ ...MAG, descriptor: 'x\u001b]0;owned\u0007y', version: 'v01-00\u009b2J' }]);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character but the line feed may remain
@@ -68,17 +32,14 @@ describe('table', () => {
     expect(text).toContain('v01-00\\u009b2J');
   });
 
-  it('prints the count line and a plain table with the eight columns', () => {
+  it('prints the count line and a compact table with the eight columns, no rule between rows', () => {
     expect(formatTable([MAG, ANCILLARY])).toBe(
       [
         'Found [2] matching files',
-        '┌────────────┬────────────┬─────────────┬────────────┬──────────┬─────────┬─────────────────────┬─────────────────────────────────────────────────────┐',
-        '│ Instrument │ Data Level │ Descriptor  │ Start Date │ End Date │ Version │ Ingestion Date      │ Filename                                            │',
-        '├────────────┼────────────┼─────────────┼────────────┼──────────┼─────────┼─────────────────────┼─────────────────────────────────────────────────────┤',
-        '│ mag        │ l1a        │ norm-mago   │ 20250101   │ 20250102 │ v01-00  │ 2025-01-03 04:05:06 │ imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf │',
-        '├────────────┼────────────┼─────────────┼────────────┼──────────┼─────────┼─────────────────────┼─────────────────────────────────────────────────────┤',
-        '│ mag        │            │ calibration │ 20250101   │          │ v02-01  │                     │ imap_mag_calibration_20250101_v02-01.json           │',
-        '└────────────┴────────────┴─────────────┴────────────┴──────────┴─────────┴─────────────────────┴─────────────────────────────────────────────────────┘',
+        'Instrument  Data Level  Descriptor   Start Date  End Date  Version  Ingestion Date       Filename',
+        '----------  ----------  -----------  ----------  --------  -------  -------------------  ---------------------------------------------------',
+        'mag         l1a         norm-mago    20250101    20250102  v01-00   2025-01-03 04:05:06  imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',
+        'mag                     calibration  20250101              v02-01                        imap_mag_calibration_20250101_v02-01.json',
         '',
       ].join('\n'),
     );
@@ -111,16 +72,16 @@ describe('csv', () => {
   const HEADER =
     'file_path,instrument,data_level,descriptor,start_date,end_date,version,extension,ingestion_date';
 
-  it('prints a header row and one row per record, CRLF line ends', () => {
+  it('prints a header row and one row per record, LF line ends', () => {
     expect(formatCsv([MAG, ANCILLARY])).toBe(
-      `${HEADER}\r\n` +
-        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,norm-mago,20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\r\n' +
-        'imap/ancillary/mag/imap_mag_calibration_20250101_v02-01.json,mag,,calibration,20250101,,v02-01,json,\r\n',
+      `${HEADER}\n` +
+        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,norm-mago,20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\n' +
+        'imap/ancillary/mag/imap_mag_calibration_20250101_v02-01.json,mag,,calibration,20250101,,v02-01,json,\n',
     );
   });
 
   it('prints the header alone when nothing matched', () => {
-    expect(formatCsv([])).toBe(`${HEADER}\r\n`);
+    expect(formatCsv([])).toBe(`${HEADER}\n`);
   });
 
   it.each([
@@ -137,13 +98,13 @@ describe('csv', () => {
   it('quotes descriptors a hostile server might send', () => {
     const text = formatCsv([{ ...MAG, descriptor: 'x,"y"\r\nz' }]);
     expect(text).toBe(
-      `${HEADER}\r\n` +
-        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,"x,""y""\r\nz",20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\r\n',
+      `${HEADER}\n` +
+        'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,"x,""y""\r\nz",20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\n',
     );
   });
 
   it('formatRecords picks the format', () => {
-    expect(formatRecords([], 'csv')).toBe(`${HEADER}\r\n`);
+    expect(formatRecords([], 'csv')).toBe(`${HEADER}\n`);
     expect(formatRecords([], 'json')).toBe('[]\n');
     expect(formatRecords([], 'table')).toBe('Found [0] matching files\n');
   });

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/errors.js';
 import { HttpClient } from '../../src/service.js';
-import { type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload.js';
+import { previewUploads, type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const KEY_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -31,16 +31,21 @@ async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** A client with the contract's shape that keeps what is "uploaded" in memory. */
-function fakeClient(existing: string[] = []) {
+/**
+ * A client with the contract's shape that keeps what is "uploaded" in memory. `existing` are keys the store holds
+ * already, with their bytes (a plain MD5 ETag) or with an ETag of their own.
+ */
+function fakeClient(existing: Record<string, string | { bytes: string; etag: string }> = {}) {
   const presigned: string[] = [];
   const stored: Stored[] = [];
-  const client: UploadHttp & { presigned: string[]; stored: Stored[] } = {
+  const probes: string[] = [];
+  const client: UploadHttp & { presigned: string[]; stored: Stored[]; probes: string[] } = {
     presigned,
     stored,
+    probes,
     async presignUpload(key: string) {
       presigned.push(key);
-      if (existing.includes(key)) {
+      if (key in existing) {
         throw new ApiError(
           {
             method: 'GET',
@@ -64,6 +69,23 @@ function fakeClient(existing: string[] = []) {
         contentMd5: options.contentMd5,
       });
       return { etag: undefined };
+    },
+    async resolveDownload(path: string) {
+      return `http://objects.test/${path}?signature=get`;
+    },
+    async getObject(url, options = {}) {
+      const key = new URL(url).pathname.slice(1);
+      probes.push(`${key} ${options.start}-${options.end}`);
+      const held = existing[key];
+      if (held === undefined) throw new Error(`no object ${key}`);
+      const bytes = typeof held === 'string' ? held : held.bytes;
+      const etag =
+        typeof held === 'string' ? `"${createHash('md5').update(bytes).digest('hex')}"` : held.etag;
+      return {
+        status: 206,
+        headers: { 'content-range': `bytes 0-0/${Buffer.byteLength(bytes)}`, etag },
+        body: Readable.from([Buffer.from(bytes).subarray(0, 1)]),
+      };
     },
   };
   return client;
@@ -186,14 +208,99 @@ describe('uploadFiles', () => {
     expect(client.presigned).toEqual([]);
   });
 
-  it('reports a file the store holds already as "exists" without sending it', async () => {
-    await place(join(dataDir, KEY_A), 'a');
+  it('counts a file the store holds with the same bytes as done ("exists"), read with a one-byte GET', async () => {
+    await place(join(dataDir, KEY_A), 'same bytes');
     await place(join(dataDir, KEY_B), 'b');
-    const client = fakeClient([KEY_A]);
+    const client = fakeClient({ [KEY_A]: 'same bytes' });
     const results = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home });
     expect(results.map((result) => result.status)).toEqual(['exists', 'uploaded']);
-    expect(results[0]?.error).toMatchObject({ code: 'E_ALREADY_EXISTS' });
+    expect(results[0]?.error).toBeUndefined();
+    expect(client.probes).toEqual([`${KEY_A} 0-0`]);
     expect(client.stored.map((stored) => stored.key)).toEqual([KEY_B]);
+  });
+
+  it('fails a file the store holds with other bytes, naming the difference', async () => {
+    await place(join(dataDir, KEY_A), 'local bytes');
+    await place(join(dataDir, KEY_B), 'b');
+    const client = fakeClient({ [KEY_A]: 'other bytes', [KEY_B]: 'a longer stored file' });
+    const [sameSize, otherSize] = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home });
+    expect(sameSize).toMatchObject({ status: 'failed', error: { code: 'E_ALREADY_EXISTS', status: 409 } });
+    const localMd5 = createHash('md5').update('local bytes').digest('hex');
+    const storedMd5 = createHash('md5').update('other bytes').digest('hex');
+    expect(sameSize?.error?.message).toContain(
+      `already stored with other bytes of the same size (11): the stored MD5 is ${storedMd5}, this file's ${localMd5}`,
+    );
+    expect(otherSize?.status).toBe('failed');
+    expect(otherSize?.error?.message).toContain('the stored file has 20 bytes, this one 1');
+    expect(client.stored).toEqual([]);
+  });
+
+  it('fails a stored file whose ETag is no MD5 (multipart): its bytes cannot be compared', async () => {
+    await place(join(dataDir, KEY_A), 'abc');
+    const client = fakeClient({ [KEY_A]: { bytes: 'abc', etag: '"0123456789abcdef0123456789abcdef-2"' } });
+    const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    expect(result?.status).toBe('failed');
+    expect(result?.error?.message).toContain('the store states no MD5');
+  });
+
+  it('reports the MD5 pass as hashing progress before sending', async () => {
+    await place(join(dataDir, KEY_A), Buffer.alloc(3 * 1024 * 1024, 7));
+    const events: UploadProgress[] = [];
+    await uploadFiles(fakeClient(), [KEY_A], {
+      dataDir,
+      cwd: home,
+      onProgress: (event) => events.push(event),
+    });
+    const hashing = events.filter((event) => event.phase === 'hashing');
+    expect(hashing.at(-1)).toMatchObject({ hashed: 3 * 1024 * 1024, total: 3 * 1024 * 1024, sent: 0 });
+    const firstSending = events.findIndex((event) => event.phase === 'sending');
+    expect(firstSending).toBeGreaterThan(events.indexOf(hashing.at(-1) as UploadProgress));
+    expect(events.at(-1)).toMatchObject({ done: 'uploaded' });
+  });
+
+  it.each([
+    [401, 'the service asked for an API key (401)'],
+    [403, 'the service refused the API key (403)'],
+  ])(
+    'stops the batch after a %i from the service: the other files are not attempted',
+    async (status, why) => {
+      const keys = [KEY_A, KEY_B, ANCILLARY_KEY];
+      for (const key of keys) await place(join(dataDir, key), 'x');
+      const client = fakeClient();
+      client.presignUpload = async (key: string) => {
+        client.presigned.push(key);
+        throw new ApiError({
+          method: 'GET',
+          url: `http://service.test/upload/${key}`,
+          status,
+          message: 'Forbidden',
+        });
+      };
+      const results = await uploadFiles(client, keys, { dataDir, cwd: home, concurrency: 1 });
+      expect(client.presigned).toEqual([KEY_A]);
+      expect(results.map((result) => result.status)).toEqual(['failed', 'failed', 'failed']);
+      expect(results[1]?.error).toMatchObject({ code: 'E_NOT_ATTEMPTED', message: `not attempted: ${why}` });
+    },
+  );
+
+  it('keeps going after a 403 from the object store (an expired address concerns one file)', async () => {
+    await place(join(dataDir, KEY_A), 'a');
+    await place(join(dataDir, KEY_B), 'b');
+    const client = fakeClient();
+    const put = client.putObject;
+    client.putObject = async (url, options) => {
+      if (url.includes(KEY_A)) {
+        throw new ApiError({
+          method: 'PUT',
+          url: `http://objects.test/${KEY_A}?…`,
+          status: 403,
+          message: 'Expired',
+        });
+      }
+      return put(url, options);
+    };
+    const results = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home, concurrency: 1 });
+    expect(results.map((result) => result.status)).toEqual(['failed', 'uploaded']);
   });
 
   it('sends the same file given twice once', async () => {
@@ -313,5 +420,21 @@ describe('uploadFiles with the HTTP client', () => {
     expect(puts[1]?.md5).toBe(md5(contents));
     expect(stored?.equals(contents)).toBe(true);
     expect(events.at(-1)).toMatchObject({ done: 'uploaded', sent: contents.length, total: contents.length });
+  });
+});
+
+describe('previewUploads', () => {
+  it('names each file with its storage key and where it was found, or why not, without any request', async () => {
+    await place(join(dataDir, KEY_A), 'mag data');
+    const previews = await previewUploads([KEY_A, NAME_B], { dataDir, cwd: home });
+    expect(previews[0]).toEqual({ argument: KEY_A, key: KEY_A, localPath: join(dataDir, KEY_A), size: 8 });
+    expect(previews[1]).toMatchObject({ argument: NAME_B, key: KEY_B, localPath: undefined });
+    expect(previews[1]?.error).toMatchObject({ code: 'E_FILE_NOT_FOUND' });
+  });
+
+  it('refuses bad names as uploadFiles does', async () => {
+    await expect(previewUploads(['imap_bogus.cdf'], { dataDir, cwd: home })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 });
