@@ -14,6 +14,7 @@ import { sleep } from './http/retry.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from './layout.js';
 import { checkWritableRoot, ensureFolderInside, folderStaysInside, localError } from './local-root.js';
 import { PartBusy, PartFile } from './part-file.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
 import { ChecksumMismatch, discardBody, initialState, receiveObject } from './receive.js';
 import type { HttpClient } from './service.js';
 import { VerifiedRecord } from './verified.js';
@@ -45,6 +46,10 @@ export interface DownloadOptions {
   onStart?: ((files: number) => void) | undefined;
   /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
   maxResumes?: number | undefined;
+  /** Connections one large file is fetched over at once, in parts; default 4 (1: one stream). */
+  connections?: number | undefined;
+  /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
+  partSize?: number | undefined;
 }
 
 /**
@@ -131,7 +136,6 @@ export async function previewDownloads(
   targets: readonly string[],
   options: Pick<DownloadOptions, 'dataDir' | 'force'>,
 ): Promise<DownloadPreview[]> {
-  console.error('start', Date.now() % 100000);
   const files = planDownloads(targets, options.dataDir);
   const verified = await VerifiedRecord.open(options.dataDir);
   try {
@@ -275,6 +279,10 @@ async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): 
           state,
           signal,
           maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
+          ranged: {
+            connections: Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
+            partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
+          },
           onBytes: (bytes, total) =>
             options.onProgress?.({ path: file.path, localPath, received: bytes, total }),
         });

@@ -144,17 +144,17 @@ export class PartFile {
     }
   }
 
-  /** Feeds the part's first `length` bytes to `consume`, in order (to rebuild a checksum before resuming). */
-  readBack(length: number, consume: (chunk: Buffer) => void): void {
+  /** Feeds `length` bytes of the part from byte `from` to `consume`, in order (to build the checksum of what is on disk). */
+  readBack(length: number, consume: (chunk: Buffer) => void, from = 0): void {
     const fd = this.#open();
     const buffer = Buffer.allocUnsafe(Math.min(length, 4 * 1024 * 1024) || 1);
-    let position = 0;
+    let done = 0;
     try {
-      while (position < length) {
-        const read = readSync(fd, buffer, 0, Math.min(buffer.length, length - position), position);
-        if (read === 0) throw new Error(`the part is shorter than the ${length} bytes its record says`);
+      while (done < length) {
+        const read = readSync(fd, buffer, 0, Math.min(buffer.length, length - done), from + done);
+        if (read === 0) throw new Error(`the part ends before byte ${from + length}`);
         consume(buffer.subarray(0, read));
-        position += read;
+        done += read;
       }
     } catch (error) {
       throw localError(`Cannot read ${this.path}`, error);

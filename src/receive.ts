@@ -8,6 +8,7 @@ import { type ExpectedChecksum, expectedChecksum, RunningChecksum, showDigest } 
 import { ApiError, NetworkError, ProtocolError } from './errors.js';
 import { displayUrl } from './http/urls.js';
 import type { PartFile } from './part-file.js';
+import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
 import type { HttpClient, ObjectResponse } from './service.js';
 
 /** The part of the service client receiving uses. */
@@ -26,6 +27,8 @@ export interface ReceiveJob {
   maxResumes: number;
   /** Bytes of the object received so far, and its size once known. */
   onBytes?: ((received: number, total: number | undefined) => void) | undefined;
+  /** How to split a large object over several connections; undefined: one stream. */
+  ranged?: RangedPlan | undefined;
 }
 
 /** What a received object turned out to be. */
@@ -90,6 +93,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
   let expected: ExpectedChecksum | undefined;
   let transferred = 0;
   let resumes = 0;
+  let ranged = job.ranged;
   if (state.written === 0 && part.resumed) part.truncate();
   for (;;) {
     if (signal?.aborted) throw abortedError(signal);
@@ -129,6 +133,36 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
       discardBody(response.body);
       throw error;
     }
+    if (ranged && splits(response, state, ranged)) {
+      const plan = ranged;
+      // This answer carries the first part; the rest comes as ranges over several connections.
+      const first = await pump(response.body, part, state, checksum, signal, report, plan.partSize);
+      transferred += first.position - state.written;
+      state.written = first.position;
+      try {
+        const rest = await receiveRanges({
+          http,
+          url,
+          shown,
+          part,
+          state: state as ObjectState & { total: number; etag: string },
+          checksum,
+          plan,
+          maxResumes: job.maxResumes,
+          signal,
+          report,
+        });
+        transferred += rest;
+      } catch (error) {
+        if (!(error instanceof RangesIgnored)) throw error;
+        // The store answered a part with the whole object: one stream, from the start.
+        ranged = undefined;
+        restartState(state, part);
+        checksum = undefined;
+        continue;
+      }
+      return verified(shown, checksum, expected, state.written, transferred);
+    }
     const before = state.written;
     const outcome = await pump(response.body, part, state, checksum, signal, report);
     state.written = outcome.position;
@@ -137,11 +171,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
     const complete =
       (state.total !== undefined && state.written === state.total) ||
       (outcome.error === undefined && state.total === undefined);
-    if (complete) {
-      const actual = checksum.digest();
-      if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
-      return { size: state.written, transferred, verifiedBy: expected };
-    }
+    if (complete) return verified(shown, checksum, expected, state.written, transferred);
     // A dropped connection or a short body: resume from the bytes on disk.
     if (resumes >= job.maxResumes) {
       const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
@@ -158,6 +188,35 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
     }
     resumes += 1;
   }
+}
+
+/** The received object, once its bytes match the checksum the store stated (when it stated one). */
+function verified(
+  shown: string,
+  checksum: RunningChecksum,
+  expected: ExpectedChecksum | undefined,
+  size: number,
+  transferred: number,
+): ReceivedObject {
+  const actual = checksum.digest();
+  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
+  return { size, transferred, verifiedBy: expected };
+}
+
+/**
+ * True when a first answer (the whole object, from byte 0) is worth splitting: large enough for two parts, of
+ * a store that says it serves ranges and names the version (ETag) every part must come from.
+ */
+function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan): boolean {
+  return (
+    plan.connections > 1 &&
+    response.status === 200 &&
+    state.written === 0 &&
+    state.total !== undefined &&
+    state.total >= 2 * plan.partSize &&
+    state.etag !== undefined &&
+    /\bbytes\b/i.test(header(response, 'accept-ranges') ?? '')
+  );
 }
 
 function restartState(state: ObjectState, part: PartFile): void {
@@ -236,13 +295,14 @@ interface PumpOutcome {
  * ~1 MiB, one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned
  * (the caller may resume); errors writing the file and bodies longer than announced are thrown.
  */
-function pump(
+export function pump(
   body: Readable,
   part: PartFile,
   state: ObjectState,
-  checksum: RunningChecksum,
+  checksum: RunningChecksum | undefined,
   signal: AbortSignal | undefined,
   report: (received: number) => void,
+  limit?: number,
 ): Promise<PumpOutcome> {
   return new Promise((resolve, reject) => {
     let position = state.written;
@@ -283,10 +343,19 @@ function pump(
       if (position !== reported) report(position);
       resolve(readError === undefined ? { position } : { position, error: readError });
     };
-    function onData(chunk: Buffer) {
-      checksum.update(chunk);
+    function onData(data: Buffer) {
+      let chunk = data;
+      const room = limit === undefined ? undefined : limit - (position + pendingBytes);
+      if (room !== undefined && chunk.length >= room) chunk = chunk.subarray(0, room);
+      checksum?.update(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
+      if (room !== undefined && chunk.length === room) {
+        // Enough of this body: the rest comes by other requests.
+        finish();
+        discardBody(body);
+        return;
+      }
       if (state.total !== undefined && position + pendingBytes > state.total) {
         fail(new ProtocolError(`The server sent more than the announced ${state.total} bytes.`));
         return;

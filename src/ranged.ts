@@ -1,0 +1,151 @@
+/**
+ * Parallel ranged downloads: a large object is fetched as parts over several connections at once, each part
+ * written at its offset in the part file, resumed on its own after a dropped connection, and hashed in order
+ * as soon as the bytes before it are in, so the whole object is still checked against the store's checksum.
+ * Object stores cap what one connection carries; every fast client of them (aws-cli, rclone, aria2) splits.
+ */
+import { abortedError } from './batch.js';
+import type { RunningChecksum } from './checksum.js';
+import { NetworkError, ProtocolError } from './errors.js';
+import type { PartFile } from './part-file.js';
+import type { ObjectSource, ObjectState } from './receive.js';
+import { discardBody, header, pump } from './receive.js';
+
+/** How a large object is split. */
+export interface RangedPlan {
+  /** Bytes per part. */
+  partSize: number;
+  /** Parts fetched at once. */
+  connections: number;
+}
+
+/** Default bytes per part: large enough that per-request costs vanish, small enough to spread over connections. */
+export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
+/** Default parts fetched at once per file. */
+export const DEFAULT_CONNECTIONS = 4;
+
+/** A part request was answered with the whole object: the store does not honour ranges after all. */
+export class RangesIgnored extends Error {}
+
+interface RangedJob {
+  http: ObjectSource;
+  url: string;
+  /** The URL as messages show it. */
+  shown: string;
+  part: PartFile;
+  /** `written` is the contiguous prefix on disk (and hashed); `total` and `etag` are known. */
+  state: ObjectState & { total: number; etag: string };
+  checksum: RunningChecksum;
+  plan: RangedPlan;
+  maxResumes: number;
+  signal?: AbortSignal | undefined;
+  report: (received: number) => void;
+}
+
+interface Span {
+  start: number;
+  /** Exclusive. */
+  end: number;
+  /** Bytes of this span on disk, from `start`. */
+  done: number;
+  finished: boolean;
+}
+
+/** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
+export async function receiveRanges(job: RangedJob): Promise<number> {
+  const { state, plan, part, checksum } = job;
+  const spans: Span[] = [];
+  for (let start = state.written; start < state.total; start += plan.partSize) {
+    spans.push({ start, end: Math.min(state.total, start + plan.partSize), done: 0, finished: false });
+  }
+  let next = 0;
+  let transferred = 0;
+  let firstFailure: unknown;
+  const progress = () => {
+    let onDisk = state.written;
+    for (const span of spans) if (span.start >= state.written) onDisk += span.done;
+    job.report(onDisk);
+  };
+  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache.
+  const advance = () => {
+    for (const span of spans) {
+      if (span.start !== state.written || !span.finished) continue;
+      part.readBack(span.end - span.start, (chunk) => checksum.update(chunk), span.start);
+      state.written = span.end;
+    }
+  };
+  const worker = async () => {
+    while (next < spans.length && firstFailure === undefined) {
+      const span = spans[next] as Span;
+      next += 1;
+      try {
+        const received = await fetchSpan(job, span, progress);
+        transferred += received;
+        span.finished = true;
+        advance();
+      } catch (error) {
+        firstFailure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(plan.connections, spans.length) }, worker));
+  if (firstFailure !== undefined) throw firstFailure;
+  advance();
+  if (state.written !== state.total) {
+    throw new ProtocolError(
+      `GET ${job.shown}: the parts did not cover the object (${state.written} of ${state.total} bytes).`,
+    );
+  }
+  return transferred;
+}
+
+/** Fetches one span, resuming it after dropped connections; resolves to the bytes received. */
+async function fetchSpan(job: RangedJob, span: Span, progress: () => void): Promise<number> {
+  const { http, url, state, signal } = job;
+  let resumes = 0;
+  let received = 0;
+  for (;;) {
+    if (signal?.aborted) throw abortedError(signal);
+    const from = span.start + span.done;
+    const response = await http.getObject(url, {
+      start: from,
+      end: span.end - 1,
+      ifMatch: state.etag,
+      signal,
+    });
+    if (response.status !== 206) {
+      discardBody(response.body);
+      throw new RangesIgnored();
+    }
+    const range = header(response, 'content-range');
+    const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
+    if (!match || Number(match[1]) !== from || Number(match[2]) !== span.end - 1) {
+      discardBody(response.body);
+      throw new ProtocolError(
+        `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
+      );
+    }
+    const local: ObjectState = { written: from, total: span.end, etag: state.etag };
+    const outcome = await pump(response.body, job.part, local, undefined, signal, (position) => {
+      span.done = position - span.start;
+      progress();
+    });
+    received += outcome.position - from;
+    span.done = outcome.position - span.start;
+    if (signal?.aborted) throw abortedError(signal);
+    if (outcome.position === span.end) return received;
+    if (resumes >= job.maxResumes) {
+      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
+      throw new NetworkError(
+        `GET ${job.shown}: the connection kept ending early in bytes ${span.start}-${span.end - 1}; received ${span.done} of them after ${resumes} resumes${why}.`,
+        {
+          code: 'E_INCOMPLETE',
+          cause: outcome.error,
+          peer: 'object store',
+          hint: 'Run the download again: it resumes where this one stopped.',
+        },
+      );
+    }
+    resumes += 1;
+  }
+}
