@@ -159,6 +159,18 @@ Examples:
     .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
     .option('--verbose', 'on a terminal, a line for every file (not only skipped or failed ones)')
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
+    .option(
+      '--connections <n>',
+      'connections one large file is fetched over, in parts (1: one stream)',
+      positiveInteger('--connections', 16),
+      4,
+    )
+    .option(
+      '--part-size <MiB>',
+      'size of the parts of a large file',
+      positiveInteger('--part-size', 1024),
+      16,
+    )
     .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/download.js')).download(paths, options, io)),

@@ -15,6 +15,10 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   dryRun?: boolean | undefined;
   /** On a terminal, a line for every file (not only those skipped or failed). */
   verbose?: boolean | undefined;
+  /** Connections per large file. */
+  connections?: number | undefined;
+  /** Part size of a large file, in MiB. */
+  partSize?: number | undefined;
 }
 
 /** Downloads the named files (or every match of the filters); returns the exit status. */
@@ -97,6 +101,8 @@ async function runDownloads(
   const results = await client.download(targets, {
     force: Boolean(options.force),
     concurrency: options.concurrency,
+    connections: options.connections,
+    partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
     signal: io.signal,
     onStart: (files) => reporter.setTotal(files),
     onProgress: (event) => {
