@@ -206,7 +206,7 @@ describe('query settings and failures', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(
-      `Error: GET http://127.0.0.1:${port}/query?instrument=mag: connection refused (nothing is listening at 127.0.0.1:${port}).`,
+      `Error: GET http://127.0.0.1:${port}/query?instrument=mag&offset=0&limit=10000: connection refused (nothing is listening at 127.0.0.1:${port}).`,
     );
     expect(run.stderr).toMatch(
       /Hint: .*http:\/\/127\.0\.0\.1:\d+.*--url.*MISSION_DATA_ACCESS_URL.*config set url/,
@@ -242,7 +242,9 @@ describe('query settings and failures', () => {
       cwd: home,
     });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`^Error: GET ${server.url}/nowhere/query\\?instrument=mag: 404 `));
+    expect(run.stderr).toMatch(
+      new RegExp(`^Error: GET ${server.url}/nowhere/query\\?instrument=mag&offset=0&limit=10000: 404 `),
+    );
   });
 });
 
