@@ -5,7 +5,7 @@
  * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
 import { createReadStream, type Stats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch.js';
 import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from './checksum.js';
@@ -204,19 +204,26 @@ function planDownloads(targets: readonly string[], dataDir: string): PlannedDown
  * symbolic-link check) per file is a measurable part of downloading many small files.
  */
 class FolderCache {
-  private readonly made = new Map<string, Promise<void>>();
+  private readonly made = new Map<string, Promise<ReadonlySet<string>>>();
 
   constructor(private readonly root: string) {}
 
-  ensure(folder: string): Promise<void> {
+  /** Makes the folder safe to write in; resolves to the names of the parts it held then. */
+  ensure(folder: string): Promise<ReadonlySet<string>> {
     let made = this.made.get(folder);
     if (!made) {
-      made = ensureFolderInside(this.root, folder);
+      made = ensureFolderInside(this.root, folder).then(() => partsIn(folder));
       made.catch(() => this.made.delete(folder));
       this.made.set(folder, made);
     }
     return made;
   }
+}
+
+/** The names of the parts in a folder: the leftovers a file's claim looks at. */
+async function partsIn(folder: string): Promise<ReadonlySet<string>> {
+  const names = await readdir(folder).catch(() => [] as string[]);
+  return new Set(names.filter((name) => name.includes('.part.')));
 }
 
 /** How long to wait between looks at a part another process is writing. */
@@ -249,15 +256,16 @@ async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): 
         return result('skipped', 0, true);
       }
     }
-    await batch.folders.ensure(dirname(localPath));
+    let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
     for (;;) {
       try {
-        const part = await PartFile.claim(localPath);
+        const part = await PartFile.claim(localPath, listed);
         return await fetchInto(part, url, present);
       } catch (error) {
         if (!(error instanceof PartBusy)) throw error;
       }
       // Another process is downloading this file: wait for it, then look again (its copy is verified).
+      listed = undefined;
       await sleep(BUSY_POLL_MS, signal);
       await batch.verified.refresh();
       const now = await lstat(localPath).catch(() => undefined);

@@ -75,23 +75,23 @@ export class PartFile {
   /**
    * Claims the part of `destination` (whose folder must exist): takes over a part a dead process left (to
    * resume it) or creates a new one, and removes leftovers that cannot be resumed. Throws `PartBusy` when a
-   * live process is writing this file.
+   * live process is writing this file. `folderNames` is the folder's listing, when the caller took one.
    */
-  static async claim(destination: string): Promise<PartFile> {
+  static async claim(destination: string, folderNames?: ReadonlySet<string>): Promise<PartFile> {
     if (claimedHere.has(destination)) throw new PartBusy(process.pid, `${destination}.part.${process.pid}`);
     claimedHere.add(destination);
     try {
-      return await PartFile.#claim(destination);
+      return await PartFile.#claim(destination, folderNames);
     } catch (error) {
       claimedHere.delete(destination);
       throw error;
     }
   }
 
-  static async #claim(destination: string): Promise<PartFile> {
+  static async #claim(destination: string, folderNames: ReadonlySet<string> | undefined): Promise<PartFile> {
     const ours = `${destination}.part.${process.pid}`;
     let adopted: { path: string; record: PartRecord | undefined } | undefined;
-    for (const leftover of await leftovers(destination)) {
+    for (const leftover of await leftovers(destination, folderNames)) {
       if (await ownerAlive(leftover)) throw new PartBusy(leftover.pid, leftover.path);
       const kind = await lstat(leftover.path).catch(() => undefined);
       if (adopted === undefined && leftover.record !== undefined && kind?.isFile()) {
@@ -290,12 +290,16 @@ interface Leftover {
   record: PartRecord | undefined;
 }
 
-async function leftovers(destination: string): Promise<Leftover[]> {
+/**
+ * The parts other runs left beside `destination`. `folderNames` is the folder's listing when the caller has it
+ * (a batch lists each folder once: one listing per file would cost a batch of many small files dearly).
+ */
+async function leftovers(destination: string, folderNames?: ReadonlySet<string>): Promise<Leftover[]> {
   const folder = dirname(destination);
   const prefix = `${basename(destination)}.part.`;
-  let names: string[];
+  let names: Iterable<string>;
   try {
-    names = await readdir(folder);
+    names = folderNames ?? (await readdir(folder));
   } catch {
     return [];
   }
