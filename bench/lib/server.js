@@ -2,11 +2,12 @@
 import { spawn } from 'node:child_process';
 import { BIN } from './measure.js';
 
-/** Starts `mission-data serve --store <storeDir> --port 0` and resolves once it listens, with its URL. */
-export function startServerProcess(storeDir) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--store', storeDir, '--port', '0', '--quiet'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Starts a process that prints `Listening on <url>` once ready; resolves with that URL and a `close` that stops
+ * it. `what` names it in the error when it exits before listening.
+ */
+export function startListeningProcess(args, what) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
@@ -24,8 +25,14 @@ export function startServerProcess(storeDir) {
       const match = /^Listening on (http:\/\/\S+)$/m.exec(stdout);
       if (match) resolve({ url: match[1], close });
     });
-    child.once('exit', (code) =>
-      reject(new Error(`mission-data serve exited with ${code}: ${stderr.trim()}`)),
-    );
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${stderr.trim()}`)));
   });
+}
+
+/** Starts `mission-data serve --store <storeDir> --port 0` and resolves once it listens, with its URL. */
+export function startServerProcess(storeDir) {
+  return startListeningProcess(
+    [BIN, 'serve', '--store', storeDir, '--port', '0', '--quiet'],
+    'mission-data serve',
+  );
 }

@@ -9,7 +9,6 @@
  * prints `Listening on http://127.0.0.1:PORT` once it listens; `startShapingProxyProcess` does that for the
  * harness, so that the harness's own event loop never holds up the shaping.
  */
-import { spawn } from 'node:child_process';
 import { Agent, createServer, request } from 'node:http';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { startListeningProcess } from './server.js';
 
 /** Defaults: 40 MiB/s per connection and direction, 20 ms added to every request. */
 export const DEFAULT_RATE_BYTES_PER_SECOND = 40 * 1024 * 1024;
@@ -160,35 +160,22 @@ export async function startShapingProxy({
 }
 
 /** Starts the proxy as a process of its own and resolves once it listens, with its URL and `close()`. */
-export function startShapingProxyProcess({
+export async function startShapingProxyProcess({
   target,
   rate = DEFAULT_RATE_BYTES_PER_SECOND,
   delayMs = DEFAULT_DELAY_MS,
 }) {
-  const child = spawn(
-    process.execPath,
-    [fileURLToPath(import.meta.url), '--target', target, '--rate', String(rate), '--delay', String(delayMs)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const close = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /^Listening on (http:\/\/\S+)$/m.exec(stdout);
-      if (match) resolve({ url: match[1], rate, delayMs, close });
-    });
-    child.once('exit', (code) => reject(new Error(`shaping proxy exited with ${code}: ${stderr.trim()}`)));
-  });
+  const args = [
+    fileURLToPath(import.meta.url),
+    '--target',
+    target,
+    '--rate',
+    String(rate),
+    '--delay',
+    String(delayMs),
+  ];
+  const { url, close } = await startListeningProcess(args, 'shaping proxy');
+  return { url, rate, delayMs, close };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

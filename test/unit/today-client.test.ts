@@ -17,6 +17,7 @@ import type { QueryRecord } from '../../src/query-vocabulary.js';
 import type { RequestLogEntry } from '../../src/server/index.js';
 import { HttpClient, type HttpClientOptions } from '../../src/service.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { MAG_RECORD } from '../helpers/records.js';
 import { makeTempDir, putStoreFile, startTestServer, type TestServer } from '../server/helpers.js';
 
 const A = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
@@ -422,17 +423,7 @@ describe('409: the specification string and today object alike', () => {
 });
 
 /** Records of a newer naming form, beside one of the specification's. */
-const SPEC_RECORD: QueryRecord = {
-  file_path: A,
-  instrument: 'mag',
-  data_level: 'l1a',
-  descriptor: 'norm-mago',
-  start_date: '20250101',
-  end_date: '20250101',
-  version: 'v01-00',
-  extension: 'cdf',
-  ingestion_date: '2025-01-02 03:04:05',
-};
+const SPEC_RECORD: QueryRecord = { ...MAG_RECORD, file_path: A, ingestion_date: '2025-01-02 03:04:05' };
 const NEWER_VERSION = {
   file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_v001.cdf',
   instrument: 'mag',
