@@ -224,7 +224,9 @@ describe('config', () => {
   it('rejects unknown settings and bad values with exit 2 and leaves the file alone', async () => {
     const unknown = await run(['config', 'set', 'colour', 'blue']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('Unknown setting "colour". Settings are: url, api-key, data-dir, token.');
+    expect(unknown.stderr).toContain(
+      'Unknown setting "colour". Settings are: url, api-key, data-dir, token.',
+    );
     const bad = await run(['config', 'set', 'url', 'ftp://example']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Invalid url "ftp://example"');
