@@ -161,6 +161,11 @@ export class PartFile {
     }
   }
 
+  /** The open descriptor, for a thread of this process that reads the part behind the writes (hashing). */
+  get descriptor(): number {
+    return this.#open();
+  }
+
   /** Empties the part, to start the object again from its first byte. */
   truncate(): void {
     try {

@@ -5,7 +5,7 @@
  * Object stores cap what one connection carries; every fast client of them (aws-cli, rclone, aria2) splits.
  */
 import { abortedError } from './batch.js';
-import type { RunningChecksum } from './checksum.js';
+import type { PartChecksum } from './checksum.js';
 import { NetworkError, ProtocolError } from './errors.js';
 import type { PartFile } from './part-file.js';
 import type { ObjectSource, ObjectState } from './receive.js';
@@ -35,7 +35,7 @@ interface RangedJob {
   part: PartFile;
   /** `written` is the contiguous prefix on disk (and hashed); `total` and `etag` are known. */
   state: ObjectState & { total: number; etag: string };
-  checksum: RunningChecksum;
+  checksum: PartChecksum;
   plan: RangedPlan;
   maxResumes: number;
   signal?: AbortSignal | undefined;
@@ -53,7 +53,7 @@ interface Span {
 
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export async function receiveRanges(job: RangedJob): Promise<number> {
-  const { state, plan, part, checksum } = job;
+  const { state, plan, checksum } = job;
   const spans: Span[] = [];
   for (let start = state.written; start < state.total; start += plan.partSize) {
     spans.push({ start, end: Math.min(state.total, start + plan.partSize), done: 0, finished: false });
@@ -70,7 +70,7 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   const advance = () => {
     for (const span of spans) {
       if (span.start !== state.written || !span.finished) continue;
-      part.readBack(span.end - span.start, (chunk) => checksum.update(chunk), span.start);
+      checksum.catchUp(span.end);
       state.written = span.end;
     }
   };

@@ -4,7 +4,15 @@
  */
 import type { Readable } from 'node:stream';
 import { abortedError } from './batch.js';
-import { type ExpectedChecksum, expectedChecksum, RunningChecksum, showDigest } from './checksum.js';
+import {
+  BackgroundChecksum,
+  type ChecksumAlgorithm,
+  type ExpectedChecksum,
+  expectedChecksum,
+  InlineChecksum,
+  type PartChecksum,
+  showDigest,
+} from './checksum.js';
 import { ApiError, NetworkError, ProtocolError } from './errors.js';
 import { displayUrl } from './http/urls.js';
 import type { PartFile } from './part-file.js';
@@ -89,116 +97,134 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
   // The query string of a pre-signed URL is a credential: messages never show it.
   const shown = displayUrl(new URL(url));
   const report = (received: number) => job.onBytes?.(received, state.total);
-  let checksum: RunningChecksum | undefined;
-  let expected: ExpectedChecksum | undefined;
-  let transferred = 0;
-  let resumes = 0;
-  let ranged = job.ranged;
-  if (state.written === 0 && part.resumed) part.truncate();
-  for (;;) {
-    if (signal?.aborted) throw abortedError(signal);
-    const start = state.written;
-    let response: ObjectResponse;
-    try {
-      response = await http.getObject(url, start > 0 ? { start, ifMatch: state.etag, signal } : { signal });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.status === 412)) throw error;
-      // The object changed since the part was started: what is on disk belongs to another version.
-      restartState(state, part);
-      checksum = undefined;
-      continue;
-    }
-    try {
-      const verdict = acceptResponse(response, state, shown, checksum === undefined && start > 0);
-      if (verdict === 'stale') {
-        discardBody(response.body);
-        restartState(state, part);
-        continue;
-      }
-      if (verdict === 'restart') {
-        // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
-        if (state.written > 0) part.truncate();
-        state.written = 0;
-        checksum = undefined;
-      }
-      if (checksum === undefined) {
-        expected = expectedChecksum(response.headers, response.status === 200);
-        checksum = new RunningChecksum(expected?.algorithm ?? 'md5');
-        const running = checksum;
-        // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
-        if (state.written > 0) part.readBack(state.written, (chunk) => running.update(chunk));
-        if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
-      }
-    } catch (error) {
-      discardBody(response.body);
-      throw error;
-    }
-    if (ranged && splits(response, state, ranged)) {
-      const plan = ranged;
-      // This answer carries the first part; the rest comes as ranges over several connections.
-      const first = await pump(response.body, part, state, checksum, signal, report, plan.partSize);
-      transferred += first.position - state.written;
-      state.written = first.position;
+  let checksum: PartChecksum | undefined;
+  const hashers: PartChecksum[] = [];
+  try {
+    return await receiveAndVerify();
+  } finally {
+    for (const hasher of hashers) hasher.close();
+  }
+
+  async function receiveAndVerify(): Promise<ReceivedObject> {
+    let expected: ExpectedChecksum | undefined;
+    let transferred = 0;
+    let resumes = 0;
+    let ranged = job.ranged;
+    if (state.written === 0 && part.resumed) part.truncate();
+    for (;;) {
+      if (signal?.aborted) throw abortedError(signal);
+      const start = state.written;
+      let response: ObjectResponse;
       try {
-        const rest = await receiveRanges({
-          http,
-          url,
-          shown,
-          part,
-          state: state as ObjectState & { total: number; etag: string },
-          checksum,
-          plan,
-          maxResumes: job.maxResumes,
-          signal,
-          report,
-        });
-        transferred += rest;
+        response = await http.getObject(url, start > 0 ? { start, ifMatch: state.etag, signal } : { signal });
       } catch (error) {
-        if (!(error instanceof RangesIgnored)) throw error;
-        // The store answered a part with the whole object: one stream, from the start.
-        ranged = undefined;
+        if (!(error instanceof ApiError && error.status === 412)) throw error;
+        // The object changed since the part was started: what is on disk belongs to another version.
         restartState(state, part);
         checksum = undefined;
         continue;
       }
-      return verified(shown, checksum, expected, state.written, transferred);
+      try {
+        const verdict = acceptResponse(response, state, shown, checksum === undefined && start > 0);
+        if (verdict === 'stale') {
+          discardBody(response.body);
+          restartState(state, part);
+          continue;
+        }
+        if (verdict === 'restart') {
+          // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
+          if (state.written > 0) part.truncate();
+          state.written = 0;
+          checksum = undefined;
+        }
+        if (checksum === undefined) {
+          expected = expectedChecksum(response.headers, response.status === 200);
+          checksum = checksumFor(expected?.algorithm ?? 'md5', part, state.total);
+          hashers.push(checksum);
+          // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
+          if (state.written > 0) checksum.catchUp(state.written);
+          if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
+        }
+      } catch (error) {
+        discardBody(response.body);
+        throw error;
+      }
+      if (ranged && splits(response, state, ranged)) {
+        const plan = ranged;
+        // This answer carries the first part; the rest comes as ranges over several connections.
+        const first = await pump(response.body, part, state, checksum, signal, report, plan.partSize);
+        transferred += first.position - state.written;
+        state.written = first.position;
+        try {
+          const rest = await receiveRanges({
+            http,
+            url,
+            shown,
+            part,
+            state: state as ObjectState & { total: number; etag: string },
+            checksum,
+            plan,
+            maxResumes: job.maxResumes,
+            signal,
+            report,
+          });
+          transferred += rest;
+        } catch (error) {
+          if (!(error instanceof RangesIgnored)) throw error;
+          // The store answered a part with the whole object: one stream, from the start.
+          ranged = undefined;
+          restartState(state, part);
+          checksum = undefined;
+          continue;
+        }
+        return await verified(shown, checksum, expected, state.written, transferred);
+      }
+      const before = state.written;
+      const outcome = await pump(response.body, part, state, checksum, signal, report);
+      state.written = outcome.position;
+      transferred += outcome.position - before;
+      if (signal?.aborted) throw abortedError(signal);
+      const complete =
+        (state.total !== undefined && state.written === state.total) ||
+        (outcome.error === undefined && state.total === undefined);
+      if (complete) return await verified(shown, checksum, expected, state.written, transferred);
+      // A dropped connection or a short body: resume from the bytes on disk.
+      if (resumes >= job.maxResumes) {
+        const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
+        const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
+        throw new NetworkError(
+          `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
+          {
+            code: 'E_INCOMPLETE',
+            cause: outcome.error,
+            peer: 'object store',
+            hint: 'Run the download again: it resumes where this one stopped.',
+          },
+        );
+      }
+      resumes += 1;
     }
-    const before = state.written;
-    const outcome = await pump(response.body, part, state, checksum, signal, report);
-    state.written = outcome.position;
-    transferred += outcome.position - before;
-    if (signal?.aborted) throw abortedError(signal);
-    const complete =
-      (state.total !== undefined && state.written === state.total) ||
-      (outcome.error === undefined && state.total === undefined);
-    if (complete) return verified(shown, checksum, expected, state.written, transferred);
-    // A dropped connection or a short body: resume from the bytes on disk.
-    if (resumes >= job.maxResumes) {
-      const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
-      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
-      throw new NetworkError(
-        `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
-        {
-          code: 'E_INCOMPLETE',
-          cause: outcome.error,
-          peer: 'object store',
-          hint: 'Run the download again: it resumes where this one stopped.',
-        },
-      );
-    }
-    resumes += 1;
   }
 }
 
+/** Objects at least this large are hashed on a thread of their own, overlapping the receiving (see checksum.ts). */
+const BACKGROUND_HASH_FROM_BYTES = 8 * 1024 * 1024;
+
+/** The checksum of a part: on its own thread for a large object, in the receiving thread otherwise. */
+function checksumFor(algorithm: ChecksumAlgorithm, part: PartFile, total: number | undefined): PartChecksum {
+  if ((total ?? 0) >= BACKGROUND_HASH_FROM_BYTES) return new BackgroundChecksum(algorithm, part.descriptor);
+  return new InlineChecksum(algorithm, (length, consume, from) => part.readBack(length, consume, from));
+}
+
 /** The received object, once its bytes match the checksum the store stated (when it stated one). */
-function verified(
+async function verified(
   shown: string,
-  checksum: RunningChecksum,
+  checksum: PartChecksum,
   expected: ExpectedChecksum | undefined,
   size: number,
   transferred: number,
-): ReceivedObject {
-  const actual = checksum.digest();
+): Promise<ReceivedObject> {
+  const actual = await checksum.digest();
   if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
   return { size, transferred, verifiedBy: expected };
 }
@@ -299,7 +325,7 @@ export function pump(
   body: Readable,
   part: PartFile,
   state: ObjectState,
-  checksum: RunningChecksum | undefined,
+  checksum: PartChecksum | undefined,
   signal: AbortSignal | undefined,
   report: (received: number) => void,
   limit?: number,
@@ -315,6 +341,7 @@ export function pump(
       if (pendingBytes === 0) return;
       part.write(pending, pendingBytes, position);
       position += pendingBytes;
+      checksum?.flushed(position);
       pending = [];
       pendingBytes = 0;
     };

@@ -505,6 +505,19 @@ describe('integrity', () => {
     expect(await filesUnder(root, { parts: true })).toEqual([]);
   });
 
+  it('hashes a large object on a thread of its own, and still catches one damaged byte', async () => {
+    const body = pattern(9 * 1024 * 1024, 44);
+    server.objects.set(PATH_A, body);
+    const [good] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(good).toMatchObject({ status: 'downloaded', verified: true });
+    expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
+    server.objects.set(PATH_B, pattern(9 * 1024 * 1024, 45));
+    server.behaviours.set(PATH_B, { corrupt: 100 });
+    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { dataDir: root });
+    expect(bad).toMatchObject({ status: 'failed', error: { code: 'E_CHECKSUM' } });
+    expect(existsSync(join(root, PATH_B))).toBe(false);
+  });
+
   it('downloads without a checksum when the store states none, and says the file is not verified', async () => {
     server.objects.set(PATH_A, pattern(1000, 23));
     server.behaviours.set(PATH_A, { etag: '"opaque-1"' });
