@@ -3,92 +3,26 @@
  * and owns the exit status. Command modules load lazily so `--help` stays fast.
  */
 import { readFileSync } from 'node:fs';
-import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
+import {
+  collect,
+  EXAMPLES,
+  FILTER_OPTIONS,
+  globalOptionsFor,
+  port,
+  positiveInteger,
+  withChoices,
+  withOptions,
+} from './cli-options.js';
 import type { CompletionShell } from './commands/completion.js';
 import { commandLineHint } from './commands/hints.js';
 import type { CommandIO, GlobalOptions } from './commands/io.js';
-import { didYouMean } from './did-you-mean.js';
 import { ExitCode, isMissionDataError } from './errors.js';
 import { OUTPUT_FORMATS } from './output.js';
-import { QUERY_FILTERS } from './query-vocabulary.js';
 
 const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
-
-/** Options shared by every client command, declared once. */
-const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
-  () => new Option('--url <url>', 'service address (env MISSION_DATA_ACCESS_URL)'),
-  () => new Option('--api-key <key>', 'API key, sent to the service on every request (env MISSION_API_KEY)'),
-  () => new Option('--token <token>', 'bearer token for the /authorized/ routes (env MISSION_ACCESS_TOKEN)'),
-  () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
-  () => new Option('-q, --quiet', 'print only results and errors'),
-  () => new Option('--debug', 'print stack traces and request details'),
-];
-
-/**
- * The commands a global option acts on, where that is not every client command: help shows an option only
- * where it does something (`query` writes no file, so the data root means nothing to it).
- */
-const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
-  '--data-dir': ['download', 'upload', 'list', 'get', 'set', 'unset'],
-};
-
-/** The global options of one client command (or `config` subcommand). */
-function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
-  return GLOBAL_OPTIONS.filter((make) => {
-    const users = ACTS_ON[make().long ?? ''];
-    return users === undefined || users.includes(command);
-  });
-}
-
-/**
- * A fixed list of values, checked by the parser with a did-you-mean: `--output-format jsn` is answered
- * "Allowed choices are table, json, csv. Did you mean json?" (commander's own check suggests nothing).
- */
-function withChoices(option: Option, choices: readonly string[], plural: string): Option {
-  return option.choices(choices).argParser((value: string) => {
-    if (choices.includes(value)) return value;
-    const suggestion = didYouMean(value, choices, plural);
-    throw new InvalidArgumentError(
-      `Allowed choices are ${choices.join(', ')}.${suggestion ? ` ${suggestion}` : ''}`,
-    );
-  });
-}
-
-/** Query filters, shared by `query` and `download`, declared from the one table of filters. */
-const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter) => () => {
-  const option = new Option(filter.flag, filter.help);
-  // Only the table's values are few and fixed enough to be refused by the parser; the others are checked
-  // with the service's own messages.
-  return filter.name === 'table' ? withChoices(option, filter.choices, 'tables') : option;
-});
-
-function positiveInteger(name: string, max: number) {
-  return (value: string): number => {
-    const number = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1 || number > max) {
-      throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}.`);
-    }
-    return number;
-  };
-}
-
-function port(value: string): number {
-  const number = Number(value);
-  if (!/^\d+$/.test(value) || number > 65535)
-    throw new InvalidArgumentError('must be a port number from 0 to 65535.');
-  return number;
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-function withOptions(command: Command, options: ReadonlyArray<() => Option>): Command {
-  for (const option of options) command.addOption(option());
-  return command;
-}
 
 /** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
 export function buildProgram(io: CommandIO, run: (work: () => Promise<number | undefined>) => void): Command {
@@ -163,7 +97,7 @@ Examples:
       '--connections <n>',
       'connections one large file is fetched over, in parts (1: one stream)',
       positiveInteger('--connections', 16),
-      4,
+      8,
     )
     .option(
       '--part-size <MiB>',
@@ -282,47 +216,6 @@ Examples:
   }
   return program;
 }
-
-/** Two or three real examples of each command, shown at the end of its help. */
-const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
-  query: [
-    'mission-data query --instrument mag --start-date 20250101 --end-date 20250131',
-    'mission-data query --instrument swe --data-level l1b --version latest --output-format csv > swe.csv',
-    'mission-data query --table ancillary --instrument mag --output-format json',
-  ],
-  download: [
-    'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-    'mission-data download --instrument mag --data-level l1a --start-date 20250101 --end-date 20250107',
-    'mission-data query --instrument hit --output-format json | mission-data download -',
-  ],
-  upload: [
-    'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-    'MISSION_API_KEY=… mission-data upload imap/swe/l0/2025/01/*.pkts',
-    'mission-data upload --data-dir /srv/mission/data --concurrency 8 imap/hit/l1a/2025/02/*.cdf',
-  ],
-  serve: [
-    'mission-data serve --demo',
-    'mission-data serve --port 0 --store ./store --api-key secret',
-    'mission-data serve --host 0.0.0.0 --port 8080 --wire gateway',
-  ],
-  config: [
-    'mission-data config list',
-    'mission-data config set url http://127.0.0.1:8080',
-    'mission-data config get data-dir',
-  ],
-  list: ['mission-data config list', 'mission-data config list --url http://127.0.0.1:8080'],
-  get: ['mission-data config get url', 'mission-data config get api-key'],
-  set: [
-    'mission-data config set url http://127.0.0.1:8080',
-    'mission-data config set data-dir ~/mission-data',
-  ],
-  unset: ['mission-data config unset api-key'],
-  completion: [
-    'source <(mission-data completion bash)            # in ~/.bashrc',
-    'mission-data completion zsh > ~/.zsh/completions/_mission-data',
-    'mission-data completion fish > ~/.config/fish/completions/mission-data.fish',
-  ],
-};
 
 function printError(error: unknown, io: CommandIO, debug: boolean): number {
   if (isMissionDataError(error)) {

@@ -4,18 +4,18 @@
  * every byte has arrived and matched (see `part-file.ts` and `receive.ts`). A file verified before and
  * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
-import { createReadStream, type Stats } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch.js';
-import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from './checksum.js';
 import { isMissionDataError, LocalFileError, ValidationError } from './errors.js';
+import { sameAsStored, sumOf } from './existing-file.js';
 import { sleep } from './http/retry.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from './layout.js';
-import { checkWritableRoot, ensureFolderInside, folderStaysInside, localError } from './local-root.js';
+import { checkWritableRoot, ensureFolderInside, folderStaysInside } from './local-root.js';
 import { PartBusy, PartFile } from './part-file.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
-import { ChecksumMismatch, discardBody, initialState, receiveObject } from './receive.js';
+import { ChecksumMismatch, initialState, receiveObject } from './receive.js';
 import type { HttpClient } from './service.js';
 import { VerifiedRecord } from './verified.js';
 
@@ -46,7 +46,7 @@ export interface DownloadOptions {
   onStart?: ((files: number) => void) | undefined;
   /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
   maxResumes?: number | undefined;
-  /** Connections one large file is fetched over at once, in parts; default 4 (1: one stream). */
+  /** Connections one large file is fetched over at once, in parts; default 8 (1: one stream). */
   connections?: number | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
   partSize?: number | undefined;
@@ -98,6 +98,7 @@ export async function downloadFiles(
     folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
     verified: await VerifiedRecord.open(options.dataDir),
+    realRoot: await realpath(options.dataDir),
   };
   try {
     await runPool(files.length, concurrency, async (index) => {
@@ -170,6 +171,8 @@ interface Batch {
   folders: FolderCache;
   stop: BatchStop;
   verified: VerifiedRecord;
+  /** The data root's real path (it may itself be a link). */
+  realRoot: string;
 }
 
 /**
@@ -303,17 +306,14 @@ async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): 
         state = { written: 0, total: undefined, etag: undefined };
         received = await receive();
       }
-      if (!folderStaysInside(options.dataDir, localPath)) {
+      if (!folderStaysInside(batch.realRoot, localPath)) {
         throw new LocalFileError(
           `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
           { code: 'E_UNSAFE_PATH' },
         );
       }
-      await part.commit();
-      if (received.verifiedBy) {
-        const stats = await lstat(localPath).catch(() => undefined);
-        if (stats) batch.verified.add(file.path, stats, sumOf(received.verifiedBy));
-      }
+      const stats = await part.commit();
+      if (received.verifiedBy) batch.verified.add(file.path, stats, sumOf(received.verifiedBy));
       return result(
         present ? 'replaced' : 'downloaded',
         received.transferred,
@@ -335,51 +335,4 @@ function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
     isMissionDataError(error) &&
     (error.code === 'E_INCOMPLETE' || error.code === 'E_TIMEOUT' || error.code === 'E_NETWORK')
   );
-}
-
-function sumOf(checksum: ExpectedChecksum): string {
-  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
-}
-
-/**
- * Checks a file found at a destination against the stored object: its size (from a one-byte ranged GET) and,
- * when the store states one, its checksum. Resolves to the checksum it matched, or undefined when it differs or
- * cannot be checked (then it is fetched again).
- */
-async function sameAsStored(
-  http: DownloadHttp,
-  url: string,
-  localPath: string,
-  present: Stats,
-  signal: AbortSignal | undefined,
-): Promise<ExpectedChecksum | undefined> {
-  const probe = await http.getObject(url, { start: 0, end: 0, signal });
-  discardBody(probe.body);
-  const range = /\/(\d+)\s*$/.exec(headerOf(probe.headers, 'content-range') ?? '');
-  const size = range
-    ? Number(range[1])
-    : probe.status === 200
-      ? Number(headerOf(probe.headers, 'content-length'))
-      : Number.NaN;
-  if (size !== present.size) return undefined;
-  const expected = expectedChecksum(probe.headers, probe.status === 200 && size <= 1);
-  if (!expected) return undefined;
-  const checksum = new RunningChecksum(expected.algorithm);
-  try {
-    for await (const chunk of createReadStream(localPath, {
-      highWaterMark: 1024 * 1024,
-      signal,
-    }) as AsyncIterable<Buffer>) {
-      checksum.update(chunk);
-    }
-  } catch (error) {
-    if (signal?.aborted) throw abortedError(signal);
-    throw localError(`Cannot read ${localPath}`, error);
-  }
-  return checksum.digest().equals(expected.digest) ? expected : undefined;
-}
-
-function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }

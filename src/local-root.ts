@@ -114,10 +114,10 @@ export async function ensureFolderInside(root: string, folder: string): Promise<
   }
 }
 
-/** True when the real path of `path`'s folder lies inside the real data root (no link leads out). */
-export function folderStaysInside(root: string, path: string): boolean {
+/** True when the real path of `path`'s folder lies inside the data root's real path (no link leads out). */
+export function folderStaysInside(realRoot: string, path: string): boolean {
   try {
-    return isInside(realpathSync.native(root), realpathSync.native(dirname(path)));
+    return isInside(realRoot, realpathSync.native(dirname(path)));
   } catch {
     return false;
   }

@@ -18,6 +18,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  type Stats,
   writeSync,
   writevSync,
 } from 'node:fs';
@@ -59,6 +60,8 @@ const claimedHere = new Set<string>();
 export class PartFile {
   #fd: number | undefined;
   #ended = false;
+  /** Whether a record was written beside the part (one to remove once the part is in place). */
+  #recorded = false;
 
   private constructor(
     /** The destination the part becomes. */
@@ -117,8 +120,16 @@ export class PartFile {
       const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
       return new PartFile(destination, ours, fd, { ...record, written });
     }
-    await rm(ours, { force: true });
-    const fd = openPart(ours, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW);
+    const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+    let fd: number;
+    try {
+      fd = openSync(ours, flags, 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
+      // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
+      await rm(ours, { force: true });
+      fd = openPart(ours, flags);
+    }
     return new PartFile(destination, ours, fd, undefined);
   }
 
@@ -194,13 +205,18 @@ export class PartFile {
         closeSync(fd);
       }
       renameSync(temporary, file);
+      this.#recorded = true;
     } catch (error) {
       throw localError(`Cannot write ${file}`, error);
     }
   }
 
-  /** Closes the part and renames it over the destination (replacing a file or a link there, never following it). */
-  async commit(): Promise<void> {
+  /**
+   * Closes the part and renames it over the destination (replacing a file or a link there, never following it);
+   * resolves to the file's stats, as the destination now has them (a rename keeps inode, size and times).
+   */
+  async commit(): Promise<Stats> {
+    const stats = fstatSync(this.#open());
     this.#close();
     try {
       await rename(this.path, this.destination);
@@ -208,7 +224,9 @@ export class PartFile {
       throw localError(`Cannot move ${this.path} to ${this.destination}`, error);
     }
     this.#end();
-    await rm(recordPath(this.path), { force: true }).catch(() => undefined);
+    if (this.#recorded || this.resumed)
+      await rm(recordPath(this.path), { force: true }).catch(() => undefined);
+    return stats;
   }
 
   /** Closes the part and leaves it, with its record, for a later run to resume. */

@@ -1,19 +1,13 @@
-/**
- * The upload engine: finds each local file, checks its name against the naming rules, asks the service for
- * a pre-signed address and streams the file there with its length and MD5.
- */
-import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from './batch.js';
 import { md5FromEtag } from './checksum.js';
 import { ApiError, LocalFileError, ValidationError } from './errors.js';
 import { LOCAL_LAYOUT, resolveLocalPath } from './layout.js';
 import { type MissionFile, parseName } from './naming.js';
-import { discardBody } from './receive.js';
+import { discardBody } from './pump.js';
 import type { HttpClient } from './service.js';
+import { md5Digest, openExactly } from './upload-source.js';
 
 /**
  * Progress of one file: while its MD5 is computed (`phase: 'hashing'`, with `hashed` bytes read so far), while
@@ -70,9 +64,6 @@ export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resol
 
 /** Default number of files uploaded at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
-
-/** Large reads from disk: fewer syscalls and fewer, larger body chunks on the wire. */
-const READ_BUFFER_BYTES = 1024 * 1024;
 
 /** How an upload the store held already, with the same bytes, is reported. */
 export const ALREADY_STORED = 'already stored (same bytes)';
@@ -332,116 +323,4 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 
 function isAlreadyStored(error: unknown): error is ApiError {
   return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
-}
-
-/** The base64 MD5 of a file (the form Content-MD5 takes), read in one streaming pass. */
-export async function md5Base64(
-  path: string,
-  size: number,
-  signal?: AbortSignal,
-  mtimeMs?: number,
-): Promise<string> {
-  return (await md5Digest(path, size, signal, mtimeMs)).toString('base64');
-}
-
-/** The MD5 of a file, read in one streaming pass; `onBytes` hears the bytes hashed so far. */
-async function md5Digest(
-  path: string,
-  size: number,
-  signal?: AbortSignal,
-  mtimeMs?: number,
-  onBytes?: (hashed: number) => void,
-): Promise<Buffer> {
-  const hash = createHash('md5');
-  const source = openExactly(path, size, mtimeMs);
-  const onAbort = () => source.destroy(abortedError(signal as AbortSignal));
-  signal?.addEventListener('abort', onAbort, { once: true });
-  let hashed = 0;
-  onBytes?.(0);
-  try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      hashed += chunk.length;
-      onBytes?.(hashed);
-    }
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
-  return hash.digest();
-}
-
-/**
- * Reads exactly the `size` bytes a file had when it was measured. The last chunk is held back until the file is
- * seen unchanged (same size and modification time): a file that changed while it was being read fails the
- * stream before its last byte, so an upload is cut short and the store keeps nothing the user did not mean.
- */
-export function openExactly(path: string, size: number, mtimeMs?: number): Readable {
-  const source = createReadStream(path, {
-    highWaterMark: READ_BUFFER_BYTES,
-    start: 0,
-    end: Math.max(0, size - 1),
-  });
-  const guard = new UnchangedGuard(path, size, mtimeMs);
-  source.on('error', (error) =>
-    guard.destroy(new LocalFileError(`Cannot read ${path}: ${error.message}`, { cause: error })),
-  );
-  // Whoever consumes the guard may destroy it (a failed attempt): close the file with it.
-  guard.on('close', () => source.destroy());
-  if (size === 0) {
-    // Nothing to read (a read of byte 0 to 0 would take one byte): the check alone decides.
-    source.destroy();
-    queueMicrotask(() => guard.end());
-    return guard;
-  }
-  return source.pipe(guard);
-}
-
-/** Passes bytes through, holding the last chunk until the file is seen unchanged since it was measured. */
-class UnchangedGuard extends Transform {
-  private seen = 0;
-  private held: Buffer | undefined;
-
-  constructor(
-    private readonly path: string,
-    private readonly size: number,
-    private readonly mtimeMs: number | undefined,
-  ) {
-    super({ highWaterMark: READ_BUFFER_BYTES });
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen > this.size) {
-      callback(this.changed());
-      return;
-    }
-    const previous = this.held;
-    this.held = chunk;
-    callback(null, previous);
-  }
-
-  override _flush(callback: TransformCallback): void {
-    if (this.seen !== this.size) {
-      callback(this.changed());
-      return;
-    }
-    let now: { size: number; mtimeMs: number } | undefined;
-    try {
-      now = statSync(this.path);
-    } catch {
-      now = undefined;
-    }
-    if (!now || now.size !== this.size || (this.mtimeMs !== undefined && now.mtimeMs !== this.mtimeMs)) {
-      callback(this.changed());
-      return;
-    }
-    callback(null, this.held);
-  }
-
-  private changed(): LocalFileError {
-    return new LocalFileError(
-      `${this.path} changed while it was being uploaded (${this.size} bytes when measured); nothing was stored. Upload it again once it is complete.`,
-      { code: 'E_FILE_CHANGED' },
-    );
-  }
 }

@@ -1,0 +1,131 @@
+/** Requests to the object store: the URLs the service hands out, checked, and the bodies sent there, counted. */
+import { pipeline, type Readable, Transform } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { type Peer, ProtocolError } from '../errors.js';
+import { snippet } from '../records.js';
+import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../service-types.js';
+import { objectError } from './failures.js';
+import { OBJECT_HIGH_WATER_MARK } from './undici.js';
+import { parseHttpUrl } from './urls.js';
+
+/** One request as the service client sends it. */
+export interface OutgoingRequest {
+  method: 'GET' | 'PUT';
+  url: URL;
+  peer: Peer;
+  headers: Record<string, string>;
+  body?: Readable | undefined;
+  signal?: AbortSignal | undefined;
+  highWaterMark?: number | undefined;
+}
+
+/** What an object transfer needs of the service client: one request, and its retry policy. */
+export interface ObjectTransport {
+  send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData>;
+  retry<T>(work: (attempt: number) => Promise<T>, signal: AbortSignal | undefined): Promise<T>;
+}
+
+/** GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked); retried until the headers arrive. */
+export async function getObjectWith(
+  transport: ObjectTransport,
+  url: string,
+  options: GetObjectOptions,
+): Promise<ObjectResponse> {
+  const target = parseObjectUrl(url, 'GET');
+  const start = options.start ?? 0;
+  const headers: Record<string, string> = {};
+  if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
+  if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
+  return transport.retry(async () => {
+    const response = await transport.send({
+      method: 'GET',
+      url: target,
+      peer: 'object store',
+      headers,
+      signal: options.signal,
+      highWaterMark: OBJECT_HIGH_WATER_MARK,
+    });
+    if (response.statusCode === 200 || response.statusCode === 206) {
+      return { status: response.statusCode, headers: response.headers, body: response.body };
+    }
+    throw await objectError('GET', target, response, options.signal);
+  }, options.signal);
+}
+
+/** PUT to an object URL with Content-Length (and Content-MD5 when given), never an API key. */
+export async function putObjectWith(
+  transport: ObjectTransport,
+  url: string,
+  options: PutObjectOptions,
+): Promise<{ etag: string | undefined }> {
+  const target = parseObjectUrl(url, 'PUT');
+  // Object stores reject chunked PUTs: the length is always declared.
+  const headers: Record<string, string> = { 'content-length': String(options.size) };
+  if (options.contentMd5) headers['content-md5'] = options.contentMd5;
+  return transport.retry(async () => {
+    const response = await transport.send({
+      method: 'PUT',
+      url: target,
+      peer: 'object store',
+      headers,
+      body: countBytes(options.open(), options.onBytes),
+      signal: options.signal,
+    });
+    if (response.statusCode >= 200 && response.statusCode <= 299) {
+      await response.body.dump().catch(() => undefined);
+      const etag = response.headers.etag;
+      return { etag: Array.isArray(etag) ? etag[0] : etag };
+    }
+    throw await objectError('PUT', target, response, options.signal);
+  }, options.signal);
+}
+
+/** Checks a URL the service handed out for an object: only http(s) is ever requested, never with credentials. */
+export function checkObjectUrl(
+  value: string,
+  source: string,
+  what: 'upload' | 'download',
+  base?: URL,
+): string {
+  const url = parseHttpUrl(value, base);
+  const shown = JSON.stringify(snippet(value));
+  if (url === 'not a URL')
+    throw new ProtocolError(`${source}: refusing the ${what} URL ${shown}: it is not a URL.`);
+  if (url === 'not http(s)') {
+    throw new ProtocolError(
+      `${source}: refusing the ${what} URL ${shown}: only http:// and https:// URLs are followed.`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new ProtocolError(`${source}: refusing the ${what} URL: it carries credentials in its address.`);
+  }
+  return url.href;
+}
+
+/** Parses an object URL the caller gives, refusing what is not http(s). */
+export function parseObjectUrl(value: string, method: string): URL {
+  const url = parseHttpUrl(value);
+  const shown = JSON.stringify(snippet(value));
+  if (url === 'not a URL') throw new ProtocolError(`${method} ${shown}: not a URL.`);
+  if (url === 'not http(s)')
+    throw new ProtocolError(`${method} ${shown}: only http:// and https:// URLs are used.`);
+  return url;
+}
+
+/** A readable that reports how many bytes went through it. */
+export function countBytes(source: Readable, onBytes: ((sent: number) => void) | undefined): Readable {
+  if (!onBytes) return source;
+  let sent = 0;
+  const counter = new Transform({
+    highWaterMark: OBJECT_HIGH_WATER_MARK,
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      onBytes(sent);
+      done(null, chunk);
+    },
+  });
+  pipeline(source, counter, () => {
+    // Errors travel to `counter` (and from there to the request); nothing more to do here.
+  });
+  return counter;
+}
