@@ -229,6 +229,9 @@ async function partsIn(folder: string): Promise<ReadonlySet<string>> {
   return new Set(names.filter((name) => name.includes('.part.')));
 }
 
+/** Files at least this large are recorded as verified at once: another process may be waiting for them. */
+const IMMEDIATE_RECORD_BYTES = 1024 * 1024;
+
 /** How long to wait between looks at a part another process is writing. */
 const BUSY_POLL_MS = 250;
 
@@ -313,7 +316,14 @@ async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): 
         );
       }
       const stats = await part.commit();
-      if (received.verifiedBy) batch.verified.add(file.path, stats, sumOf(received.verifiedBy));
+      if (received.verifiedBy) {
+        batch.verified.add(
+          file.path,
+          stats,
+          sumOf(received.verifiedBy),
+          received.size >= IMMEDIATE_RECORD_BYTES,
+        );
+      }
       return result(
         present ? 'replaced' : 'downloaded',
         received.transferred,

@@ -14,6 +14,7 @@ import {
   constants,
   fstatSync,
   ftruncateSync,
+  open as openCallback,
   openSync,
   readSync,
   renameSync,
@@ -114,7 +115,7 @@ export class PartFile {
       await Promise.all([rm(leftover.path, { force: true }), rm(recordPath(leftover.path), { force: true })]);
     }
     if (adopted?.record) {
-      const fd = openPart(ours, constants.O_RDWR | NO_FOLLOW);
+      const fd = await openPart(ours, constants.O_RDWR | NO_FOLLOW);
       const length = fstatSync(fd).size;
       const record = adopted.record;
       const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
@@ -123,12 +124,12 @@ export class PartFile {
     const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
     let fd: number;
     try {
-      fd = openSync(ours, flags, 0o644);
+      fd = await openDescriptor(ours, flags);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
       // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
       await rm(ours, { force: true });
-      fd = openPart(ours, flags);
+      fd = await openPart(ours, flags);
     }
     return new PartFile(destination, ours, fd, undefined);
   }
@@ -349,10 +350,21 @@ async function ownerAlive(leftover: Leftover): Promise<boolean> {
   return stats !== undefined && Date.now() - stats.mtimeMs < ABANDONED_AFTER_MS;
 }
 
-function openPart(path: string, flags: number): number {
+/**
+ * Opens a file in the thread pool and resolves to its descriptor: creating a file waits on the file system's
+ * journal, at times for milliseconds, and meanwhile the other transfers go on (a synchronous open here was a
+ * sixth of the time of 1,000 small downloads).
+ */
+function openDescriptor(path: string, flags: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    openCallback(path, flags, 0o644, (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
+}
+
+async function openPart(path: string, flags: number): Promise<number> {
   let fd: number;
   try {
-    fd = openSync(path, flags, 0o644);
+    fd = await openDescriptor(path, flags);
   } catch (error) {
     throw localError(`Cannot write ${path}`, error);
   }

@@ -14,6 +14,11 @@ import { NO_FOLLOW } from './local-root.js';
 /** The folder under the data root that holds the record. */
 export const STATE_FOLDER = '.mission-data';
 const RECORD_FILE = 'verified.jsonl';
+/**
+ * Lines gathered before one append: a killed run loses at most these (the files are then checked against the
+ * store next time), and a batch of many small files makes one write per this many instead of one per file.
+ */
+const FLUSH_EVERY_LINES = 64;
 /** A record with many more lines than files is rewritten when opened. */
 const COMPACT_ABOVE_LINES = 10_000;
 
@@ -33,6 +38,8 @@ export class VerifiedRecord {
   #offset = 0;
   #lines = 0;
   #appendFd: number | undefined;
+  /** Lines not written yet: they go out in one write per batch of files, not one per file. */
+  #pending: string[] = [];
 
   private constructor(readonly file: string | undefined) {}
 
@@ -94,21 +101,34 @@ export class VerifiedRecord {
     }
   }
 
-  /** Records that the file at `path` (with these stats) holds the verified bytes. */
-  add(path: string, stats: Stats, sum: string): void {
+  /**
+   * Records that the file at `path` (with these stats) holds the verified bytes; `now` writes the line at once
+   * (a large file, which another process may be waiting for), otherwise with the next few.
+   */
+  add(path: string, stats: Stats, sum: string, now = false): void {
     const entry: Entry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
     this.#entries.set(path, entry);
     if (!this.file) return;
+    this.#pending.push(`${JSON.stringify(entry)}\n`);
+    if (now || this.#pending.length >= FLUSH_EVERY_LINES) this.flush();
+  }
+
+  /** Writes the lines added since the last flush, in one append. */
+  flush(): void {
+    if (!this.file || this.#pending.length === 0) return;
+    const text = this.#pending.join('');
+    this.#pending = [];
     try {
       this.#appendFd ??= openAppend(this.file);
-      writeSync(this.#appendFd, `${JSON.stringify(entry)}\n`);
+      writeSync(this.#appendFd, text);
     } catch {
-      // Without the line the file is checked against the store next time: slower, never wrong.
+      // Without these lines the files are checked against the store next time: slower, never wrong.
     }
   }
 
-  /** Closes the record. */
+  /** Writes what is pending and closes the record. */
   close(): void {
+    this.flush();
     if (this.#appendFd === undefined) return;
     closeSync(this.#appendFd);
     this.#appendFd = undefined;
