@@ -33,6 +33,12 @@ export {
 export type { OutputFormat } from './output.js';
 export { formatCsv, formatJson, formatTable } from './output.js';
 export type { QueryFilters, QueryParams, QueryRecord } from './query-vocabulary.js';
-export type { HttpClientOptions, ObjectResponse, PutObjectOptions } from './service.js';
 export { HttpClient } from './service.js';
+export type {
+  GetObjectOptions,
+  HttpClientOptions,
+  HttpQueryOptions,
+  ObjectResponse,
+  PutObjectOptions,
+} from './service-types.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload.js';

@@ -61,20 +61,28 @@ export async function checkWritableRoot(root: string): Promise<void> {
   }
   const probe = join(root, `.mission-data-probe-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
-    const handle = await open(
-      probe,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
-      0o600,
-    );
-    try {
-      await handle.write(Buffer.from('probe\n'));
-    } finally {
-      await handle.close();
-    }
+    await writeNewFile(probe, 'probe\n', 0o600);
   } catch (error) {
     throw fail(error);
   } finally {
     await unlink(probe).catch(() => undefined);
+  }
+}
+
+/**
+ * Writes a file that must not exist yet: created exclusively and never through a symbolic link, so nothing
+ * planted under its name is written through.
+ */
+export async function writeNewFile(path: string, contents: string, mode: number): Promise<void> {
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+    mode,
+  );
+  try {
+    await handle.write(contents);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -13,7 +13,8 @@ import { displayUrl } from './http/urls.js';
 import type { PartFile } from './part-file.js';
 import { discardBody, header, numericHeader, pump } from './pump.js';
 import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
-import type { HttpClient, ObjectResponse } from './service.js';
+import type { HttpClient } from './service.js';
+import type { ObjectResponse } from './service-types.js';
 
 /** The part of the service client receiving uses. */
 export type ObjectSource = Pick<HttpClient, 'getObject'>;

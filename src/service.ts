@@ -33,14 +33,6 @@ import type {
   PutObjectOptions,
 } from './service-types.js';
 
-export type {
-  GetObjectOptions,
-  HttpClientOptions,
-  HttpQueryOptions,
-  ObjectResponse,
-  PutObjectOptions,
-} from './service-types.js';
-
 /** API answers are small JSON documents; anything bigger is not the service. */
 const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
 

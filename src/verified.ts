@@ -9,7 +9,7 @@
 import { closeSync, constants, openSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NO_FOLLOW } from './local-root.js';
+import { NO_FOLLOW, writeNewFile } from './local-root.js';
 
 /** The folder under the data root that holds the record. */
 export const STATE_FOLDER = '.mission-data';
@@ -149,17 +149,8 @@ export class VerifiedRecord {
     if (!this.file) return;
     const temporary = `${this.file}.${process.pid}.tmp`;
     try {
-      const handle = await open(
-        temporary,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
-        0o644,
-      );
-      try {
-        const lines = [...this.#entries.values()].map((entry) => `${JSON.stringify(entry)}\n`).join('');
-        await handle.write(lines);
-      } finally {
-        await handle.close();
-      }
+      const lines = [...this.#entries.values()].map((entry) => `${JSON.stringify(entry)}\n`).join('');
+      await writeNewFile(temporary, lines, 0o644);
       await rename(temporary, this.file);
       this.#offset = 0;
       this.#entries.clear();

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { commandLineHint } from '../../src/commands/hints.js';
 import { AbortedError, ApiError, NetworkError, ProtocolError, ValidationError } from '../../src/errors.js';
 import { parseRetryAfter, readEnvelope } from '../../src/http/envelope.js';
-import { HttpClient, type HttpClientOptions } from '../../src/service.js';
+import { HttpClient } from '../../src/service.js';
+import type { HttpClientOptions } from '../../src/service-types.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';

@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/commands/download.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/errors.js';
-import { type GetObjectOptions, HttpClient, type ObjectResponse } from '../../src/service.js';
+import { HttpClient } from '../../src/service.js';
+import type { GetObjectOptions, ObjectResponse } from '../../src/service-types.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
