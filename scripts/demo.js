@@ -115,7 +115,12 @@ try {
   );
   await run(['upload', newFile]);
   await run(['query', '--instrument', 'mag', '--data-level', 'l2', '--descriptor', 'demo']);
-  process.stdout.write('\nUploading it again is refused: the store keeps one copy of each version.\n');
+  process.stdout.write(
+    '\nUploading it again is safe: the store keeps one copy of each version, and finds it holds these very bytes.\n',
+  );
+  await run(['upload', newFile]);
+  process.stdout.write('\nA changed file under the same name is refused (exit status 1):\n');
+  await writeFile(local, `a changed product made on ${new Date().toISOString()}\n`);
   await run(['upload', newFile], { expect: 1 });
   process.stdout.write('\nA bad name is caught before any request (exit status 2):\n');
   await run(['download', 'imap_mag_l1a_norm_2025-01-01_v1.cdf'], { expect: 2 });
