@@ -4,7 +4,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { didYouMean } from './did-you-mean.js';
-import { QUERY_FILTERS } from './query-vocabulary.js';
+import { FILTER_NAMES, type FilterName, QUERY_FILTERS, type QueryFilters } from './query-vocabulary.js';
 
 /** Options shared by every client command, declared once. */
 export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
@@ -124,3 +124,18 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data completion fish > ~/.config/fish/completions/mission-data.fish',
   ],
 };
+
+/** The command-line flag of a filter, e.g. `--data-level`. */
+export function filterFlag(name: FilterName): string {
+  return (QUERY_FILTERS.find((filter) => filter.name === name)?.flag ?? name).split(' ')[0] as string;
+}
+
+/** The filters actually given (set and non-empty), ignoring every other option commander hands over. */
+export function pickFilters(options: object): QueryFilters {
+  const picked: Record<string, string> = {};
+  for (const name of FILTER_NAMES) {
+    const value = (options as Record<string, unknown>)[name];
+    if (typeof value === 'string' && value !== '') picked[name] = value;
+  }
+  return picked as QueryFilters;
+}

@@ -281,21 +281,6 @@ export function clientValueProblem(
   return problem && filter?.explain ? filter.explain(value, table, problem) : problem;
 }
 
-/** The command-line flag of a filter, e.g. `--data-level`. */
-export function filterFlag(name: FilterName): string {
-  return (BY_NAME.get(name)?.flag ?? name).split(' ')[0] as string;
-}
-
-/** The filters actually given (set and non-empty), ignoring every other property of `options`. */
-export function pickFilters(options: object): QueryFilters {
-  const picked: Record<string, string> = {};
-  for (const name of FILTER_NAMES) {
-    const value = (options as Record<string, unknown>)[name];
-    if (typeof value === 'string' && value !== '') picked[name] = value;
-  }
-  return picked as QueryFilters;
-}
-
 /** True when at least one filter other than `table` is given. */
 export function hasFilter(filters: QueryFilters): boolean {
   return FILTER_NAMES.some((name) => name !== 'table' && filters[name] !== undefined && filters[name] !== '');

@@ -1,11 +1,13 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import type { MissionDataClient } from '../api.js';
 import { abortedError } from '../batch.js';
+import { filterFlag, pickFilters } from '../cli-options.js';
 import type { DownloadPreview, DownloadResult } from '../download.js';
 import { ExitCode, UsageError } from '../errors.js';
-import { filterFlag, hasFilter, pickFilters, type QueryFilters } from '../query-vocabulary.js';
+import { hasFilter, type QueryFilters } from '../query-vocabulary.js';
+import { formatBytes } from './format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
-import { canAnimate, formatBytes, TransferReporter } from './progress.js';
+import { canAnimate, TransferReporter } from './progress.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {

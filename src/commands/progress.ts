@@ -6,6 +6,7 @@
  * when it happens; the end adds the summary, the files a stopped batch left alone, and hints.
  */
 import { isMissionDataError, NOT_ATTEMPTED } from '../errors.js';
+import { formatBar, formatBytes, formatDuration, formatPair, formatRate, formatTimeLeft } from './format.js';
 import { commandLineHint } from './hints.js';
 
 /** Where progress goes (the command's stderr). */
@@ -58,54 +59,6 @@ const REFRESH_MS = 100;
 const RATE_WINDOW_MS = 5000;
 const BAR_MAX = 30;
 const BAR_MIN = 10;
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-
-/** `1536` -> `1.5 KiB`. */
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
-}
-
-/** `1234` -> `1.2 s`; `75000` -> `1 min 15 s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
-
-/** Time left, in whole seconds: `7 s left`, `2 min 5 s left`, `1 h 3 min left`. */
-export function formatTimeLeft(ms: number): string {
-  const seconds = Math.max(1, Math.ceil(ms / 1000));
-  if (seconds < 60) return `${seconds} s left`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s left`;
-  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min left`;
-}
-
-/** Bytes per second, e.g. `12.3 MiB/s`. */
-export function formatRate(bytes: number, ms: number): string {
-  return `${formatBytes(ms > 0 ? Math.round((bytes * 1000) / ms) : 0)}/s`;
-}
-
-/** `33.1/500.0 MiB`, or `900.0 KiB/1.2 GiB` when the units differ. */
-export function formatPair(done: number, total: number): string {
-  const [doneValue, doneUnit] = formatBytes(done).split(' ');
-  const [totalValue, totalUnit] = formatBytes(total).split(' ');
-  return doneUnit === totalUnit
-    ? `${doneValue}/${totalValue} ${totalUnit}`
-    : `${formatBytes(done)}/${formatBytes(total)}`;
-}
-
-/** `[#####.....]` for a fraction from 0 to 1, `width` characters inside the brackets. */
-export function formatBar(fraction: number, width: number): string {
-  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
-}
-
 /**
  * Whether a refreshing line may be drawn on `stream`: ora's own rule (its `isEnabled` default: a TTY, `TERM`
  * not `dumb`, no `CI` variable), asked of ora itself so the spinner of `query` and the transfer line agree.

@@ -1,7 +1,9 @@
 /** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
+
+import { filterFlag, pickFilters } from '../cli-options.js';
 import { UsageError } from '../errors.js';
 import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
-import { FILTER_NAMES, filterFlag, hasFilter, pickFilters, type QueryFilters } from '../query-vocabulary.js';
+import { FILTER_NAMES, hasFilter, type QueryFilters } from '../query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
 
 /** The options commander hands to `query`. */

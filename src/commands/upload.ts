@@ -1,8 +1,9 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
 import { ExitCode } from '../errors.js';
 import { ALREADY_STORED, type UploadPreview } from '../upload.js';
+import { formatBytes } from './format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from './io.js';
-import { canAnimate, formatBytes, TransferReporter } from './progress.js';
+import { canAnimate, TransferReporter } from './progress.js';
 
 /** Options of `upload`. */
 export interface UploadCommandOptions extends GlobalOptions {

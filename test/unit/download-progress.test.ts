@@ -5,8 +5,8 @@ import {
   formatDuration,
   formatPair,
   formatTimeLeft,
-  TransferReporter,
-} from '../../src/commands/progress.js';
+} from '../../src/commands/format.js';
+import { TransferReporter } from '../../src/commands/progress.js';
 import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/errors.js';
 import { screenText } from '../helpers/screen.js';
 
