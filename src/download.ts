@@ -100,9 +100,10 @@ export async function downloadFiles(
     verified: await VerifiedRecord.open(options.dataDir),
     realRoot: await realpath(options.dataDir),
   };
+  const lookups = new Lookups(batch, files, concurrency);
   try {
     await runPool(files.length, concurrency, async (index) => {
-      const result = await downloadOne(batch, files[index] as PlannedDownload);
+      const result = await downloadOne(batch, files[index] as PlannedDownload, lookups.take(index));
       batch.stop.note(result.error);
       results[index] = result;
       options.onProgress?.({
@@ -235,7 +236,79 @@ const IMMEDIATE_RECORD_BYTES = 1024 * 1024;
 /** How long to wait between looks at a part another process is writing. */
 const BUSY_POLL_MS = 250;
 
-async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): Promise<DownloadResult> {
+/** What a file needs before its bytes are fetched: nothing (a verified copy), or the object's address. */
+type Lookup =
+  | { kind: 'skip' }
+  | { kind: 'stopped'; error: Error }
+  | { kind: 'fetch'; url: string; present: Stats | undefined };
+
+/** Looks a file up: a verified copy in place is skipped without a request; otherwise the service names the object. */
+async function lookUp(batch: Batch, { file, localPath }: PlannedDownload): Promise<Lookup> {
+  const { options } = batch;
+  if (options.signal?.aborted) throw abortedError(options.signal);
+  const present = await lstat(localPath).catch(() => undefined);
+  if (!options.force && present && batch.verified.matches(file.path, present)) return { kind: 'skip' };
+  const stopped = batch.stop.notAttempted();
+  if (stopped) return { kind: 'stopped', error: stopped };
+  const url = await batch.http.resolveDownload(file.path, options.signal);
+  return { kind: 'fetch', url, present };
+}
+
+/**
+ * Look-ups run ahead of the transfers, up to `concurrency` files beyond those started, so a file's address is
+ * known by the time a connection is free for it: a batch of small files then waits one round trip per file
+ * instead of two. Only once the service has answered one: a service that cannot be reached is asked no more
+ * than without look-ahead.
+ */
+class Lookups {
+  readonly #started = new Map<number, Promise<Lookup>>();
+  #ahead = false;
+
+  constructor(
+    private readonly batch: Batch,
+    private readonly files: readonly PlannedDownload[],
+    private readonly concurrency: number,
+  ) {}
+
+  /** The look-up of file `index`, started now unless it ran ahead; starts the ones after it when it may. */
+  take(index: number): Promise<Lookup> {
+    const lookup = this.#start(index);
+    if (this.#ahead) this.#runAhead(index);
+    else {
+      lookup.then(
+        (found) => {
+          if (found.kind !== 'fetch') return;
+          this.#ahead = true;
+          this.#runAhead(index);
+        },
+        () => undefined,
+      );
+    }
+    return lookup;
+  }
+
+  #runAhead(index: number): void {
+    const last = Math.min(this.files.length - 1, index + this.concurrency);
+    for (let next = index + 1; next <= last; next += 1) this.#start(next);
+  }
+
+  #start(index: number): Promise<Lookup> {
+    let lookup = this.#started.get(index);
+    if (!lookup) {
+      lookup = lookUp(this.batch, this.files[index] as PlannedDownload);
+      // Heard by the file's own transfer when it starts; a batch cancelled before then never asks.
+      lookup.catch(() => undefined);
+      this.#started.set(index, lookup);
+    }
+    return lookup;
+  }
+}
+
+async function downloadOne(
+  batch: Batch,
+  { file, localPath }: PlannedDownload,
+  lookup: Promise<Lookup>,
+): Promise<DownloadResult> {
   const result = (
     status: DownloadResult['status'],
     bytes: number,
@@ -248,13 +321,11 @@ async function downloadOne(batch: Batch, { file, localPath }: PlannedDownload): 
   const { http, options } = batch;
   const signal = options.signal;
   try {
+    const found = await lookup;
     if (signal?.aborted) throw abortedError(signal);
-    const present = await lstat(localPath).catch(() => undefined);
-    if (!options.force && present && batch.verified.matches(file.path, present))
-      return result('skipped', 0, true);
-    const stopped = batch.stop.notAttempted();
-    if (stopped) return result('failed', 0, false, stopped);
-    const url = await http.resolveDownload(file.path, signal);
+    if (found.kind === 'skip') return result('skipped', 0, true);
+    if (found.kind === 'stopped') return result('failed', 0, false, found.error);
+    const { url, present } = found;
     if (!options.force && present?.isFile()) {
       const verifiedBy = await sameAsStored(http, url, localPath, present, signal);
       if (verifiedBy) {
