@@ -4,6 +4,8 @@
  * as soon as the bytes before it are in, so the whole object is still checked against the store's checksum.
  * Object stores cap what one connection carries; every fast client of them (aws-cli, rclone, aria2) splits.
  */
+
+import type { Readable } from 'node:stream';
 import { abortedError } from './batch.js';
 import type { PartChecksum } from './checksum.js';
 import { NetworkError, ProtocolError } from './errors.js';
@@ -40,6 +42,8 @@ interface RangedJob {
   maxResumes: number;
   signal?: AbortSignal | undefined;
   report: (received: number) => void;
+  /** The body of the first answer (the whole object, from `state.written`): it carries the first part. */
+  firstBody?: Readable | undefined;
 }
 
 interface Span {
@@ -77,9 +81,10 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   const worker = async () => {
     while (next < spans.length && firstFailure === undefined) {
       const span = spans[next] as Span;
+      const initial = next === 0 ? job.firstBody : undefined;
       next += 1;
       try {
-        const received = await fetchSpan(job, span, progress);
+        const received = await fetchSpan(job, span, progress, initial);
         transferred += received;
         span.finished = true;
         advance();
@@ -89,7 +94,14 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.connections, spans.length) }, worker));
-  if (firstFailure !== undefined) throw firstFailure;
+  if (firstFailure !== undefined) {
+    // What lies on disk from the start is kept for the next run: the finished parts and the part after them,
+    // as far as it got.
+    advance();
+    const frontier = spans.find((span) => span.start === state.written);
+    if (frontier) state.written += frontier.done;
+    throw firstFailure;
+  }
   advance();
   if (state.written !== state.total) {
     throw new ProtocolError(
@@ -99,14 +111,45 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   return transferred;
 }
 
-/** Fetches one span, resuming it after dropped connections; resolves to the bytes received. */
-async function fetchSpan(job: RangedJob, span: Span, progress: () => void): Promise<number> {
+/**
+ * Fetches one span, resuming it after dropped connections; resolves to the bytes received. `initial` is an
+ * answer already under way that starts at the span's first byte: the first part is read from the first answer
+ * while the other parts are asked for.
+ */
+async function fetchSpan(
+  job: RangedJob,
+  span: Span,
+  progress: () => void,
+  initial?: Readable,
+): Promise<number> {
   const { http, url, state, signal } = job;
   let resumes = 0;
   let received = 0;
+  let body = initial;
   for (;;) {
     if (signal?.aborted) throw abortedError(signal);
     const from = span.start + span.done;
+    if (body) {
+      const first = body;
+      body = undefined;
+      const outcome = await pump(
+        first,
+        job.part,
+        { written: from, total: state.total, etag: state.etag },
+        undefined,
+        signal,
+        (position) => {
+          span.done = position - span.start;
+          progress();
+        },
+        span.end,
+      );
+      received += outcome.position - from;
+      span.done = outcome.position - span.start;
+      if (signal?.aborted) throw abortedError(signal);
+      if (outcome.position === span.end) return received;
+      continue;
+    }
     const response = await http.getObject(url, {
       start: from,
       end: span.end - 1,

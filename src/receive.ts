@@ -142,10 +142,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
       }
       if (ranged && splits(response, state, ranged)) {
         const plan = ranged;
-        // This answer carries the first part; the rest comes as ranges over several connections.
-        const first = await pump(response.body, part, state, checksum, signal, report, plan.partSize);
-        transferred += first.position - state.written;
-        state.written = first.position;
+        // This answer carries the first part; the other parts are asked for over more connections meanwhile.
         try {
           const rest = await receiveRanges({
             http,
@@ -158,6 +155,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
             maxResumes: job.maxResumes,
             signal,
             report,
+            firstBody: response.body,
           });
           transferred += rest;
         } catch (error) {
