@@ -38,22 +38,30 @@ export function md5FromEtag(etag: string | undefined): Buffer | undefined {
 }
 
 /**
+ * The checksums an answer may state for the whole body, cheapest to compute first: each of them catches bytes
+ * damaged in transfer or in storage, and none guards against a store that states a wrong one, so the cheapest
+ * one stated is used. CRC-32 runs at about three times the speed of MD5 here (zlib's, in Node).
+ */
+const BODY_CHECKSUMS: ReadonlyArray<[ChecksumAlgorithm, string, number]> = [
+  ['crc32', 'x-amz-checksum-crc32', 4],
+  ['md5', 'content-md5', 16],
+  ['sha1', 'x-amz-checksum-sha1', 20],
+  ['sha256', 'x-amz-checksum-sha256', 32],
+];
+
+/** How messages name the header a checksum came from. */
+const SOURCE_NAMES: Record<string, string> = { 'content-md5': 'Content-MD5' };
+
+/**
  * The checksum of the whole object an answer states. `whole` says the answer carries the whole object (200):
  * `Content-MD5` and `x-amz-checksum-*` describe the body, so a 206 only lends its ETag.
  */
 export function expectedChecksum(headers: Headers, whole: boolean): ExpectedChecksum | undefined {
   if (whole) {
-    const md5 = base64Digest(headerValue(headers, 'content-md5'), 16);
-    if (md5) return { algorithm: 'md5', digest: md5, source: 'Content-MD5' };
-    const candidates: Array<[ChecksumAlgorithm, string, number]> = [
-      ['sha256', 'x-amz-checksum-sha256', 32],
-      ['sha1', 'x-amz-checksum-sha1', 20],
-      ['crc32', 'x-amz-checksum-crc32', 4],
-    ];
-    for (const [algorithm, name, bytes] of candidates) {
+    for (const [algorithm, name, bytes] of BODY_CHECKSUMS) {
       // A composite checksum of a multipart object ends in `-N`: not a checksum of the bytes, skipped.
       const digest = base64Digest(headerValue(headers, name), bytes);
-      if (digest) return { algorithm, digest, source: name };
+      if (digest) return { algorithm, digest, source: SOURCE_NAMES[name] ?? name };
     }
   }
   const fromEtag = md5FromEtag(headerValue(headers, 'etag'));

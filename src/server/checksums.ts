@@ -1,19 +1,27 @@
 /**
- * MD5 digests of stored objects, as S3 gives them (`ETag: "<hex md5>"`, `Content-MD5: <base64 md5>`), and the
- * sidecar files that keep them across restarts. Where sidecars live, and that the way to them is safe, is the
+ * Checksums of stored objects, as S3 gives them (`ETag: "<hex md5>"`, `Content-MD5: <base64 md5>`,
+ * `x-amz-checksum-crc32: <base64 of the 4 big-endian bytes>`), and the sidecar files that keep them across
+ * restarts. Where sidecars live, and that the way to them is safe, is the
  * object store's business; this module reads, writes and checks them.
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, open, rename, unlink, writeFile } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 
 /** The dot-folder of the store holding one sidecar per object, at the object's key (`scan()` skips dot-entries). */
 export const CHECKSUM_FOLDER = '.checksums';
 
-/** What a sidecar records: the digest, and the size and mtime of the file it was computed from. */
-export interface ChecksumRecord {
+/** The checksums of an object's bytes. */
+export interface Digests {
   /** The raw 16-byte MD5 digest. */
   md5: Buffer;
+  /** The CRC-32 (zlib's, S3's `CRC32`) as an unsigned integer. */
+  crc32: number;
+}
+
+/** What a sidecar records: the digests, and the size and mtime of the file they were computed from. */
+export interface ChecksumRecord extends Digests {
   size: number;
   mtimeMs: number;
 }
@@ -36,17 +44,25 @@ export function contentMd5Of(md5: Buffer): string {
   return md5.toString('base64');
 }
 
+/** The `x-amz-checksum-crc32` header value of a CRC-32: base64 of its 4 bytes, most significant first. */
+export function crc32HeaderOf(crc: number): string {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32BE(crc >>> 0);
+  return bytes.toString('base64');
+}
+
 /** The text of a sidecar. */
 export function formatSidecar(record: ChecksumRecord): string {
-  const { size, mtimeMs } = record;
-  return `${JSON.stringify({ md5: record.md5.toString('hex'), size, mtimeMs })}\n`;
+  const { crc32: crc, size, mtimeMs } = record;
+  return `${JSON.stringify({ md5: record.md5.toString('hex'), crc32: crc >>> 0, size, mtimeMs })}\n`;
 }
 
 /**
- * The digest a sidecar holds, when the sidecar is well-formed and was written for a file of exactly this size
- * and mtime; undefined otherwise (the object was replaced by hand since, or the sidecar is damaged or foreign).
+ * The digests a sidecar holds, when the sidecar is well-formed and was written for a file of exactly this size
+ * and mtime; undefined otherwise (the object was replaced by hand since, the sidecar is damaged or foreign, or
+ * it predates the CRC-32 and the digests are computed again).
  */
-export function parseSidecar(text: string, size: number, mtimeMs: number): Buffer | undefined {
+export function parseSidecar(text: string, size: number, mtimeMs: number): Digests | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -56,8 +72,10 @@ export function parseSidecar(text: string, size: number, mtimeMs: number): Buffe
   if (value === null || typeof value !== 'object') return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.md5 !== 'string' || !/^[0-9a-f]{32}$/.test(record.md5)) return undefined;
+  const crc = record.crc32;
+  if (typeof crc !== 'number' || !Number.isInteger(crc) || crc < 0 || crc > 0xffff_ffff) return undefined;
   if (record.size !== size || record.mtimeMs !== mtimeMs) return undefined;
-  return Buffer.from(record.md5, 'hex');
+  return { md5: Buffer.from(record.md5, 'hex'), crc32: crc };
 }
 
 /**
@@ -65,7 +83,7 @@ export function parseSidecar(text: string, size: number, mtimeMs: number): Buffe
  * or it does not fit. A symlink is never followed: one placed in the store must not make the server read
  * (or vouch for) a file outside it.
  */
-export async function readSidecar(path: string, size: number, mtimeMs: number): Promise<Buffer | undefined> {
+export async function readSidecar(path: string, size: number, mtimeMs: number): Promise<Digests | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
@@ -100,19 +118,24 @@ export async function writeSidecar(temp: string, path: string, record: ChecksumR
   }
 }
 
-/** The MD5 of the first `size` bytes of an open file, read by position (the handle's own offset is left alone). */
-export async function md5OfFile(handle: FileHandle, size: number): Promise<Buffer> {
+/** The digests of the first `size` bytes of an open file, read by position (the handle's own offset is left alone). */
+export async function digestsOfFile(handle: FileHandle, size: number): Promise<Digests> {
   const hash = createHash('md5');
+  let crc = 0;
   const buffer = Buffer.allocUnsafe(Math.min(HASH_CHUNK_BYTES, Math.max(size, 1)));
   let position = 0;
   while (position < size) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
     if (bytesRead === 0) break;
-    hash.update(buffer.subarray(0, bytesRead));
+    const chunk = buffer.subarray(0, bytesRead);
+    hash.update(chunk);
+    crc = crc32(chunk, crc);
     position += bytesRead;
   }
   if (position !== size) {
-    throw new Error(`The object changed while its MD5 was computed: read ${position} of ${size} bytes.`);
+    throw new Error(
+      `The object changed while its checksums were computed: read ${position} of ${size} bytes.`,
+    );
   }
-  return hash.digest();
+  return { md5: hash.digest(), crc32: crc };
 }

@@ -1,7 +1,7 @@
 /** The GET and HEAD object routes: whole objects, byte ranges and conditional requests. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { contentMd5Of, etagOf } from './checksums.js';
+import { contentMd5Of, crc32HeaderOf, type Digests, etagOf } from './checksums.js';
 import type { ServerContext } from './context.js';
 import type { OpenObject } from './object-store.js';
 import { sendText } from './object-text.js';
@@ -71,15 +71,15 @@ export async function getObject(
     sendText(res, 404, `No such object: ${key}`);
     return;
   }
-  let md5: Buffer;
+  let digests: Digests;
   try {
-    md5 = await context.track(context.store.md5Of(key, object));
+    digests = await context.track(context.store.digestsOf(key, object));
   } catch (error) {
     await object.handle.close();
     throw error;
   }
   const { size, mtime } = object.stats;
-  const etag = etagOf(md5);
+  const etag = etagOf(digests.md5);
   const lastModified = mtime.toUTCString();
   const headers: Record<string, string> = {
     'Content-Type': 'application/octet-stream',
@@ -115,9 +115,12 @@ export async function getObject(
   }
   const start = range ? range.start : 0;
   const end = range ? range.end : size - 1;
-  // Content-MD5 describes the body sent, so only the whole object carries it.
+  // Content-MD5 and x-amz-checksum-crc32 describe the body sent, so only the whole object carries them.
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-  else headers['Content-MD5'] = contentMd5Of(md5);
+  else {
+    headers['Content-MD5'] = contentMd5Of(digests.md5);
+    headers['x-amz-checksum-crc32'] = crc32HeaderOf(digests.crc32);
+  }
   headers['Content-Length'] = String(end - start + 1);
   res.writeHead(range ? 206 : 200, headers);
   if (head || end < start) {

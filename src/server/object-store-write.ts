@@ -4,7 +4,8 @@ import { constants } from 'node:fs';
 import { type FileHandle, link, open, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ChecksumRecord } from './checksums.js';
+import { crc32 } from 'node:zlib';
+import type { ChecksumRecord, Digests } from './checksums.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
@@ -52,9 +53,8 @@ async function storeStep<T>(step: () => Promise<T>): Promise<T> {
 }
 
 /** The outcome of taking in a PUT body. */
-interface Received {
+interface Received extends Digests {
   received: number;
-  md5: Buffer;
 }
 
 /**
@@ -71,6 +71,7 @@ function receive(body: Readable, handle: FileHandle, idleMs: number): Promise<Re
       return;
     }
     const hash = createHash('md5');
+    let crc = 0;
     let received = 0;
     let written = 0;
     let queue: Buffer[] = [];
@@ -113,6 +114,7 @@ function receive(body: Readable, handle: FileHandle, idleMs: number): Promise<Re
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       hash.update(chunk);
+      crc = crc32(chunk, crc);
       idle.refresh();
       queue.push(chunk);
       queued += chunk.length;
@@ -135,7 +137,7 @@ function receive(body: Readable, handle: FileHandle, idleMs: number): Promise<Re
       clearTimeout(idle);
       body.off('data', onData).off('end', onEnd).off('error', onBodyError).off('close', onBodyClose);
       body.pause();
-      if (error === undefined) resolvePromise({ received, md5: hash.digest() });
+      if (error === undefined) resolvePromise({ received, md5: hash.digest(), crc32: crc });
       else reject(error);
     }
     body.on('data', onData).on('end', onEnd).on('error', onBodyError).on('close', onBodyClose);
@@ -202,7 +204,7 @@ export async function writeObject(
   try {
     handle = await storeStep(() => open(temp, 'wx', 0o644));
     options.onReady?.();
-    const { received, md5 } = await receive(body, handle, target.idleMs);
+    const { received, md5, crc32: crc } = await receive(body, handle, target.idleMs);
     if (received !== length) {
       throw new PutRejected(400, `Received ${received} bytes but Content-Length said ${length}.`);
     }
@@ -237,7 +239,7 @@ export async function writeObject(
       await unlink(path).catch(() => undefined);
       throw new StoreWriteError(error);
     }
-    return { md5, size: stats.size, mtimeMs: stats.mtimeMs };
+    return { md5, crc32: crc, size: stats.size, mtimeMs: stats.mtimeMs };
   } finally {
     await handle?.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);

@@ -6,7 +6,14 @@ import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StoreError } from '../errors.js';
 import { type MissionFile, parseName, parsePath } from '../naming.js';
-import { CHECKSUM_FOLDER, type ChecksumRecord, md5OfFile, readSidecar, writeSidecar } from './checksums.js';
+import {
+  CHECKSUM_FOLDER,
+  type ChecksumRecord,
+  type Digests,
+  digestsOfFile,
+  readSidecar,
+  writeSidecar,
+} from './checksums.js';
 import { type PutOptions, STREAM_BUFFER_BYTES, writeObject } from './object-store-write.js';
 
 /** The dot-folder holding uploads in progress; on the store's file system so the final link is atomic. */
@@ -28,10 +35,8 @@ export interface StoredObject {
   mtimeMs: number;
 }
 
-/** An object a PUT stored, with the MD5 of its bytes. */
-export interface PutResult extends StoredObject {
-  md5: Buffer;
-}
+/** An object a PUT stored, with the checksums of its bytes. */
+export interface PutResult extends StoredObject, Digests {}
 
 /** Options of `ObjectStore.open`. */
 export interface ObjectStoreOptions {
@@ -50,7 +55,7 @@ const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 /** Files under one store folder, addressed only by keys that passed the naming rules. */
 export class ObjectStore {
   /** Digests being computed, by key, size and mtime: concurrent first GETs of an object hash it once. */
-  readonly #hashing = new Map<string, Promise<Buffer>>();
+  readonly #hashing = new Map<string, Promise<Digests>>();
   /** Digests known, by key; each use checks them against the open file's size and mtime. */
   readonly #checksums = new Map<string, ChecksumRecord>();
 
@@ -202,26 +207,26 @@ export class ObjectStore {
   }
 
   /**
-   * The MD5 of an open object: from memory or its sidecar when they were recorded for this size and mtime,
+   * The checksums of an open object: from memory or its sidecar when they were recorded for this size and mtime,
    * otherwise computed from the file (once, however many requests ask at the same time) and saved.
    */
-  async md5Of(key: string, object: OpenObject): Promise<Buffer> {
+  async digestsOf(key: string, object: OpenObject): Promise<Digests> {
     const { size, mtimeMs } = object.stats;
     const known = this.#checksums.get(key);
-    if (known && known.size === size && known.mtimeMs === mtimeMs) return known.md5;
+    if (known && known.size === size && known.mtimeMs === mtimeMs) return known;
     const sidecar = await this.#sidecarPath(key, false);
     const saved = sidecar === undefined ? undefined : await readSidecar(sidecar, size, mtimeMs);
     if (saved) {
-      this.#remember(key, { md5: saved, size, mtimeMs });
+      this.#remember(key, { ...saved, size, mtimeMs });
       return saved;
     }
     const id = `${key}\n${size}\n${mtimeMs}`;
     let work = this.#hashing.get(id);
     if (!work) {
       work = (async () => {
-        const md5 = await md5OfFile(object.handle, size);
-        await this.#saveChecksum(key, { md5, size, mtimeMs }).catch(() => undefined);
-        return md5;
+        const digests = await digestsOfFile(object.handle, size);
+        await this.#saveChecksum(key, { ...digests, size, mtimeMs }).catch(() => undefined);
+        return digests;
       })().finally(() => this.#hashing.delete(id));
       this.#hashing.set(id, work);
     }

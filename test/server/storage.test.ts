@@ -12,11 +12,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
+import { crc32 } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formatRequestLog } from '../../src/commands/serve.js';
 import { ApiError, HttpClient } from '../../src/index.js';
 import { MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
-import { md5OfFile } from '../../src/server/checksums.js';
+import { digestsOfFile } from '../../src/server/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
 import { storeFailureAnswer } from '../../src/server/object-put-route.js';
 import {
@@ -33,9 +34,9 @@ import {
 // Counts how often an object is hashed from its file (rather than while it streamed in, or from its sidecar).
 vi.mock('../../src/server/checksums.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/server/checksums.js')>();
-  return { ...actual, md5OfFile: vi.fn(actual.md5OfFile) };
+  return { ...actual, digestsOfFile: vi.fn(actual.digestsOfFile) };
 });
-const hashedFromFile = vi.mocked(md5OfFile);
+const hashedFromFile = vi.mocked(digestsOfFile);
 
 const NAME = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
 const KEY = `imap/mag/l1a/2025/01/${NAME}`;
@@ -95,6 +96,13 @@ async function writeSource(folder: string, size: number): Promise<string> {
 
 function md5Hex(bytes: Buffer | string): string {
   return createHash('md5').update(bytes).digest('hex');
+}
+
+/** `x-amz-checksum-crc32`: base64 of the CRC-32's 4 bytes, most significant first (computed independently). */
+function crc32Base64(bytes: Buffer | string): string {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(crc32(bytes));
+  return out.toString('base64');
 }
 
 function md5Base64(bytes: Buffer | string): string {
@@ -476,7 +484,7 @@ describe('the MD5 of every object', () => {
     return pathOf(testSigner.sign(server.url, 'GET', KEY));
   }
 
-  it('is the ETag of the PUT answer, and GET and HEAD carry it with Content-MD5', async () => {
+  it('is the ETag of the PUT answer, and GET and HEAD carry it with Content-MD5 and x-amz-checksum-crc32', async () => {
     served = await serveStore(storeDir);
     const stored = await put();
     expect(stored.status).toBe(200);
@@ -486,18 +494,20 @@ describe('the MD5 of every object', () => {
       expect(answer.status).toBe(200);
       expect(answer.headers.etag).toBe(`"${md5Hex(BYTES)}"`);
       expect(answer.headers['content-md5']).toBe(md5Base64(BYTES));
+      expect(answer.headers['x-amz-checksum-crc32']).toBe(crc32Base64(BYTES));
     }
     // Computed while the bytes streamed in: never read back from the file.
     expect(hashedFromFile).not.toHaveBeenCalled();
   });
 
-  it('a 206 carries the ETag but no Content-MD5, which would describe the whole object, not the part', async () => {
+  it('a 206 carries the ETag but no Content-MD5 or CRC-32, which would describe the whole object, not the part', async () => {
     served = await serveStore(storeDir);
     await put();
     const part = await rawRequest(served.server.url, getUrl(), { headers: { Range: 'bytes=10-19' } });
     expect(part.status).toBe(206);
     expect(part.headers.etag).toBe(`"${md5Hex(BYTES)}"`);
     expect(part.headers['content-md5']).toBeUndefined();
+    expect(part.headers['x-amz-checksum-crc32']).toBeUndefined();
   });
 
   it('is kept in a sidecar under .checksums, with the size and mtime it was computed for', async () => {
@@ -505,7 +515,28 @@ describe('the MD5 of every object', () => {
     await put();
     const sidecar = JSON.parse(await readFile(join(storeDir, '.checksums', ...KEY.split('/')), 'utf8'));
     const stats = await stat(join(storeDir, ...KEY.split('/')));
-    expect(sidecar).toEqual({ md5: md5Hex(BYTES), size: BYTES.length, mtimeMs: stats.mtimeMs });
+    expect(sidecar).toEqual({
+      md5: md5Hex(BYTES),
+      crc32: crc32(BYTES),
+      size: BYTES.length,
+      mtimeMs: stats.mtimeMs,
+    });
+  });
+
+  it('a sidecar without a CRC-32 (written by an earlier version) is computed again and rewritten', async () => {
+    await putStoreFile(storeDir, KEY, BYTES);
+    const stats = await stat(join(storeDir, ...KEY.split('/')));
+    const sidecarPath = join(storeDir, '.checksums', ...KEY.split('/'));
+    await mkdir(join(sidecarPath, '..'), { recursive: true });
+    await writeFile(
+      sidecarPath,
+      `${JSON.stringify({ md5: md5Hex(BYTES), size: BYTES.length, mtimeMs: stats.mtimeMs })}\n`,
+    );
+    served = await serveStore(storeDir);
+    const head = await rawRequest(served.server.url, getUrl(), { method: 'HEAD' });
+    expect(head.headers['x-amz-checksum-crc32']).toBe(crc32Base64(BYTES));
+    expect(hashedFromFile).toHaveBeenCalledTimes(1);
+    expect(JSON.parse(await readFile(sidecarPath, 'utf8')).crc32).toBe(crc32(BYTES));
   });
 
   it('survives a restart: a new server on the store answers the same ETag and Content-MD5 without hashing', async () => {
@@ -516,6 +547,7 @@ describe('the MD5 of every object', () => {
     const head = await rawRequest(served.server.url, getUrl(), { method: 'HEAD' });
     expect(head.headers.etag).toBe(`"${md5Hex(BYTES)}"`);
     expect(head.headers['content-md5']).toBe(md5Base64(BYTES));
+    expect(head.headers['x-amz-checksum-crc32']).toBe(crc32Base64(BYTES));
     expect(hashedFromFile).not.toHaveBeenCalled();
   });
 
@@ -550,6 +582,7 @@ describe('the MD5 of every object', () => {
     const head = await rawRequest(served.server.url, getUrl(), { method: 'HEAD' });
     expect(head.headers.etag).toBe(`"${md5Hex(other)}"`);
     expect(head.headers['content-md5']).toBe(md5Base64(other));
+    expect(head.headers['x-amz-checksum-crc32']).toBe(crc32Base64(other));
   });
 
   it('If-Match with the ETag (alone, in a list, or *) is honoured; any other is a 412 on GET and HEAD', async () => {

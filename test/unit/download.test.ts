@@ -6,6 +6,7 @@ import { createServer, get, type IncomingMessage, type Server, type ServerRespon
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/commands/download.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download.js';
@@ -35,6 +36,8 @@ interface Behaviour {
   etag?: string;
   /** Leave out `Accept-Ranges: bytes` (a store that does not say it serves ranges). */
   noAcceptRanges?: boolean;
+  /** Extra headers of whole-object (200) answers, such as a checksum the store states. */
+  wholeHeaders?: Record<string, string>;
 }
 
 interface ObjectServer {
@@ -50,6 +53,13 @@ interface ObjectServer {
   /** Requests wait for this before answering, when set. */
   gate: Promise<void> | undefined;
   server: Server;
+}
+
+/** `x-amz-checksum-crc32` of some bytes: base64 of the CRC-32's 4 bytes, most significant first. */
+function crc32Base64(bytes: Buffer): string {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(crc32(bytes));
+  return out.toString('base64');
 }
 
 function pattern(size: number, seed = 1): Buffer {
@@ -116,7 +126,7 @@ async function startObjectServer(): Promise<ObjectServer> {
     if (!behaviour.noAcceptRanges) headers['accept-ranges'] = 'bytes';
     if (match && !behaviour.ignoreRange) {
       headers['content-range'] = behaviour.contentRange ?? `bytes ${start}-${end}/${body.length}`;
-    }
+    } else Object.assign(headers, behaviour.wholeHeaders);
     const send = (bytes: Buffer) => state.sent.set(path, (state.sent.get(path) ?? 0) + bytes.length);
     response.writeHead(headers['content-range'] ? 206 : 200, headers);
     if (behaviour.hangAfter !== undefined) {
@@ -504,6 +514,44 @@ describe('integrity', () => {
     expect(result).toMatchObject({ status: 'failed', verified: false, error: { code: 'E_CHECKSUM' } });
     expect(result?.error?.message).toMatch(/do not match the object's MD5 from its (ETag|Content-MD5)/);
     expect(await filesUnder(root, { parts: true })).toEqual([]);
+  });
+
+  it('checks a CRC-32 the store states (x-amz-checksum-crc32), the cheapest stated, in preference to the MD5', async () => {
+    const good = pattern(300_000, 24);
+    server.objects.set(PATH_A, good);
+    server.behaviours.set(PATH_A, { wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(good) } });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true });
+    expect(await readFile(join(root, PATH_A))).toEqual(good);
+    // A CRC-32 that does not describe the bytes fails the download although the ETag's MD5 matches them:
+    // the CRC-32 is what was checked.
+    const other = pattern(300_000, 25);
+    server.objects.set(PATH_B, other);
+    server.behaviours.set(PATH_B, { wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(good) } });
+    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { dataDir: root });
+    expect(bad).toMatchObject({ status: 'failed', error: { code: 'E_CHECKSUM' } });
+    expect(bad?.error?.message).toMatch(/do not match the object's CRC32 from its x-amz-checksum-crc32/);
+    expect(existsSync(join(root, PATH_B))).toBe(false);
+  });
+
+  it('catches one damaged byte with a CRC-32, inline and on the hashing thread', async () => {
+    for (const [path, size, seed] of [
+      [PATH_A, 300_000, 26],
+      [PATH_B, 9 * 1024 * 1024, 27],
+    ] as const) {
+      const body = pattern(size, seed);
+      server.objects.set(path, body);
+      server.behaviours.set(path, {
+        corrupt: 1,
+        wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(body) },
+      });
+      server.requests.length = 0;
+      const [result] = await downloadFiles(fakeClient(server), [path], { dataDir: root, connections: 1 });
+      expect(result).toMatchObject({ status: 'downloaded', verified: true });
+      expect((await readFile(join(root, path))).equals(body)).toBe(true);
+      // The damaged transfer was caught and the object fetched again.
+      expect(server.requests).toHaveLength(2);
+    }
   });
 
   it('hashes a large object on a thread of its own, and still catches one damaged byte', async () => {
