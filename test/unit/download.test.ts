@@ -534,23 +534,34 @@ describe('integrity', () => {
     expect(existsSync(join(root, PATH_B))).toBe(false);
   });
 
-  it('catches one damaged byte with a CRC-32, inline and on the hashing thread', async () => {
-    for (const [path, size, seed] of [
-      [PATH_A, 300_000, 26],
-      [PATH_B, 9 * 1024 * 1024, 27],
-    ] as const) {
+  it('catches one damaged byte with a CRC-32: in line for one stream, on the hashing thread for parallel parts', async () => {
+    const cases = [
+      { path: PATH_A, size: 300_000, seed: 26, connections: 1 },
+      { path: PATH_B, size: 9 * 1024 * 1024, seed: 27, connections: 1 },
+      // Split into 1 MiB parts: the first answer is read only up to its first part, so the second answer (a
+      // part) is the damaged one; the whole download is fetched again.
+      {
+        path: `imap/mag/l1a/2024/01/${NAME_A.replace('20240101_20240101', '20240102_20240102')}`,
+        size: 9 * 1024 * 1024,
+        seed: 28,
+        connections: 4,
+      },
+    ];
+    for (const { path, size, seed, connections } of cases) {
       const body = pattern(size, seed);
       server.objects.set(path, body);
-      server.behaviours.set(path, {
-        corrupt: 1,
-        wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(body) },
-      });
+      const corrupt = connections > 1 ? 2 : 1;
+      server.behaviours.set(path, { corrupt, wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(body) } });
       server.requests.length = 0;
-      const [result] = await downloadFiles(fakeClient(server), [path], { dataDir: root, connections: 1 });
+      const [result] = await downloadFiles(fakeClient(server), [path], {
+        dataDir: root,
+        connections,
+        partSize: 1024 * 1024,
+      });
       expect(result).toMatchObject({ status: 'downloaded', verified: true });
       expect((await readFile(join(root, path))).equals(body)).toBe(true);
       // The damaged transfer was caught and the object fetched again.
-      expect(server.requests).toHaveLength(2);
+      expect(server.requests).toHaveLength(connections > 1 ? 18 : 2);
     }
   });
 
