@@ -55,6 +55,9 @@ interface Span {
   finished: boolean;
 }
 
+/** The record of the part is rewritten each time the bytes on disk from the start grow by this many parts. */
+const RECORD_EVERY_PARTS = 4;
+
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export async function receiveRanges(job: RangedJob): Promise<number> {
   const { state, plan, checksum } = job;
@@ -70,13 +73,27 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     for (const span of spans) if (span.start >= state.written) onDisk += span.done;
     job.report(onDisk);
   };
-  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache.
+  // Parts land out of order, so the part's length no longer says how much of it holds the object: its record
+  // names the first byte not yet on disk, for a run that takes it over after this one was killed.
+  let recorded = state.written;
+  const recordPrefix = () => {
+    recorded = state.written;
+    try {
+      job.part.record({ etag: state.etag, size: state.total, written: state.written });
+    } catch {
+      // Without it a later run resumes from the part's length and the checksum finds any hole: slower, not wrong.
+    }
+  };
+  recordPrefix();
+  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache, and keeps
+  // the record within a few parts of the prefix.
   const advance = () => {
     for (const span of spans) {
       if (span.start !== state.written || !span.finished) continue;
       checksum.catchUp(span.end);
       state.written = span.end;
     }
+    if (state.written - recorded >= RECORD_EVERY_PARTS * plan.partSize) recordPrefix();
   };
   const worker = async () => {
     while (next < spans.length && firstFailure === undefined) {

@@ -164,6 +164,43 @@ describe('an interrupted download run again', () => {
     }
   });
 
+  it('a download in parallel parts, killed (SIGKILL), resumes from the bytes its record names', async () => {
+    const body = bytesFor(NAME, 32 * 1024 * 1024);
+    await storeObject(body);
+    // Slowed to ~8 MiB/s per connection, 32 MiB/s over 4, so that the kill lands in the middle.
+    const relay = await startRelay(new URL(server.url), 8 * 1024 * 1024);
+    try {
+      const args = ['download', PATH, '--url', relay.url, '--connections', '4', '--part-size', '1'];
+      const child = spawnCli(args, { cwd: home });
+      const folder = join(dataFile(), '..');
+      const recorded = async () => {
+        const record = (await leftoversBeside(dataFile())).find((name) => /\.part\.\d+\.json$/.test(name));
+        if (!record) return 0;
+        try {
+          return Number(JSON.parse(await readFile(join(folder, record), 'utf8')).written ?? 0);
+        } catch {
+          return 0;
+        }
+      };
+      expect(await waitFor(async () => (await recorded()) >= 8 * 1024 * 1024, 30_000)).toBe(true);
+      child.kill('SIGKILL');
+      await finished(child);
+      const kept = await recorded();
+      expect(kept).toBeLessThan(body.length);
+
+      relay.sent = 0;
+      const second = await runCli(['download', PATH, '--url', relay.url], { cwd: home, timeoutMs: 60_000 });
+      expect(second.code).toBe(0);
+      expect(second.stderr).toContain('1 downloaded');
+      // At most the bytes after the recorded prefix, and a few KiB of answers and headers.
+      expect(relay.sent).toBeLessThan(body.length - kept + 64 * 1024);
+      expect((await readFile(dataFile())).equals(body)).toBe(true);
+      expect(await leftoversBeside(dataFile())).toEqual([]);
+    } finally {
+      await relay.close();
+    }
+  });
+
   it('never trusts a truncated file at the destination: it is checked and replaced', async () => {
     const body = bytesFor(NAME, 100_000);
     await storeObject(body);
