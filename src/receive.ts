@@ -236,14 +236,19 @@ async function verified(
  * a store that says it serves ranges and names the version (ETag) every part must come from.
  */
 function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan): boolean {
+  // The whole object from a store that says it serves ranges, or the rest of a resumed one (a 206 is itself
+  // a range served, from the first byte not on disk).
+  const fromHere =
+    response.status === 206 ||
+    (response.status === 200 &&
+      state.written === 0 &&
+      /\bbytes\b/i.test(header(response, 'accept-ranges') ?? ''));
   return (
     plan.connections > 1 &&
-    response.status === 200 &&
-    state.written === 0 &&
+    fromHere &&
     state.total !== undefined &&
-    state.total >= 2 * plan.partSize &&
-    state.etag !== undefined &&
-    /\bbytes\b/i.test(header(response, 'accept-ranges') ?? '')
+    state.total - state.written >= 2 * plan.partSize &&
+    state.etag !== undefined
   );
 }
 

@@ -815,6 +815,43 @@ describe('parallel ranged downloads', () => {
     expect(starts.some((start) => start > 300_000 && start % MIB !== 0)).toBe(true);
   });
 
+  it('goes on in parallel parts when it resumes a part left on disk, from its first missing byte', async () => {
+    const body = pattern(6 * MIB, 46);
+    server.objects.set(PATH_A, body);
+    server.behaviours.set(PATH_A, { hangAfter: 2 * MIB });
+    const controller = new AbortController();
+    await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 1,
+      signal: controller.signal,
+      onProgress: (event) => {
+        if (event.received >= 1.5 * MIB && !event.done) controller.abort(new Error('Interrupted by SIGINT'));
+      },
+    });
+    const kept = (await filesUnder(root, { parts: true })).find((path) =>
+      path.endsWith(`.part.${process.pid}`),
+    );
+    const onDisk = (await readFile(kept as string)).length;
+    expect(onDisk).toBeGreaterThan(0);
+    server.behaviours.delete(PATH_A);
+    server.requests.length = 0;
+    const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+    });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: body.length - onDisk });
+    expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
+    // No byte on disk asked for again (nor received: `bytes` above), and the rest asked for as parts: the
+    // resumed answer carries the first.
+    const ranges = server.requests.map((request) => request.range);
+    expect(ranges[0]).toBe(`bytes=${onDisk}-`);
+    expect(ranges.length).toBeGreaterThanOrEqual(4);
+    expect(ranges.slice(1).every((range) => Number(/^bytes=(\d+)-/.exec(range)?.[1]) >= onDisk + MIB)).toBe(
+      true,
+    );
+  });
+
   it('falls back to one stream when the store says nothing of ranges', async () => {
     const body = pattern(3 * MIB, 42);
     server.objects.set(PATH_A, body);
