@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkFiles, writeLargeFile } from './lib/files.js';
 import { loadMd5Base64 } from './lib/hash-file.js';
-import { command, compare, tool } from './lib/measure.js';
+import { command, compare, compareRuns, tool } from './lib/measure.js';
 import { startServerProcess } from './lib/server.js';
 import { formatBytes, markdownTable, ratioGoal, seconds, spread } from './lib/stats.js';
 import { generateStore, largeKey } from './lib/store.js';
@@ -17,8 +17,9 @@ import { touchObjects } from './lib/warm-up.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
-const LABELS = { tool: 'mission-data', reference: 'curl' };
+const LABELS = { tool: 'mission-data', reference: 'curl', floor: 'bare undici loop' };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
+const BARE_DOWNLOAD = fileURLToPath(new URL('./lib/bare-download.js', import.meta.url));
 
 /** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
 export const SIZES = {
@@ -57,25 +58,65 @@ const caseResult = (result, row) => ({
 const mibPerSecond = (bytes, ms) => (bytes / MIB / (ms / 1000)).toFixed(0);
 const timeAndSpeed = (bytes, ms) => `${seconds(ms)} s (${mibPerSecond(bytes, ms)} MiB/s)`;
 
-/** Case 1: one large file, `mission-data download <key>` against `curl -L -o` of the same URL. */
+/**
+ * Case 1: one large file, `mission-data download <key>` against `curl -L -o` of the same URL; in the same
+ * interleaved runs, for scale, the bare undici loop of bench/lib/bare-download.js (the floor of a Node client).
+ */
 async function largeDownload(context, size) {
   const key = largeKey(size);
   const url = `${context.server.url}/download/${key}`;
-  const result = await compare({
+  const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
     verify: (which) => checkFiles(LABELS[which], context.outDir, { count: 1, size }),
-    makeTool: () => tool(['download', key, '--url', context.server.url, '--data-dir', context.outDir]),
-    makeReference: () =>
-      command('curl', 'curl', ['-sS', '-f', '-L', '--create-dirs', '-o', join(context.outDir, 'large'), url]),
+    runs: [
+      {
+        name: 'tool',
+        make: () => tool(['download', key, '--url', context.server.url, '--data-dir', context.outDir]),
+      },
+      {
+        name: 'reference',
+        make: () =>
+          command('curl', 'curl', [
+            '-sS',
+            '-f',
+            '-L',
+            '--create-dirs',
+            '-o',
+            join(context.outDir, 'large'),
+            url,
+          ]),
+      },
+      {
+        name: 'floor',
+        make: () => {
+          mkdirSync(context.outDir, { recursive: true });
+          return command('bare undici loop', process.execPath, [
+            BARE_DOWNLOAD,
+            url,
+            join(context.outDir, 'large'),
+          ]);
+        },
+      },
+    ],
   });
-  return caseResult(result, [
-    `1. one file of ${formatBytes(size)}`,
-    timeAndSpeed(size, result.toolMs),
-    timeAndSpeed(size, result.referenceMs),
-    speedRatio(result).toFixed(2),
-    formatBytes(result.peakRss),
-  ]);
+  const result = {
+    toolMs: results.tool.ms,
+    referenceMs: results.reference.ms,
+    toolRuns: results.tool.runs,
+    referenceRuns: results.reference.runs,
+    peakRss: results.tool.peakRss,
+  };
+  return {
+    ...caseResult(result, [
+      `1. one file of ${formatBytes(size)}`,
+      timeAndSpeed(size, result.toolMs),
+      timeAndSpeed(size, result.referenceMs),
+      speedRatio(result).toFixed(2),
+      formatBytes(result.peakRss),
+    ]),
+    floorMs: results.floor.ms,
+  };
 }
 
 /** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
@@ -267,6 +308,17 @@ export async function run({ quick = false, commands = {} } = {}) {
         'is fetched beforehand (mission-data asks `/upload` for it within its time). 3h: `openssl md5 -binary ' +
         `FILE\` against \`node bench/lib/hash-file.js FILE\` (the library's \`md5Base64\`, ${sizes.hashRepetitions} ` +
         'runs each).',
+      '',
+      'For scale, the same interleaved runs of case 1 timed a bare undici loop (bench/lib/bare-download.js: ' +
+        '`request`, then `writev` in ~1 MiB batches; no checksum, no part file, no checks; its start-up loads ' +
+        "undici whole, which mission-data's bundle does not), about the floor of a Node client here: " +
+        `${large
+          .map(
+            (result, i) =>
+              `${formatBytes(sizes.large[i])} in ${seconds(result.floorMs)} s, ` +
+              `${(result.referenceMs / result.floorMs).toFixed(2)}× curl`,
+          )
+          .join('; ')}.`,
       ...(checksumCost ? ['', checksumCost] : []),
       ...(notes.length > 0 ? ['', ...notes.map((note) => `Note: ${note}`)] : []),
       '',
