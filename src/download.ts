@@ -403,7 +403,7 @@ async function downloadOne(
     } catch (error) {
       // An interrupted or dropped transfer leaves its part for the next run to resume; anything else is discarded.
       if (resumable(error, signal))
-        part.keep({ etag: state.etag, size: state.total, written: state.written });
+        part.keep({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
       else await part.discard();
       throw error;
     }

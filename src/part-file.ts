@@ -27,7 +27,7 @@ import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from './errors.js';
 import { localError, NO_FOLLOW } from './local-root.js';
-import { leftovers, ownerAlive, type PartRecord, recordPath } from './part-leftovers.js';
+import { finishedRanges, leftovers, ownerAlive, type PartRecord, recordPath } from './part-leftovers.js';
 
 /** A part another live process is writing. */
 export class PartBusy extends Error {
@@ -104,7 +104,8 @@ export class PartFile {
       const length = fstatSync(fd).size;
       const record = adopted.record;
       const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
-      return new PartFile(destination, ours, fd, { ...record, written });
+      const parts = finishedRanges(record.parts, written, Math.min(length, record.size ?? length));
+      return new PartFile(destination, ours, fd, { ...record, written, parts });
     }
     const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
     let fd: number;

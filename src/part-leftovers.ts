@@ -16,6 +16,8 @@ export interface PartRecord {
   size: number | undefined;
   /** Bytes of the object on disk from byte 0 (undefined: the part's length says it). */
   written?: number | undefined;
+  /** Byte ranges `[start, end)` beyond `written` also on disk: parts fetched in parallel finish out of order. */
+  parts?: Array<[number, number]> | undefined;
   /** Which process wrote it last, and where. */
   pid: number;
   host: string;
@@ -36,6 +38,30 @@ function processAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * The ranges of a record that can be true of a part of `length` bytes: well-formed, after `written` (and not
+ * touching it: the first missing byte comes before them), within the part, in order and apart. Anything else is dropped (fetched again); the checksum checks the whole in any case.
+ */
+export function finishedRanges(
+  parts: unknown,
+  written: number,
+  length: number,
+): Array<[number, number]> | undefined {
+  if (!Array.isArray(parts)) return undefined;
+  const kept: Array<[number, number]> = [];
+  let after = written;
+  for (const range of parts) {
+    if (!Array.isArray(range) || range.length !== 2) continue;
+    const [start, end] = range as unknown[];
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) continue;
+    if ((start as number) < after || (end as number) <= (start as number) || (end as number) > length)
+      continue;
+    kept.push([start as number, end as number]);
+    after = end as number;
+  }
+  return kept.length > 0 ? kept : undefined;
 }
 
 async function readRecord(partPath: string): Promise<PartRecord | undefined> {

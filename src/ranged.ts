@@ -55,16 +55,28 @@ interface Span {
   finished: boolean;
 }
 
-/** The record of the part is rewritten each time the bytes on disk from the start grow by this many parts. */
+/** The record of the part is rewritten each time this many more parts are finished. */
 const RECORD_EVERY_PARTS = 4;
 
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export async function receiveRanges(job: RangedJob): Promise<number> {
   const { state, plan, checksum } = job;
+  // The bytes not on disk, as parts; the parts an earlier run finished after the first missing byte (its
+  // record says which) are not asked for again: they stand as finished spans, which the checksum reads back.
   const spans: Span[] = [];
-  for (let start = state.written; start < state.total; start += plan.partSize) {
-    spans.push({ start, end: Math.min(state.total, start + plan.partSize), done: 0, finished: false });
+  let at = state.written;
+  const missing = (end: number) => {
+    for (; at < end; at = Math.min(end, at + plan.partSize)) {
+      spans.push({ start: at, end: Math.min(end, at + plan.partSize), done: 0, finished: false });
+    }
+  };
+  for (const [from, to] of state.finished ?? []) {
+    if (from <= at || to > state.total) continue;
+    missing(from);
+    spans.push({ start: from, end: to, done: to - from, finished: true });
+    at = to;
   }
+  missing(state.total);
   let next = 0;
   let transferred = 0;
   let firstFailure: unknown;
@@ -73,38 +85,53 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     for (const span of spans) if (span.start >= state.written) onDisk += span.done;
     job.report(onDisk);
   };
-  // Parts land out of order, so the part's length no longer says how much of it holds the object: its record
-  // names the first byte not yet on disk, for a run that takes it over after this one was killed.
-  let recorded = state.written;
-  const recordPrefix = () => {
-    recorded = state.written;
+  // Parts land out of order, so the part's length no longer says what it holds: its record names the bytes on
+  // disk from the start and the parts finished after them, for a run that takes it over after this one was
+  // killed. `state.finished` says the same to the caller, which records it when the transfer is interrupted.
+  let finishedSinceRecord = 0;
+  const noteFinished = () => {
+    const ranges: Array<[number, number]> = [];
+    for (const span of spans) {
+      if (!span.finished || span.start < state.written) continue;
+      const last = ranges.at(-1);
+      if (last && last[1] === span.start) last[1] = span.end;
+      else ranges.push([span.start, span.end]);
+    }
+    state.finished = ranges.length > 0 ? ranges : undefined;
+  };
+  const recordProgress = () => {
+    finishedSinceRecord = 0;
+    noteFinished();
     try {
-      job.part.record({ etag: state.etag, size: state.total, written: state.written });
+      job.part.record({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
     } catch {
       // Without it a later run resumes from the part's length and the checksum finds any hole: slower, not wrong.
     }
   };
-  recordPrefix();
-  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache, and keeps
-  // the record within a few parts of the prefix.
+  recordProgress();
+  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache.
   const advance = () => {
     for (const span of spans) {
       if (span.start !== state.written || !span.finished) continue;
       checksum.catchUp(span.end);
       state.written = span.end;
     }
-    if (state.written - recorded >= RECORD_EVERY_PARTS * plan.partSize) recordPrefix();
   };
+  advance();
   const worker = async () => {
-    while (next < spans.length && firstFailure === undefined) {
+    for (;;) {
+      while (next < spans.length && (spans[next] as Span).finished) next += 1;
+      if (next >= spans.length || firstFailure !== undefined) return;
       const span = spans[next] as Span;
-      const initial = next === 0 ? job.firstBody : undefined;
+      const initial = span === spans[0] ? job.firstBody : undefined;
       next += 1;
       try {
         const received = await fetchSpan(job, span, progress, initial);
         transferred += received;
         span.finished = true;
         advance();
+        finishedSinceRecord += 1;
+        if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
       } catch (error) {
         firstFailure ??= error;
       }
@@ -114,9 +141,12 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   if (firstFailure !== undefined) {
     // What lies on disk from the start is kept for the next run: the finished parts and the part after them,
     // as far as it got.
+    // A part whose every byte was written is on disk, even if the failure came before it was counted finished.
+    for (const span of spans) if (span.done === span.end - span.start) span.finished = true;
     advance();
     const frontier = spans.find((span) => span.start === state.written);
     if (frontier) state.written += frontier.done;
+    noteFinished();
     throw firstFailure;
   }
   advance();

@@ -69,13 +69,15 @@ export interface ObjectState {
   total: number | undefined;
   /** The object's ETag, once an answer told it; a different one later means the object changed. */
   etag: string | undefined;
+  /** Byte ranges `[start, end)` after `written` also on disk (parts fetched in parallel finish out of order). */
+  finished?: Array<[number, number]> | undefined;
 }
 
 /** The state of a part to receive into: what a resumed part holds, or nothing. */
 export function initialState(part: PartFile): ObjectState {
   const resumed = part.resumed;
   return resumed && resumed.etag !== undefined
-    ? { written: resumed.written, total: resumed.size, etag: resumed.etag }
+    ? { written: resumed.written, total: resumed.size, etag: resumed.etag, finished: resumed.parts }
     : { written: 0, total: undefined, etag: undefined };
 }
 
@@ -101,13 +103,21 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
     let transferred = 0;
     let resumes = 0;
     let ranged = job.ranged;
-    if (state.written === 0 && part.resumed) part.truncate();
+    if (state.written === 0 && part.resumed && state.finished === undefined) part.truncate();
     for (;;) {
       if (signal?.aborted) throw abortedError(signal);
       const start = state.written;
+      // A part with bytes on disk is resumed with a range of the same object (If-Match), even from byte 0 when
+      // only parts after the first are there.
+      const resuming = start > 0 || state.finished !== undefined;
       let response: ObjectResponse;
       try {
-        response = await http.getObject(url, start > 0 ? { start, ifMatch: state.etag, signal } : { signal });
+        response = await http.getObject(
+          url,
+          resuming
+            ? { start, end: start === 0 ? lastByte(state) : undefined, ifMatch: state.etag, signal }
+            : { signal },
+        );
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 412)) throw error;
         // The object changed since the part was started: what is on disk belongs to another version.
@@ -116,7 +126,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         continue;
       }
       try {
-        const verdict = acceptResponse(response, state, shown, checksum === undefined && start > 0);
+        const verdict = acceptResponse(response, state, shown, checksum === undefined && resuming);
         if (verdict === 'stale') {
           discardBody(response.body);
           restartState(state, part);
@@ -124,8 +134,9 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         }
         if (verdict === 'restart') {
           // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
-          if (state.written > 0) part.truncate();
+          if (state.written > 0 || state.finished !== undefined) part.truncate();
           state.written = 0;
+          state.finished = undefined;
           checksum = undefined;
         }
         if (checksum === undefined) {
@@ -243,20 +254,25 @@ function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan):
     (response.status === 200 &&
       state.written === 0 &&
       /\bbytes\b/i.test(header(response, 'accept-ranges') ?? ''));
-  return (
-    plan.connections > 1 &&
-    fromHere &&
+  // Worth it with two parts to go, or when parts an earlier run finished out of order are to be skipped.
+  const worth =
     state.total !== undefined &&
-    state.total - state.written >= 2 * plan.partSize &&
-    state.etag !== undefined
-  );
+    (state.total - state.written >= 2 * plan.partSize ||
+      (response.status === 206 && state.finished !== undefined));
+  return plan.connections > 1 && fromHere && worth && state.etag !== undefined;
+}
+
+/** The object's last byte, when its size is known (a range from byte 0 needs one to be a range at all). */
+function lastByte(state: ObjectState): number | undefined {
+  return state.total === undefined || state.total === 0 ? undefined : state.total - 1;
 }
 
 function restartState(state: ObjectState, part: PartFile): void {
-  if (state.written > 0) part.truncate();
+  if (state.written > 0 || state.finished !== undefined) part.truncate();
   state.written = 0;
   state.total = undefined;
   state.etag = undefined;
+  state.finished = undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, open, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
@@ -30,6 +30,8 @@ interface Behaviour {
   contentRange?: string;
   /** Send the headers and this many bytes, then wait until the client goes away. */
   hangAfter?: number;
+  /** The same, for the first answer only. */
+  hangFirstAfter?: number;
   /** Flip one byte in the middle of the body of the first this-many answers (the length stays right). */
   corrupt?: number;
   /** Send this ETag instead of the body's MD5 (e.g. an opaque one: nothing to verify with). */
@@ -129,9 +131,10 @@ async function startObjectServer(): Promise<ObjectServer> {
     } else Object.assign(headers, behaviour.wholeHeaders);
     const send = (bytes: Buffer) => state.sent.set(path, (state.sent.get(path) ?? 0) + bytes.length);
     response.writeHead(headers['content-range'] ? 206 : 200, headers);
-    if (behaviour.hangAfter !== undefined) {
-      send(slice.subarray(0, behaviour.hangAfter));
-      response.write(slice.subarray(0, behaviour.hangAfter));
+    const hangAfter = count === 0 ? (behaviour.hangFirstAfter ?? behaviour.hangAfter) : behaviour.hangAfter;
+    if (hangAfter !== undefined) {
+      send(slice.subarray(0, hangAfter));
+      response.write(slice.subarray(0, hangAfter));
       return;
     }
     if (behaviour.dropAfter !== undefined && count < (behaviour.times ?? 1)) {
@@ -850,6 +853,95 @@ describe('parallel ranged downloads', () => {
     expect(ranges.slice(1).every((range) => Number(/^bytes=(\d+)-/.exec(range)?.[1]) >= onDisk + MIB)).toBe(
       true,
     );
+  });
+
+  it('keeps the parts finished after a stalled first part when interrupted, and asks only for the rest', async () => {
+    const body = pattern(6 * MIB, 47);
+    server.objects.set(PATH_A, body);
+    // The first answer (which carries the first part) stalls after 100,000 bytes; the other parts come whole.
+    server.behaviours.set(PATH_A, { hangFirstAfter: 100_000 });
+    const controller = new AbortController();
+    await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+      signal: controller.signal,
+      onProgress: (event) => {
+        if (event.received >= 5 * MIB + 100_000 && !event.done)
+          controller.abort(new Error('Interrupted by SIGINT'));
+      },
+    });
+    const kept = (await filesUnder(root, { parts: true })).find((path) =>
+      path.endsWith(`.part.${process.pid}`),
+    );
+    const record = JSON.parse(await readFile(`${kept}.json`, 'utf8'));
+    expect(record).toMatchObject({ written: 100_000, parts: [[MIB, 6 * MIB]] });
+    server.behaviours.delete(PATH_A);
+    server.requests.length = 0;
+    const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+    });
+    // Only the bytes between the first part's 100,000 and the finished parts came again.
+    expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: MIB - 100_000 });
+    expect(server.requests.map((request) => request.range)).toEqual([`bytes=100000-`]);
+    expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
+    expect(await filesUnder(root, { parts: true })).toEqual([join(root, PATH_A)]);
+  });
+
+  it("takes over a killed run's parts when its first part never arrived: a range from byte 0 up to them", async () => {
+    const body = pattern(6 * MIB, 49);
+    server.objects.set(PATH_A, body);
+    const destination = join(root, PATH_A);
+    await mkdir(dirname(destination), { recursive: true });
+    const leftover = `${destination}.part.${deadPid()}`;
+    // What a run killed while its first part was stalled leaves: nothing from byte 0, the later parts whole.
+    const onDisk = Buffer.concat([Buffer.alloc(MIB), body.subarray(MIB)]);
+    await writeFile(leftover, onDisk);
+    const record = { etag: `"${md5(body)}"`, size: body.length, written: 0, parts: [[MIB, 6 * MIB]] };
+    await writeFile(`${leftover}.json`, JSON.stringify({ ...record, pid: 1, host: hostname() }));
+    const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+    });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: MIB });
+    expect(server.requests.map((request) => request.range)).toEqual([`bytes=0-${body.length - 1}`]);
+    expect((await readFile(destination)).equals(body)).toBe(true);
+    expect(await filesUnder(root, { parts: true })).toEqual([destination]);
+  });
+
+  it('does not trust a record that names parts the part file does not hold: the checksum catches it', async () => {
+    const body = pattern(6 * MIB, 48);
+    server.objects.set(PATH_A, body);
+    server.behaviours.set(PATH_A, { hangFirstAfter: 100_000 });
+    const controller = new AbortController();
+    await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+      signal: controller.signal,
+      onProgress: (event) => {
+        if (event.received >= 5 * MIB + 100_000 && !event.done)
+          controller.abort(new Error('Interrupted by SIGINT'));
+      },
+    });
+    const kept = (await filesUnder(root, { parts: true })).find((path) =>
+      path.endsWith(`.part.${process.pid}`),
+    );
+    // A neighbour (or a disk) spoils a finished part behind the record's back.
+    const handle = await open(kept as string, 'r+');
+    await handle.write(Buffer.alloc(1000), 0, 1000, 3 * MIB);
+    await handle.close();
+    server.behaviours.delete(PATH_A);
+    const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      dataDir: root,
+      connections: 3,
+      partSize: MIB,
+    });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true });
+    expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
   });
 
   it('falls back to one stream when the store says nothing of ranges', async () => {
