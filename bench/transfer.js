@@ -20,6 +20,7 @@ const GIB = 1024 * MIB;
 const LABELS = { tool: 'mission-data', reference: 'curl', floor: 'bare undici loop' };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
 const BARE_DOWNLOAD = fileURLToPath(new URL('./lib/bare-download.js', import.meta.url));
+const BARE_BATCH = fileURLToPath(new URL('./lib/bare-batch.js', import.meta.url));
 
 /** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
 export const SIZES = {
@@ -129,7 +130,8 @@ async function manySmallDownloads(context) {
       .map((key, i) => `url = "${context.server.url}/download/${key}"\noutput = "${context.outDir}/f${i}"\n`)
       .join(''),
   );
-  const result = await compare({
+  const input = `${keys.join('\n')}\n`;
+  const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: () => {
       rmSync(context.outDir, { recursive: true, force: true });
@@ -137,24 +139,67 @@ async function manySmallDownloads(context) {
     },
     verify: (which) =>
       checkFiles(LABELS[which], context.outDir, { count: keys.length, size: context.sizes.smallSize }),
-    makeTool: () =>
-      tool(
-        ['download', '-', '--concurrency', '16', '--url', context.server.url, '--data-dir', context.outDir],
-        {
-          input: `${keys.join('\n')}\n`,
-        },
-      ),
-    makeReference: () =>
-      command('curl', 'curl', ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig]),
+    runs: [
+      {
+        name: 'tool',
+        make: () =>
+          tool(
+            [
+              'download',
+              '-',
+              '--concurrency',
+              '16',
+              '--url',
+              context.server.url,
+              '--data-dir',
+              context.outDir,
+            ],
+            {
+              input,
+            },
+          ),
+      },
+      {
+        name: 'reference',
+        make: () =>
+          command('curl', 'curl', [
+            '-sS',
+            '-f',
+            '-L',
+            '--parallel',
+            '--parallel-max',
+            '16',
+            '-K',
+            curlConfig,
+          ]),
+      },
+      {
+        name: 'floor',
+        make: () =>
+          command('bare undici loop', process.execPath, [BARE_BATCH, context.server.url, context.outDir], {
+            input,
+          }),
+      },
+    ],
   });
+  const result = {
+    toolMs: results.tool.ms,
+    referenceMs: results.reference.ms,
+    toolRuns: results.tool.runs,
+    referenceRuns: results.reference.runs,
+    peakRss: results.tool.peakRss,
+  };
   const filesPerSecond = (ms) => (keys.length / (ms / 1000)).toFixed(0);
-  return caseResult(result, [
-    `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`,
-    `${seconds(result.toolMs)} s (${filesPerSecond(result.toolMs)} files/s)`,
-    `${seconds(result.referenceMs)} s (${filesPerSecond(result.referenceMs)} files/s)`,
-    speedRatio(result).toFixed(2),
-    formatBytes(result.peakRss),
-  ]);
+  return {
+    floorMs: results.floor.ms,
+    ...caseResult(result, [
+      `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`,
+      `${seconds(result.toolMs)} s (${filesPerSecond(result.toolMs)} files/s)`,
+      `${seconds(result.referenceMs)} s (${filesPerSecond(result.referenceMs)} files/s)`,
+      speedRatio(result).toFixed(2),
+      formatBytes(result.peakRss),
+    ]),
+  };
 }
 
 /**
@@ -237,6 +282,25 @@ async function hashing(context) {
   ]);
 }
 
+/**
+ * The bare undici clients timed in the runs of cases 1 and 2, as a sentence: about the floor of a Node client
+ * on the machine, so that the distance from mission-data to curl can be told apart from Node's own.
+ */
+function floorNote(sizes, large, manySmall) {
+  const ratio = (result) => `${(result.referenceMs / result.floorMs).toFixed(2)}× curl`;
+  const downloads = large.map(
+    (result, i) => `${formatBytes(sizes.large[i])} in ${seconds(result.floorMs)} s, ${ratio(result)}`,
+  );
+  return (
+    'For scale, the interleaved runs of cases 1 and 2 also timed bare undici clients that do nothing else ' +
+    'mission-data does (no checksum, no part file, no name, folder or link checks, no record), about the floor ' +
+    "of a Node client here (their start-up loads undici whole, which mission-data's bundle does not). Case 1, " +
+    'bench/lib/bare-download.js (`request`, then `writev` in ~1 MiB batches): ' +
+    `${downloads.join('; ')}. Case 2, bench/lib/bare-batch.js (16 at a time, each file written with one ` +
+    `\`writev\`): ${seconds(manySmall.floorMs)} s, ${ratio(manySmall)}.`
+  );
+}
+
 /** Runs cases 1-3 and returns their markdown section, goals and the tool's peak memory per case. */
 export async function run({ quick = false, commands = {} } = {}) {
   const sizes = quick ? SIZES.quick : SIZES.full;
@@ -309,16 +373,7 @@ export async function run({ quick = false, commands = {} } = {}) {
         `FILE\` against \`node bench/lib/hash-file.js FILE\` (the library's \`md5Base64\`, ${sizes.hashRepetitions} ` +
         'runs each).',
       '',
-      'For scale, the same interleaved runs of case 1 timed a bare undici loop (bench/lib/bare-download.js: ' +
-        '`request`, then `writev` in ~1 MiB batches; no checksum, no part file, no checks; its start-up loads ' +
-        "undici whole, which mission-data's bundle does not), about the floor of a Node client here: " +
-        `${large
-          .map(
-            (result, i) =>
-              `${formatBytes(sizes.large[i])} in ${seconds(result.floorMs)} s, ` +
-              `${(result.referenceMs / result.floorMs).toFixed(2)}× curl`,
-          )
-          .join('; ')}.`,
+      floorNote(sizes, large, manySmall),
       ...(checksumCost ? ['', checksumCost] : []),
       ...(notes.length > 0 ? ['', ...notes.map((note) => `Note: ${note}`)] : []),
       '',
