@@ -5,7 +5,7 @@
 import { createReadStream, type Stats } from 'node:fs';
 import { abortedError } from './batch.js';
 import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from './checksum.js';
-import type { DownloadHttp } from './download.js';
+import type { DownloadHttp } from './download-types.js';
 import { localError } from './local-root.js';
 import { discardBody } from './pump.js';
 

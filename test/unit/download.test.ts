@@ -855,10 +855,12 @@ describe('parallel ranged downloads', () => {
     );
   });
 
-  it('keeps the parts finished after a stalled first part when interrupted, and asks only for the rest', async () => {
-    const body = pattern(6 * MIB, 47);
-    server.objects.set(PATH_A, body);
-    // The first answer (which carries the first part) stalls after 100,000 bytes; the other parts come whole.
+  /**
+   * Downloads PATH_A (6 MiB, 1 MiB parts over 3 connections) while its first answer, which carries the first
+   * part, stalls after 100,000 bytes and the other parts come whole; interrupts it once they are all on disk.
+   * Resolves to the part left behind.
+   */
+  async function interruptWithFirstPartStalled(): Promise<string> {
     server.behaviours.set(PATH_A, { hangFirstAfter: 100_000 });
     const controller = new AbortController();
     await downloadFiles(objectClient(), [PATH_A], {
@@ -871,9 +873,18 @@ describe('parallel ranged downloads', () => {
           controller.abort(new Error('Interrupted by SIGINT'));
       },
     });
+    server.behaviours.delete(PATH_A);
     const kept = (await filesUnder(root, { parts: true })).find((path) =>
       path.endsWith(`.part.${process.pid}`),
     );
+    if (kept === undefined) throw new Error('the interrupted download left no part');
+    return kept;
+  }
+
+  it('keeps the parts finished after a stalled first part when interrupted, and asks only for the rest', async () => {
+    const body = pattern(6 * MIB, 47);
+    server.objects.set(PATH_A, body);
+    const kept = await interruptWithFirstPartStalled();
     const record = JSON.parse(await readFile(`${kept}.json`, 'utf8'));
     expect(record).toMatchObject({ written: 100_000, parts: [[MIB, 6 * MIB]] });
     server.behaviours.delete(PATH_A);
@@ -915,23 +926,9 @@ describe('parallel ranged downloads', () => {
   it('does not trust a record that names parts the part file does not hold: the checksum catches it', async () => {
     const body = pattern(6 * MIB, 48);
     server.objects.set(PATH_A, body);
-    server.behaviours.set(PATH_A, { hangFirstAfter: 100_000 });
-    const controller = new AbortController();
-    await downloadFiles(objectClient(), [PATH_A], {
-      dataDir: root,
-      connections: 3,
-      partSize: MIB,
-      signal: controller.signal,
-      onProgress: (event) => {
-        if (event.received >= 5 * MIB + 100_000 && !event.done)
-          controller.abort(new Error('Interrupted by SIGINT'));
-      },
-    });
-    const kept = (await filesUnder(root, { parts: true })).find((path) =>
-      path.endsWith(`.part.${process.pid}`),
-    );
+    const kept = await interruptWithFirstPartStalled();
     // A neighbour (or a disk) spoils a finished part behind the record's back.
-    const handle = await open(kept as string, 'r+');
+    const handle = await open(kept, 'r+');
     await handle.write(Buffer.alloc(1000), 0, 1000, 3 * MIB);
     await handle.close();
     server.behaviours.delete(PATH_A);
