@@ -887,7 +887,6 @@ describe('parallel ranged downloads', () => {
     const kept = await interruptWithFirstPartStalled();
     const record = JSON.parse(await readFile(`${kept}.json`, 'utf8'));
     expect(record).toMatchObject({ written: 100_000, parts: [[MIB, 6 * MIB]] });
-    server.behaviours.delete(PATH_A);
     server.requests.length = 0;
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
       dataDir: root,
@@ -931,7 +930,6 @@ describe('parallel ranged downloads', () => {
     const handle = await open(kept, 'r+');
     await handle.write(Buffer.alloc(1000), 0, 1000, 3 * MIB);
     await handle.close();
-    server.behaviours.delete(PATH_A);
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
       dataDir: root,
       connections: 3,
