@@ -12,6 +12,7 @@ import { isInside } from './layout.js';
 /** What common file-system errors mean, in words. */
 const ERRNO_WORDS: Readonly<Record<string, string>> = {
   ENOSPC: 'the disk is full',
+  EFBIG: 'the file is larger than this system lets a process write',
   EDQUOT: 'the disk quota is used up',
   EROFS: 'the file system is read-only',
   EACCES: 'permission denied',

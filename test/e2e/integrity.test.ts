@@ -3,11 +3,13 @@
  * download run again, a file that changes while it is uploaded, names too long to store, a data root that
  * cannot take files. Each must end in the right bytes or a clear error.
  */
-import { existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import {
   assertBuilt,
@@ -123,6 +125,73 @@ describe('several processes downloading one file', () => {
     const said = runs.map((run) => (run.stderr.includes('1 downloaded') ? 'downloaded' : 'skipped'));
     expect(said).toContain('downloaded');
   });
+});
+
+/** Whether `prlimit` (util-linux) is here to cap the size of files a process may write. */
+const HAS_PRLIMIT = spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** Mounts a tmpfs of `size` on a new folder; undefined where mounting is refused (not root, a container). */
+function mountTmpfs(size: string): string | undefined {
+  const folder = mkdtempSync(join(tmpdir(), 'mission-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', folder], { stdio: 'ignore' });
+    return folder;
+  } catch {
+    rmSync(folder, { recursive: true, force: true });
+    return undefined;
+  }
+}
+
+describe('a disk that cannot hold the download', () => {
+  const OLD = Buffer.from('the copy that was there before, other bytes than the stored ones\n');
+
+  /** Runs `download --force` over a copy already in place, in `dataDir`, while `limit` is applied to the run. */
+  async function downloadOverOldCopy(dataDir: string, limit?: (pid: number) => void) {
+    const destination = join(dataDir, ...PATH.split('/'));
+    mkdirSync(join(destination, '..'), { recursive: true });
+    await appendFile(destination, OLD);
+    const child = spawnCli(['download', PATH, '--force', '--url', server.url, '--data-dir', dataDir], {
+      cwd: home,
+    });
+    if (limit && child.pid !== undefined) limit(child.pid);
+    return { run: await finished(child), destination };
+  }
+
+  it.runIf(HAS_PRLIMIT)(
+    'a file size limit hit midway (EFBIG) is a clear error; the copy in place is kept, no part left',
+    async () => {
+      await storeObject(bytesFor(NAME, 8 * 1024 * 1024));
+      // Node ignores SIGXFSZ: a write past the limit fails with EFBIG, as on a file system with a size cap.
+      const { run, destination } = await downloadOverOldCopy(join(home, 'data'), (pid) =>
+        execFileSync('prlimit', ['--pid', String(pid), `--fsize=${2 * 1024 * 1024}:`]),
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('EFBIG');
+      expect(run.stderr).toContain('0 downloaded, 0 replaced, 0 skipped (verified), 1 failed');
+      expect(await readFile(destination)).toEqual(OLD);
+      expect(await leftoversBeside(destination)).toEqual([]);
+    },
+  );
+
+  const mount = mountTmpfs('4m');
+  afterAll(() => {
+    if (mount === undefined) return;
+    execFileSync('umount', [mount], { stdio: 'ignore' });
+    rmSync(mount, { recursive: true, force: true });
+  });
+
+  it.runIf(mount !== undefined)(
+    'a full disk (a tmpfs of 4 MiB) is reported in words; the copy in place is kept, no part left',
+    async () => {
+      await storeObject(bytesFor(NAME, 8 * 1024 * 1024));
+      const { run, destination } = await downloadOverOldCopy(join(mount as string, 'data'));
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('the disk is full (ENOSPC)');
+      expect(run.stderr).toContain('Free some space');
+      expect(await readFile(destination)).toEqual(OLD);
+      expect(await leftoversBeside(destination)).toEqual([]);
+    },
+  );
 });
 
 describe('an interrupted download run again', () => {
