@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkFiles, writeLargeFile } from './lib/files.js';
 import { loadMd5Base64 } from './lib/hash-file.js';
-import { command, compare, compareRuns, tool } from './lib/measure.js';
+import { command, compare, compareRuns, tool, toolAgainstReference } from './lib/measure.js';
 import { startServerProcess } from './lib/server.js';
 import { formatBytes, markdownTable, ratioGoal, seconds, spread } from './lib/stats.js';
 import { generateStore, largeKey } from './lib/store.js';
@@ -101,13 +101,7 @@ async function largeDownload(context, size) {
       },
     ],
   });
-  const result = {
-    toolMs: results.tool.ms,
-    referenceMs: results.reference.ms,
-    toolRuns: results.tool.runs,
-    referenceRuns: results.reference.runs,
-    peakRss: results.tool.peakRss,
-  };
+  const result = toolAgainstReference(results);
   return {
     ...caseResult(result, [
       `1. one file of ${formatBytes(size)}`,
@@ -182,13 +176,7 @@ async function manySmallDownloads(context) {
       },
     ],
   });
-  const result = {
-    toolMs: results.tool.ms,
-    referenceMs: results.reference.ms,
-    toolRuns: results.tool.runs,
-    referenceRuns: results.reference.runs,
-    peakRss: results.tool.peakRss,
-  };
+  const result = toolAgainstReference(results);
   const filesPerSecond = (ms) => (keys.length / (ms / 1000)).toFixed(0);
   return {
     floorMs: results.floor.ms,

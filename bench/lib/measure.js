@@ -147,6 +147,11 @@ export async function compare({ makeTool, makeReference, ...options }) {
       { name: 'reference', make: makeReference },
     ],
   });
+  return toolAgainstReference(results);
+}
+
+/** The `tool` and `reference` runs of a `compareRuns` result, in the shape `compare` gives. */
+export function toolAgainstReference(results) {
   return {
     toolMs: results.tool.ms,
     referenceMs: results.reference.ms,

@@ -4,13 +4,13 @@
  * cannot take files. Each must end in the right bytes or a clear error.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
+import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   assertBuilt,
   bytesFor,
@@ -130,18 +130,6 @@ describe('several processes downloading one file', () => {
 /** Whether `prlimit` (util-linux) is here to cap the size of files a process may write. */
 const HAS_PRLIMIT = spawnSync('prlimit', ['--version'], { stdio: 'ignore' }).status === 0;
 
-/** Mounts a tmpfs of `size` on a new folder; undefined where mounting is refused (not root, a container). */
-function mountTmpfs(size: string): string | undefined {
-  const folder = mkdtempSync(join(tmpdir(), 'mission-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', folder], { stdio: 'ignore' });
-    return folder;
-  } catch {
-    rmSync(folder, { recursive: true, force: true });
-    return undefined;
-  }
-}
-
 describe('a disk that cannot hold the download', () => {
   const OLD = Buffer.from('the copy that was there before, other bytes than the stored ones\n');
 
@@ -175,9 +163,7 @@ describe('a disk that cannot hold the download', () => {
 
   const mount = mountTmpfs('4m');
   afterAll(() => {
-    if (mount === undefined) return;
-    execFileSync('umount', [mount], { stdio: 'ignore' });
-    rmSync(mount, { recursive: true, force: true });
+    if (mount !== undefined) unmount(mount);
   });
 
   it.runIf(mount !== undefined)(

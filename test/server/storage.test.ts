@@ -5,11 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
@@ -20,6 +19,7 @@ import { MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
 import { digestsOfFile } from '../../src/server/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
 import { storeFailureAnswer } from '../../src/server/object-put-route.js';
+import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   eventually,
   makeTempDir,
@@ -107,23 +107,6 @@ function crc32Base64(bytes: Buffer | string): string {
 
 function md5Base64(bytes: Buffer | string): string {
   return createHash('md5').update(bytes).digest('base64');
-}
-
-/** Mounts a tmpfs of `size` on a new folder; undefined where mounting is refused (not root, a container). */
-function mountTmpfs(size: string): string | undefined {
-  const folder = mkdtempSync(join(tmpdir(), 'mission-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', folder], { stdio: 'ignore' });
-    return folder;
-  } catch {
-    rmSync(folder, { recursive: true, force: true });
-    return undefined;
-  }
-}
-
-function unmount(folder: string): void {
-  execFileSync('umount', [folder], { stdio: 'ignore' });
-  rmSync(folder, { recursive: true, force: true });
 }
 
 /** Whether this machine lets the tests mount a file system; the tests that need one say so when skipped. */
