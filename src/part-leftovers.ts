@@ -41,8 +41,9 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * The ranges of a record that can be true of a part of `length` bytes: well-formed, after `written` (and not
- * touching it: the first missing byte comes before them), within the part, in order and apart. Anything else is dropped (fetched again); the checksum checks the whole in any case.
+ * The ranges of a record that can be true of a part of `length` bytes: well-formed, after `written` and not
+ * touching it (the first missing byte comes before them), within the part, in order and apart. Anything else
+ * is dropped (fetched again); the checksum checks the whole in any case.
  */
 export function finishedRanges(
   parts: unknown,
@@ -56,10 +57,10 @@ export function finishedRanges(
     if (!Array.isArray(range) || range.length !== 2) continue;
     const [start, end] = range as unknown[];
     if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) continue;
-    if ((start as number) < after || (end as number) <= (start as number) || (end as number) > length)
-      continue;
-    kept.push([start as number, end as number]);
-    after = end as number;
+    const [from, to] = [start as number, end as number];
+    if (from <= after || to <= from || to > length) continue;
+    kept.push([from, to]);
+    after = to;
   }
   return kept.length > 0 ? kept : undefined;
 }

@@ -139,9 +139,9 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   };
   await Promise.all(Array.from({ length: Math.min(plan.connections, spans.length) }, worker));
   if (firstFailure !== undefined) {
-    // What lies on disk from the start is kept for the next run: the finished parts and the part after them,
-    // as far as it got.
-    // A part whose every byte was written is on disk, even if the failure came before it was counted finished.
+    // What lies on disk is kept for the next run: the finished parts (a part whose every byte was written
+    // counts, even if the failure came before it was counted finished) and the part after the prefix, as far as
+    // it got.
     for (const span of spans) if (span.done === span.end - span.start) span.finished = true;
     advance();
     const frontier = spans.find((span) => span.start === state.written);

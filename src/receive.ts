@@ -134,9 +134,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         }
         if (verdict === 'restart') {
           // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
-          if (state.written > 0 || state.finished !== undefined) part.truncate();
-          state.written = 0;
-          state.finished = undefined;
+          emptyPart(state, part);
           checksum = undefined;
         }
         if (checksum === undefined) {
@@ -267,12 +265,18 @@ function lastByte(state: ObjectState): number | undefined {
   return state.total === undefined || state.total === 0 ? undefined : state.total - 1;
 }
 
-function restartState(state: ObjectState, part: PartFile): void {
+/** Forgets what is on disk of the object: the part is emptied, to be written from byte 0. */
+function emptyPart(state: ObjectState, part: PartFile): void {
   if (state.written > 0 || state.finished !== undefined) part.truncate();
   state.written = 0;
+  state.finished = undefined;
+}
+
+/** Forgets the object itself too (it changed): its size and ETag are learnt again. */
+function restartState(state: ObjectState, part: PartFile): void {
+  emptyPart(state, part);
   state.total = undefined;
   state.etag = undefined;
-  state.finished = undefined;
 }
 
 /**
