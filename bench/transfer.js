@@ -319,7 +319,7 @@ export async function run({ quick = false, commands = {} } = {}) {
     if (!commands.openssl) {
       // Noted above.
     } else if (await loadMd5Base64()) hashed = await hashing(context);
-    else notes.push('dist/upload-source.js has no md5Base64: the hashing row (3h) was skipped.');
+    else notes.push('dist/upload/source.js has no md5Base64: the hashing row (3h) was skipped.');
     const all = [...large, manySmall, upload, uploadNoChecksum].filter(Boolean);
     const rows = [...all, hashed].filter(Boolean).map((result) => result.row);
     const largest = large.at(-1);

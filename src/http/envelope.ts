@@ -4,8 +4,8 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
-import { ProtocolError } from '../errors.js';
-import { snippet } from '../records.js';
+import { ProtocolError } from '../core/errors.js';
+import { snippet } from '../core/text.js';
 
 /** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
 export interface ApiAnswer {

@@ -13,10 +13,10 @@ import {
   MissionDataError,
   NetworkError,
   type Peer,
-} from '../errors.js';
-import { snippet } from '../records.js';
+} from '../core/errors.js';
+import { snippet } from '../core/text.js';
 import { type ApiAnswer, markupText, messageOf, parseRetryAfter, readText } from './envelope.js';
-import { displayUrl } from './urls.js';
+import { displayUrl } from '../core/urls.js';
 
 /** Transport failures that mean the connection broke or went quiet: worth another attempt. */
 export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([

@@ -1,12 +1,42 @@
 /** Requests to the object store: the URLs the service hands out, checked, and the bodies sent there, counted. */
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { type Peer, ProtocolError } from '../errors.js';
-import { snippet } from '../records.js';
-import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../service-types.js';
+import { type Peer, ProtocolError } from '../core/errors.js';
+import { snippet } from '../core/text.js';
 import { objectError } from './failures.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
-import { parseHttpUrl } from './urls.js';
+import { parseHttpUrl } from '../core/urls.js';
+
+/** The answer of an object GET. */
+export interface ObjectResponse {
+  /** 200 or 206. */
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The caller consumes or destroys it. */
+  body: Readable;
+}
+
+/** Which bytes of an object a GET asks for. */
+export interface GetObjectOptions {
+  /** First byte; default 0. */
+  start?: number | undefined;
+  /** Last byte, inclusive; default the object's end. */
+  end?: number | undefined;
+  /** Answer only while the object's ETag is this one (resuming a part of that object). */
+  ifMatch?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** What a PUT to a pre-signed URL sends. */
+export interface PutObjectOptions {
+  size: number;
+  contentMd5?: string | undefined;
+  /** Opens the bytes to send; called again for every attempt, so a retry re-reads the file from the start. */
+  open: () => Readable;
+  signal?: AbortSignal | undefined;
+  /** The bytes sent in the current attempt. */
+  onBytes?: ((sent: number) => void) | undefined;
+}
 
 /** One request as the service client sends it. */
 export interface OutgoingRequest {

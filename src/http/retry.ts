@@ -1,5 +1,5 @@
 /** The retry policy: which failures are worth another attempt, and how long to wait before it. */
-import { AbortedError, ApiError, MissionDataError, NetworkError } from '../errors.js';
+import { AbortedError, ApiError, MissionDataError, NetworkError } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from './failures.js';
 
 /** Statuses worth asking again: rate limiting and gateway trouble. */

@@ -1,10 +1,10 @@
 /** The demo archive: a small, deterministic store to try the tool offline. */
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { StoreError } from '../errors.js';
-import type { DataLevel, Instrument } from '../mission.js';
-import { scienceExtensionFor } from '../mission.js';
-import { formatName, parseName } from '../naming.js';
+import { StoreError } from '../core/errors.js';
+import type { DataLevel, Instrument } from '../naming/mission.js';
+import { scienceExtensionFor } from '../naming/mission.js';
+import { formatName, parseName } from '../naming/names.js';
 
 /** The science products of the demo: instrument, level and descriptor. */
 const PRODUCTS: ReadonlyArray<readonly [Instrument, DataLevel, string]> = [

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { apiResponse } from './api-routes.js';
+import { apiResponse } from './routes/api-routes.js';
 import {
   type CredentialCheck,
   DIALECTS,
@@ -11,18 +11,18 @@ import {
   requestTarget,
   type ServerContext,
 } from './context.js';
-import { MetadataIndex } from './metadata-index.js';
-import { answeredFailureOf } from './object-put-route.js';
-import { handleObject, isObjectPath } from './object-routes.js';
-import { ObjectStore } from './object-store.js';
-import { STREAM_BUFFER_BYTES } from './object-store-write.js';
-import { loadStoreSecret, UrlSigner } from './presign.js';
+import { MetadataIndex } from './metadata/memory-index.js';
+import type { ObjectOutcome } from './routes/object-put-route.js';
+import { handleObject, isObjectPath } from './routes/object-routes.js';
+import { ObjectStore } from './objects/folder-store.js';
+import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
+import { loadStoreSecret, UrlSigner } from './objects/presign.js';
 import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
 
 export type { Dialect } from './context.js';
 export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
-export type { IndexQuery, MetadataRecord } from './metadata-index.js';
+export type { IndexQuery, MetadataRecord } from './metadata/memory-index.js';
 export type { WireMode } from './wire.js';
 export { WIRE_MODES } from './wire.js';
 
@@ -145,9 +145,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     const target = requestTarget(req.url ?? '/');
     const objectRoute = isObjectPath(target.path);
     let failure: unknown;
+    const outcome: ObjectOutcome = {};
     res.on('close', () => {
       // A store failure the object route answered itself still counts as an error of the request.
-      const answered = answeredFailureOf(res);
+      const answered = outcome.answered;
       const error = failure ?? answered?.error;
       log?.({
         method,
@@ -160,7 +161,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     });
     try {
       if (objectRoute) {
-        await handleObject(context, req, res, target);
+        await handleObject(context, req, res, target, outcome);
         return;
       }
       sendApiResponse(res, await apiResponse(context, req, target), wire, method === 'HEAD');

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_LEVELS, INSTRUMENTS } from '../../src/mission.js';
+import { DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
 import { assertBuilt, cleanup, runCli, tempDir } from '../helpers/e2e.js';
 
 const exec = promisify(execFile);

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
-import { parsePathOrName } from '../../src/naming.js';
+import { parsePathOrName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
 
 /** The repository root. */
@@ -40,7 +40,7 @@ export interface CliOptions {
 
 /** Throws unless `npm run build` has produced dist/. */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist/cli/program.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 }
 
 /** The clean environment a run gets: no MISSION_* or IMAP_* variables of the machine running the tests. */

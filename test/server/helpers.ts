@@ -11,7 +11,7 @@ import {
   type ReferenceServerOptions,
   startReferenceServer,
 } from '../../src/server/index.js';
-import { UrlSigner } from '../../src/server/presign.js';
+import { UrlSigner } from '../../src/server/objects/presign.js';
 import type { WireMode } from '../../src/server/wire.js';
 
 /** The signing secret of test servers, so tests can forge, expire and re-sign URLs. */

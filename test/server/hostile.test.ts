@@ -6,7 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/server/index.js';
-import { UrlSigner } from '../../src/server/presign.js';
+import { UrlSigner } from '../../src/server/objects/presign.js';
 import {
   eventually,
   outcomeOf,

@@ -23,7 +23,7 @@ let home: string;
 let children: ChildProcess[] = [];
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/commands/serve.js')))
+  if (!existsSync(join(root, 'dist/cli/commands/serve.js')))
     throw new Error('dist/ is missing: run `npm run build` first');
 });
 beforeEach(async () => {

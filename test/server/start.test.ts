@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type MissionFile, parseName } from '../../src/naming.js';
+import { type MissionFile, parseName } from '../../src/naming/names.js';
 import {
   demoFileNames,
   isStoreEmpty,

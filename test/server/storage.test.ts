@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatRequestLog } from '../../src/commands/serve.js';
+import { formatRequestLog } from '../../src/cli/commands/serve.js';
 import { ApiError, HttpClient } from '../../src/index.js';
-import { MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
-import { digestsOfFile } from '../../src/server/checksums.js';
+import { MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
+import { digestsOfFile } from '../../src/server/objects/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
-import { storeFailureAnswer } from '../../src/server/object-put-route.js';
+import { storeFailureAnswer } from '../../src/server/routes/object-put-route.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   eventually,
@@ -32,8 +32,8 @@ import {
 } from './helpers.js';
 
 // Counts how often an object is hashed from its file (rather than while it streamed in, or from its sidecar).
-vi.mock('../../src/server/checksums.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('../../src/server/checksums.js')>();
+vi.mock('../../src/server/objects/checksums.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../src/server/objects/checksums.js')>();
   return { ...actual, digestsOfFile: vi.fn(actual.digestsOfFile) };
 });
 const hashedFromFile = vi.mocked(digestsOfFile);

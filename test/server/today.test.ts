@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli.js';
+import { buildProgram } from '../../src/cli/program.js';
 import { type Dialect, type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import type { WireMode } from '../../src/server/wire.js';
 import {

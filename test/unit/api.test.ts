@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
-import { AbortedError, ApiError, ValidationError } from '../../src/errors.js';
+import { AbortedError, ApiError, ValidationError } from '../../src/core/errors.js';
 import type { DownloadProgress, UploadProgress } from '../../src/index.js';
 import * as library from '../../src/index.js';
-import type { QueryRecord } from '../../src/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';

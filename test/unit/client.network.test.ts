@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandLineHint } from '../../src/commands/hints.js';
-import { NetworkError } from '../../src/errors.js';
-import { HttpClient } from '../../src/service.js';
+import { commandLineHint } from '../../src/cli/hints.js';
+import { NetworkError } from '../../src/core/errors.js';
+import { HttpClient } from '../../src/service/client.js';
 import { MAG_RECORD } from '../helpers/records.js';
 
 const servers: Server[] = [];

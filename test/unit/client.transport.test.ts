@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HttpClient } from '../../src/service.js';
+import { HttpClient } from '../../src/service/client.js';
 import { MAG_RECORD } from '../helpers/records.js';
 
 vi.mock('undici/lib/dispatcher/agent.js', () => {

@@ -12,8 +12,8 @@ import {
   readConfigFile,
   setConfigValue,
   unsetConfigValue,
-} from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+} from '../../src/core/config.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 let folder: string;
 let configFile: string;

@@ -5,9 +5,9 @@ import {
   formatDuration,
   formatPair,
   formatTimeLeft,
-} from '../../src/commands/format.js';
-import { TransferReporter } from '../../src/commands/progress.js';
-import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/errors.js';
+} from '../../src/cli/format.js';
+import { TransferReporter } from '../../src/cli/progress.js';
+import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/core/errors.js';
 import { screenText } from '../helpers/screen.js';
 
 function stream(isTTY: boolean, columns = 60) {

@@ -11,7 +11,7 @@ import {
   ProtocolError,
   UsageError,
   ValidationError,
-} from '../../src/errors.js';
+} from '../../src/core/errors.js';
 
 describe('error classes', () => {
   it.each([

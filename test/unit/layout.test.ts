@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import { fileFromLocalPath, isInside, resolveLocalPath } from '../../src/layout.js';
-import { parseName } from '../../src/naming.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { fileFromLocalPath, isInside, resolveLocalPath } from '../../src/naming/layout.js';
+import { parseName } from '../../src/naming/names.js';
 
 const root = resolve('/tmp/mission-root');
 const name = 'imap_mag_l1a_norm_20240105_20240106_v01-00.cdf';

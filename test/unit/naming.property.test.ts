@@ -1,17 +1,17 @@
 import { resolve, sep } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import { fileFromLocalPath, isInside, locateFile, resolveLocalPath } from '../../src/layout.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { fileFromLocalPath, isInside, locateFile, resolveLocalPath } from '../../src/naming/layout.js';
 import {
   ANCILLARY_EXTENSIONS,
   DATA_LEVELS,
   INSTRUMENTS,
   looksLikeDataLevel,
   scienceExtensionFor,
-} from '../../src/mission.js';
-import { formatName, parseName, parsePath, parsePathOrName } from '../../src/naming.js';
-import { unsafePathReason } from '../../src/path-safety.js';
+} from '../../src/naming/mission.js';
+import { formatName, parseName, parsePath, parsePathOrName } from '../../src/naming/names.js';
+import { unsafePathReason } from '../../src/naming/path-safety.js';
 
 const calendarDate = fc
   .date({ min: new Date(Date.UTC(1970, 0, 1)), max: new Date(Date.UTC(2099, 11, 31)), noInvalidDate: true })

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
-import { compareVersions, isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/name-parts.js';
-import { formatName, parseName, parsePath, parsePathOrName, parseScienceName } from '../../src/naming.js';
-import { unsafePathReason } from '../../src/path-safety.js';
-import { queryValueProblem, unknownQueryParameterMessage } from '../../src/query-vocabulary.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { compareVersions, isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
+import { formatName, parseName, parsePath, parsePathOrName, parseScienceName } from '../../src/naming/names.js';
+import { unsafePathReason } from '../../src/naming/path-safety.js';
+import { queryValueProblem, unknownQueryParameterMessage } from '../../src/naming/query-vocabulary.js';
 
 const FILENAME = (name: string) =>
   `Invalid filename ${name}. Expected pattern: <mission>_<instrument>_<datalevel>_<descriptor>_<startdate>_<enddate>_<version>.<extension>`;

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/errors.js';
-import { HttpClient } from '../../src/service.js';
-import { previewUploads, type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload.js';
+import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/core/errors.js';
+import { HttpClient } from '../../src/service/client.js';
+import { previewUploads, type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload/engine.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const KEY_A = `imap/mag/l1a/2024/01/${NAME_A}`;

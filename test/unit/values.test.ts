@@ -3,12 +3,12 @@
  * calls an impossible date that, while the reference server keeps the service's own words.
  */
 import { describe, expect, it } from 'vitest';
-import { closestChoices, didYouMean, editDistance } from '../../src/did-you-mean.js';
-import { ValidationError } from '../../src/errors.js';
-import { DATA_LEVELS, INSTRUMENTS } from '../../src/mission.js';
-import { calendarDateProblem, messages, namePartHint } from '../../src/name-parts.js';
-import { parseName } from '../../src/naming.js';
-import { clientValueProblem, queryValueProblem, toQueryParams } from '../../src/query-vocabulary.js';
+import { closestChoices, didYouMean, editDistance } from '../../src/naming/did-you-mean.js';
+import { ValidationError } from '../../src/core/errors.js';
+import { DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
+import { calendarDateProblem, messages, namePartHint } from '../../src/naming/name-parts.js';
+import { parseName } from '../../src/naming/names.js';
+import { clientValueProblem, queryValueProblem, toQueryParams } from '../../src/naming/query-vocabulary.js';
 
 function validationError(run: () => unknown): ValidationError {
   try {

@@ -1,0 +1,230 @@
+/** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
+import type { MissionDataClient } from '../../api.js';
+import { abortedError } from '../../core/batch.js';
+import { filterFlag, pickFilters } from '../options.js';
+import type { DownloadPreview, DownloadResult } from '../../download/engine.js';
+import { ExitCode, UsageError } from '../../core/errors.js';
+import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import { formatBytes } from '../format.js';
+import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { canAnimate, TransferReporter } from '../progress.js';
+
+/** Options of `download`: the global ones, the query filters, and how to transfer. */
+export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
+  force?: boolean | undefined;
+  concurrency?: number | undefined;
+  /** Print what would be fetched and skipped; fetch nothing. */
+  dryRun?: boolean | undefined;
+  /** On a terminal, a line for every file (not only those skipped or failed). */
+  verbose?: boolean | undefined;
+  /** Connections per large file. */
+  connections?: number | undefined;
+  /** Part size of a large file, in MiB. */
+  partSize?: number | undefined;
+}
+
+/** Downloads the named files (or every match of the filters); returns the exit status. */
+export async function download(
+  paths: string[],
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<number> {
+  const filters = pickFilters(options);
+  const given = Object.keys(filters).map((name) => filterFlag(name as keyof QueryFilters));
+  if (paths.length > 0 && given.length > 0) {
+    throw new UsageError(
+      `Give either file names/paths or query options, not both (got paths and ${given.join(', ')}).`,
+    );
+  }
+  if (paths.length === 0 && !hasFilter(filters)) {
+    throw new UsageError(
+      "Nothing to download: give file names or storage paths, '-' to read them from stdin, or query options " +
+        '(such as --instrument mag --data-level l1a) to download every matching file.',
+      { hint: 'See mission-data download -h.' },
+    );
+  }
+  const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
+  if (targets && targets.length === 0) {
+    throw new UsageError('Nothing to download: stdin held no file paths.');
+  }
+  const client = clientFor(options, io);
+  try {
+    let list = targets;
+    if (!list) {
+      // Filter values are checked by the library before the configuration is read or anything is sent.
+      const records = await client.query(filters, { signal: io.signal });
+      list = records.map((record) => record.file_path);
+      if (list.length === 0) {
+        if (!options.quiet) io.stderr.write('No files match the query; nothing to download.\n');
+        return ExitCode.Success;
+      }
+    }
+    if (options.dryRun) {
+      const { previewDownloads } = await import('../../download/engine.js');
+      const { dataDir } = await client.config();
+      printPreview(await previewDownloads(list, { dataDir, force: options.force }), io);
+      return ExitCode.Success;
+    }
+    const results = await runDownloads(client, list, options, io);
+    return results.some((result) => result.status === 'failed') ? ExitCode.Failure : ExitCode.Success;
+  } finally {
+    await client.close();
+  }
+}
+
+async function runDownloads(
+  client: MissionDataClient,
+  targets: string[],
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<DownloadResult[]> {
+  const animate = !options.quiet && (await canAnimate(io.stderr));
+  const reporter = new TransferReporter(
+    io.stderr,
+    new Set(targets).size,
+    {
+      active: 'Downloading',
+      statuses: {
+        downloaded: 'downloaded',
+        replaced: 'replaced',
+        skipped: 'skipped (verified)',
+        failed: 'failed',
+      },
+    },
+    {
+      quiet: options.quiet,
+      debug: options.debug,
+      failures: ['failed'],
+      listed: ['skipped'],
+      verbose: options.verbose,
+      animate,
+    },
+  );
+  const results = await client.download(targets, {
+    force: Boolean(options.force),
+    concurrency: options.concurrency,
+    connections: options.connections,
+    partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
+    signal: io.signal,
+    onStart: (files) => reporter.setTotal(files),
+    onProgress: (event) => {
+      if (!event.done) return reporter.progress(event.path, event.received, event.total);
+      reporter.settled({
+        label: event.path,
+        status: event.done,
+        bytes: event.received,
+        error: event.error,
+      });
+    },
+  });
+  reporter.finish(
+    io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
+  );
+  return results;
+}
+
+/**
+ * A dry run's report, on stdout (it is the command's result): one line per file with what would happen, then
+ * the counts. Query records carry no size and a ranged GET per file is too much for a preview, so sizes are
+ * those of local files only.
+ */
+function printPreview(previews: readonly DownloadPreview[], io: CommandIO): void {
+  const words = {
+    fetch: 'would download',
+    check: 'would check',
+    skip: 'would skip (verified copy)',
+  } as const;
+  const lines = previews.map((preview) => {
+    const local = preview.localSize === undefined ? '' : ` (local copy ${formatBytes(preview.localSize)})`;
+    return `${words[preview.action]} ${preview.path}${local}\n`;
+  });
+  const count = (action: DownloadPreview['action']) =>
+    previews.filter((preview) => preview.action === action).length;
+  io.stdout.write(
+    `${lines.join('')}Dry run: ${count('fetch')} to download, ${count('check')} to check against the store ` +
+      `(present but not verified; fetched again if different), ${count('skip')} to skip (verified copies). ` +
+      'Nothing was fetched.\n',
+  );
+}
+
+/** What the summary says of checksums: how many fetched files were verified, and which could not be. */
+function verificationNote(results: readonly DownloadResult[]): string | undefined {
+  const fetched = results.filter((result) => result.status === 'downloaded' || result.status === 'replaced');
+  if (fetched.length === 0) return undefined;
+  const verified = fetched.filter((result) => result.verified).length;
+  const unverified = fetched.length - verified;
+  return unverified === 0
+    ? `All ${verified} verified against the store's checksums.`
+    : `${verified} verified against the store's checksums; ${unverified} not verified (the store stated no checksum).`;
+}
+
+/** Replaces `-` with the paths read from stdin: one per line, or the JSON array `query --output-format json` prints. */
+async function expandStdin(paths: string[], io: CommandIO): Promise<string[]> {
+  if (!paths.includes('-')) return paths;
+  const text = await readAll(io.stdin, io.signal);
+  const fromStdin = parsePathList(text);
+  return paths.flatMap((path) => (path === '-' ? fromStdin : [path]));
+}
+
+/**
+ * Reads a list of paths: JSON when the text starts with `[` or `{` (an array of paths or of query records with
+ * `file_path`, or one such record), otherwise one path per line with blank lines ignored.
+ */
+export function parsePathList(text: string): string[] {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) {
+    return trimmed
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter((line) => line.length > 0);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(trimmed);
+  } catch (error) {
+    throw new UsageError(
+      `stdin starts with '${trimmed[0]}' but is not valid JSON: ${(error as Error).message}`,
+      { hint: 'Give one path per line, or the JSON array that query --output-format json prints.' },
+    );
+  }
+  if (!Array.isArray(data)) {
+    const path = filePathOf(data);
+    if (path === undefined) {
+      throw new UsageError(
+        'stdin holds a JSON object without a file_path: give a JSON array of paths or of query records.',
+      );
+    }
+    return [path];
+  }
+  return data.map((item: unknown, index) => {
+    if (typeof item === 'string') return item;
+    const path = filePathOf(item);
+    if (path !== undefined) return path;
+    throw new UsageError(
+      `stdin JSON item ${index + 1} is neither a path nor a record with a file_path (as query --output-format json prints).`,
+    );
+  });
+}
+
+function filePathOf(item: unknown): string | undefined {
+  const path =
+    item !== null && typeof item === 'object' ? (item as { file_path?: unknown }).file_path : undefined;
+  return typeof path === 'string' ? path : undefined;
+}
+
+async function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(abortedError(signal));
+    if (signal.aborted) fail();
+    signal.addEventListener('abort', fail, { once: true });
+  });
+  aborted.catch(() => undefined);
+  const read = (async () => {
+    for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  })();
+  return Promise.race([read, aborted]);
+}

@@ -1,0 +1,120 @@
+/** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+import { resolve } from 'node:path';
+import { ExitCode, ListenError } from '../../core/errors.js';
+import {
+  type Dialect,
+  isStoreEmpty,
+  type RequestLogEntry,
+  startReferenceServer,
+  type WireMode,
+  writeDemoArchive,
+} from '../../server/index.js';
+import type { CommandIO } from '../io.js';
+
+/** Options of `serve`, as declared in `cli.ts`. */
+export interface ServeCommandOptions {
+  port: number;
+  host: string;
+  store: string;
+  apiKey?: string[] | undefined;
+  /** Bearer tokens for `/authorized/` routes. */
+  token?: string[] | undefined;
+  wire: WireMode;
+  /** Which service to play; `both` when not given. */
+  dialect?: Dialect | undefined;
+  demo?: boolean | undefined;
+  quiet?: boolean | undefined;
+  debug?: boolean | undefined;
+}
+
+/** One stderr line per request: method, path (never credentials), status, the error behind it, and time. */
+export function formatRequestLog(entry: RequestLogEntry): string {
+  const outcome = entry.aborted ? `${entry.status} (connection closed early)` : String(entry.status);
+  return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms`;
+}
+
+/** The errno of a failed request (`ENOSPC`, `EROFS`), or its error's name, so the log line says what failed. */
+function errorLabel(error: unknown): string {
+  if (error === undefined) return '';
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code !== '') return ` (error ${code})`;
+  return ` (error ${error instanceof Error ? error.name : typeof error})`;
+}
+
+/** What each dialect serves, for the start-up line. */
+const DIALECT_LINES: Record<Dialect, string> = {
+  both: "Dialect both: the spec's routes and today's /api-key/ and /authorized/ ones.",
+  spec: "Dialect spec: the spec's routes only.",
+  today: 'Dialect today: uploads only at /api-key/upload, latest=true rather than version=latest, paging.',
+};
+
+function tokenNote(count: number): string {
+  return count === 0 ? '' : ` /authorized/ routes take ${count} bearer token${count === 1 ? '' : 's'}.`;
+}
+
+function listenError(error: unknown, options: ServeCommandOptions): ListenError | unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${options.host}:${options.port}`;
+  if (code === 'EADDRINUSE') {
+    return new ListenError(`Cannot listen on ${where}: the port is in use.`, {
+      hint: 'Pick another port with --port, or --port 0 for any free one.',
+      cause: error,
+    });
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+    return new ListenError(`Cannot listen on ${where} (${code}).`, {
+      hint: 'Ports below 1024 need privileges; --host must be an address of this machine.',
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** Starts the server, prints `Listening on <url>`, logs requests, and stops when `io.signal` aborts. */
+export async function serve(options: ServeCommandOptions, io: CommandIO): Promise<number> {
+  const storeDir = resolve(options.store);
+  if (options.demo) {
+    if (await isStoreEmpty(storeDir)) {
+      const count = await writeDemoArchive(storeDir);
+      io.stderr.write(`Filled ${storeDir} with a demo archive of ${count} files.\n`);
+    } else {
+      io.stderr.write(`Store ${storeDir} is not empty: keeping its files and adding no demo archive.\n`);
+    }
+  }
+  let server: Awaited<ReturnType<typeof startReferenceServer>>;
+  try {
+    server = await startReferenceServer({
+      storeDir,
+      port: options.port,
+      host: options.host,
+      apiKeys: options.apiKey,
+      tokens: options.token,
+      wire: options.wire,
+      dialect: options.dialect ?? 'both',
+      log: (entry) => {
+        if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
+        if (entry.error !== undefined) {
+          const error = entry.error;
+          const detail = options.debug && error instanceof Error && error.stack ? error.stack : String(error);
+          io.stderr.write(`Error while answering ${entry.method} ${entry.path}: ${detail}\n`);
+        }
+      },
+    });
+  } catch (error) {
+    throw listenError(error, options);
+  }
+  io.stdout.write(`Listening on ${server.url}\n`);
+  if (!options.quiet) {
+    io.stderr.write(
+      `Serving ${server.objectCount} files from ${server.storeDir} (wire: ${options.wire}` +
+        `${options.apiKey?.length ? ', uploads need an API key' : ''}). ` +
+        `${DIALECT_LINES[options.dialect ?? 'both']}${tokenNote(options.token?.length ?? 0)} Stop with Ctrl-C.\n`,
+    );
+  }
+  await new Promise<void>((resolvePromise) => {
+    if (io.signal.aborted) resolvePromise();
+    else io.signal.addEventListener('abort', () => resolvePromise(), { once: true });
+  });
+  await server.close();
+  return ExitCode.Success;
+}

@@ -1,0 +1,89 @@
+/** `mission-data upload`: stores local files under the names the naming rules give them. */
+import { ExitCode } from '../../core/errors.js';
+import { ALREADY_STORED, type UploadPreview } from '../../upload/engine.js';
+import { formatBytes } from '../format.js';
+import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { canAnimate, TransferReporter } from '../progress.js';
+
+/** Options of `upload`. */
+export interface UploadCommandOptions extends GlobalOptions {
+  concurrency?: number | undefined;
+  /** false with --no-checksum. */
+  checksum?: boolean | undefined;
+  /** Check names and find the files; send nothing, ask the service nothing. */
+  dryRun?: boolean | undefined;
+  /** On a terminal, a line for every file (not only those already stored or failed). */
+  verbose?: boolean | undefined;
+}
+
+/**
+ * Uploads the files; returns the exit status: 0 when every file is stored (a file the store held already with the
+ * same bytes counts as stored, so a re-run of a batch succeeds), 1 when any failed.
+ */
+export async function upload(paths: string[], options: UploadCommandOptions, io: CommandIO): Promise<number> {
+  const client = clientFor(options, io);
+  try {
+    if (options.dryRun) {
+      const { previewUploads } = await import('../../upload/engine.js');
+      const { dataDir } = await client.config();
+      return printPreview(await previewUploads(paths, { dataDir }), io);
+    }
+    const animate = !options.quiet && (await canAnimate(io.stderr));
+    const reporter = new TransferReporter(
+      io.stderr,
+      new Set(paths).size,
+      {
+        active: 'Uploading',
+        statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' },
+      },
+      {
+        quiet: options.quiet,
+        debug: options.debug,
+        failures: ['failed'],
+        listed: ['exists'],
+        verbose: options.verbose,
+        animate,
+      },
+    );
+    // Names are checked inside the library before any file is read or any request is made.
+    const results = await client.upload(paths, {
+      concurrency: options.concurrency,
+      checksum: options.checksum !== false,
+      signal: io.signal,
+      onStart: (files) => reporter.setTotal(files),
+      onProgress: (event) => {
+        if (event.done) {
+          reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
+        } else if (event.phase === 'hashing') {
+          reporter.hashing(event.key, event.hashed ?? 0, event.total);
+        } else {
+          reporter.progress(event.key, event.sent, event.total);
+        }
+      },
+    });
+    reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
+    return results.every((result) => result.status !== 'failed') ? ExitCode.Success : ExitCode.Failure;
+  } finally {
+    await client.close();
+  }
+}
+
+/** A dry run's report on stdout: each file's storage key and where it was found, or why it cannot be sent. */
+function printPreview(previews: readonly UploadPreview[], io: CommandIO): number {
+  let bytes = 0;
+  let missing = 0;
+  const lines = previews.map((preview) => {
+    if (preview.localPath === undefined) {
+      missing += 1;
+      return `cannot upload ${preview.argument}: ${preview.error?.message ?? 'not found'}\n`;
+    }
+    bytes += preview.size ?? 0;
+    return `would upload ${preview.localPath} as ${preview.key} (${formatBytes(preview.size ?? 0)})\n`;
+  });
+  const ready = previews.length - missing;
+  io.stdout.write(
+    `${lines.join('')}Dry run: ${ready} file${ready === 1 ? '' : 's'} (${formatBytes(bytes)}) named and placed as the rules say` +
+      `${missing > 0 ? `, ${missing} not found` : ''}. Nothing was sent; whether the service already holds them is not checked.\n`,
+  );
+  return missing > 0 ? ExitCode.Failure : ExitCode.Success;
+}

@@ -1,0 +1,141 @@
+/**
+ * The command line's options, declared once: those every client command shares (and which commands they act
+ * on), the query filters (from the one table of filters), the value parsers, and each command's examples.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { didYouMean } from '../naming/did-you-mean.js';
+import { FILTER_NAMES, type FilterName, QUERY_FILTERS, type QueryFilters } from '../naming/query-vocabulary.js';
+
+/** Options shared by every client command, declared once. */
+export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
+  () => new Option('--url <url>', 'service address (env MISSION_DATA_ACCESS_URL)'),
+  () => new Option('--api-key <key>', 'API key, sent to the service on every request (env MISSION_API_KEY)'),
+  () => new Option('--token <token>', 'bearer token for the /authorized/ routes (env MISSION_ACCESS_TOKEN)'),
+  () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
+  () => new Option('-q, --quiet', 'print only results and errors'),
+  () => new Option('--debug', 'print stack traces and request details'),
+];
+
+/**
+ * The commands a global option acts on, where that is not every client command: help shows an option only
+ * where it does something (`query` writes no file, so the data root means nothing to it).
+ */
+export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
+  '--data-dir': ['download', 'upload', 'list', 'get', 'set', 'unset'],
+};
+
+/** The global options of one client command (or `config` subcommand). */
+export function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
+  return GLOBAL_OPTIONS.filter((make) => {
+    const users = ACTS_ON[make().long ?? ''];
+    return users === undefined || users.includes(command);
+  });
+}
+
+/**
+ * A fixed list of values, checked by the parser with a did-you-mean: `--output-format jsn` is answered
+ * "Allowed choices are table, json, csv. Did you mean json?" (commander's own check suggests nothing).
+ */
+export function withChoices(option: Option, choices: readonly string[], plural: string): Option {
+  return option.choices(choices).argParser((value: string) => {
+    if (choices.includes(value)) return value;
+    const suggestion = didYouMean(value, choices, plural);
+    throw new InvalidArgumentError(
+      `Allowed choices are ${choices.join(', ')}.${suggestion ? ` ${suggestion}` : ''}`,
+    );
+  });
+}
+
+/** Query filters, shared by `query` and `download`, declared from the one table of filters. */
+export const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter) => () => {
+  const option = new Option(filter.flag, filter.help);
+  // Only the table's values are few and fixed enough to be refused by the parser; the others are checked
+  // with the service's own messages.
+  return filter.name === 'table' ? withChoices(option, filter.choices, 'tables') : option;
+});
+
+/** A parser of a whole number from 1 to `max`, for the option `name`. */
+export function positiveInteger(name: string, max: number) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1 || number > max) {
+      throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}.`);
+    }
+    return number;
+  };
+}
+
+/** Parses a port number (0 picks a free one). */
+export function port(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number > 65535)
+    throw new InvalidArgumentError('must be a port number from 0 to 65535.');
+  return number;
+}
+
+/** Collects a repeatable option's values. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Adds the options to a command. */
+export function withOptions(command: Command, options: ReadonlyArray<() => Option>): Command {
+  for (const option of options) command.addOption(option());
+  return command;
+}
+
+/** Two or three real examples of each command, shown at the end of its help. */
+export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
+  query: [
+    'mission-data query --instrument mag --start-date 20250101 --end-date 20250131',
+    'mission-data query --instrument swe --data-level l1b --version latest --output-format csv > swe.csv',
+    'mission-data query --table ancillary --instrument mag --output-format json',
+  ],
+  download: [
+    'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+    'mission-data download --instrument mag --data-level l1a --start-date 20250101 --end-date 20250107',
+    'mission-data query --instrument hit --output-format json | mission-data download -',
+  ],
+  upload: [
+    'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+    'MISSION_API_KEY=… mission-data upload imap/swe/l0/2025/01/*.pkts',
+    'mission-data upload --data-dir /srv/mission/data --concurrency 8 imap/hit/l1a/2025/02/*.cdf',
+  ],
+  serve: [
+    'mission-data serve --demo',
+    'mission-data serve --port 0 --store ./store --api-key secret',
+    'mission-data serve --host 0.0.0.0 --port 8080 --wire gateway',
+  ],
+  config: [
+    'mission-data config list',
+    'mission-data config set url http://127.0.0.1:8080',
+    'mission-data config get data-dir',
+  ],
+  list: ['mission-data config list', 'mission-data config list --url http://127.0.0.1:8080'],
+  get: ['mission-data config get url', 'mission-data config get api-key'],
+  set: [
+    'mission-data config set url http://127.0.0.1:8080',
+    'mission-data config set data-dir ~/mission-data',
+  ],
+  unset: ['mission-data config unset api-key'],
+  completion: [
+    'source <(mission-data completion bash)            # in ~/.bashrc',
+    'mission-data completion zsh > ~/.zsh/completions/_mission-data',
+    'mission-data completion fish > ~/.config/fish/completions/mission-data.fish',
+  ],
+};
+
+/** The command-line flag of a filter, e.g. `--data-level`. */
+export function filterFlag(name: FilterName): string {
+  return (QUERY_FILTERS.find((filter) => filter.name === name)?.flag ?? name).split(' ')[0] as string;
+}
+
+/** The filters actually given (set and non-empty), ignoring every other option commander hands over. */
+export function pickFilters(options: object): QueryFilters {
+  const picked: Record<string, string> = {};
+  for (const name of FILTER_NAMES) {
+    const value = (options as Record<string, unknown>)[name];
+    if (typeof value === 'string' && value !== '') picked[name] = value;
+  }
+  return picked as QueryFilters;
+}

@@ -1,0 +1,279 @@
+/**
+ * The command-line program: declares commands and options, maps them to `commands/*` calls, prints errors
+ * and owns the exit status. Command modules load lazily so `--help` stays fast.
+ */
+import { readFileSync } from 'node:fs';
+import { Argument, Command, CommanderError, Option } from 'commander';
+import {
+  collect,
+  EXAMPLES,
+  FILTER_OPTIONS,
+  globalOptionsFor,
+  port,
+  positiveInteger,
+  withChoices,
+  withOptions,
+} from './options.js';
+import type { CompletionShell } from './commands/completion.js';
+import { commandLineHint } from './hints.js';
+import type { CommandIO, GlobalOptions } from './io.js';
+import { ExitCode, isMissionDataError } from '../core/errors.js';
+import { OUTPUT_FORMATS } from '../output.js';
+
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
+export function buildProgram(io: CommandIO, run: (work: () => Promise<number | undefined>) => void): Command {
+  const program = new Command('mission-data')
+    .description("Find, download and upload files of the science data center's file store.")
+    .version(packageJson.version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Environment:
+  MISSION_DATA_ACCESS_URL  service address (fallback IMAP_DATA_ACCESS_URL)
+  MISSION_API_KEY          API key (fallback IMAP_API_KEY)
+  MISSION_ACCESS_TOKEN     bearer token (fallback IMAP_ACCESS_TOKEN)
+  MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
+  MISSION_DATA_CONFIG      config file to use instead of the default one
+  HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (lower-case forms too)
+  NO_PROXY                 hosts reached without the proxy, e.g. localhost,.internal.example
+
+Examples:
+  mission-data serve --demo --port 8080
+  mission-data query --url http://127.0.0.1:8080 --instrument mag
+  mission-data download --url http://127.0.0.1:8080 --instrument mag --data-level l1a`,
+    );
+
+  const clientCommand = (name: string) =>
+    withOptions(
+      program.command(name).exitOverride().helpOption('-h, --help', 'show help'),
+      globalOptionsFor(name),
+    );
+
+  withOptions(
+    clientCommand('query').description('find files by their metadata; prints a table, JSON or CSV'),
+    FILTER_OPTIONS,
+  )
+    .addOption(
+      withChoices(
+        new Option('--output-format <format>', 'how to print the results'),
+        OUTPUT_FORMATS,
+        'output formats',
+      ).default('table'),
+    )
+    .option(
+      '--page-size <n>',
+      'records asked per page of a service that pages',
+      positiveInteger('--page-size', 10_000),
+      10_000,
+    )
+    .action((options) => run(async () => (await import('./commands/query.js')).query(options, io)));
+
+  withOptions(
+    clientCommand('download')
+      .description('download files into the local data root')
+      .argument(
+        '[paths...]',
+        "file names or storage paths; '-' reads them from stdin (lines or a JSON array)",
+      ),
+    FILTER_OPTIONS,
+  )
+    .option('-f, --force', 'replace files that exist already')
+    .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
+    .option('--verbose', 'on a terminal, a line for every file (not only skipped or failed ones)')
+    .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
+    .option(
+      '--connections <n>',
+      'connections one large file is fetched over, in parts (1: one stream)',
+      positiveInteger('--connections', 16),
+      8,
+    )
+    .option(
+      '--part-size <MiB>',
+      'size of the parts of a large file',
+      positiveInteger('--part-size', 1024),
+      16,
+    )
+    .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
+    .action((paths: string[], options) =>
+      run(async () => (await import('./commands/download.js')).download(paths, options, io)),
+    );
+
+  clientCommand('upload')
+    .description('upload files, each named and placed as the naming rules say')
+    .argument('<paths...>', 'files inside the data root (or relative to the working directory, or absolute)')
+    .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
+    .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
+    .option('--dry-run', 'check names and find the files; send nothing, ask the service nothing')
+    .option('--verbose', 'on a terminal, a line for every file (not only already stored or failed ones)')
+    .action((paths: string[], options) =>
+      run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
+    );
+
+  program
+    .command('serve')
+    .description('run the embedded reference server (the whole service, in-process)')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--store <dir>', 'folder holding the stored objects', 'mission-data-store')
+    .option('--api-key <key>', 'accept uploads and /api-key/ routes only with this key (repeatable)', collect)
+    .option('--token <token>', 'bearer token /authorized/ routes accept (repeatable)', collect)
+    .addOption(
+      new Option('--wire <mode>', 'how answers are wrapped')
+        .choices(['envelope', 'envelope-200', 'gateway'])
+        .default('envelope'),
+    )
+    .addOption(
+      new Option('--dialect <dialect>', "which service to play: the spec's, today's or both")
+        .choices(['both', 'spec', 'today'])
+        .default('both'),
+    )
+    .option('--demo', 'fill an empty store with a demo archive')
+    .option('-q, --quiet', 'do not log requests')
+    .option('--debug', 'print stack traces')
+    .action((options) => run(async () => (await import('./commands/serve.js')).serve(options, io)));
+
+  program
+    .command('completion')
+    .description('print a shell completion script: commands, options and their values')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .addArgument(
+      new Argument('<shell>', 'the shell to complete in').choices([
+        'bash',
+        'zsh',
+        'fish',
+      ] satisfies CompletionShell[]),
+    )
+    .action((shell: CompletionShell) =>
+      run(async () => (await import('./commands/completion.js')).completion(shell, program, io)),
+    );
+
+  const config = program
+    .command('config')
+    .description('show and change settings (url, api-key, data-dir, token)')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder (`mission-data config list` shows it).',
+    );
+  const configCommand = (name: string) =>
+    withOptions(
+      config.command(name).exitOverride().helpOption('-h, --help', 'show help'),
+      globalOptionsFor(name),
+    );
+  configCommand('list')
+    .description('show every setting, its value and where it comes from')
+    .action((options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configList(options, io);
+        return ExitCode.Success;
+      }),
+    );
+  configCommand('get')
+    .description('print one setting (exit 1 when unset)')
+    .argument('<key>', 'url, api-key, data-dir or token')
+    .action((key: string, options: GlobalOptions) =>
+      run(async () => (await import('./commands/config.js')).configGet(key, options, io)),
+    );
+  configCommand('set')
+    .description('store a setting in the config file')
+    .argument('<key>', 'url, api-key, data-dir or token')
+    .argument('<value>', 'the value')
+    .action((key: string, value: string, options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configSet(key, value, options, io);
+        return ExitCode.Success;
+      }),
+    );
+  configCommand('unset')
+    .description('remove a setting from the config file')
+    .argument('<key>', 'url, api-key, data-dir or token')
+    .action((key: string, options: GlobalOptions) =>
+      run(async () => {
+        await (await import('./commands/config.js')).configUnset(key, options, io);
+        return ExitCode.Success;
+      }),
+    );
+  for (const command of [...program.commands, ...config.commands]) {
+    const examples = EXAMPLES[command.name()];
+    if (examples)
+      command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  ${line}`).join('\n')}`);
+  }
+  return program;
+}
+
+function printError(error: unknown, io: CommandIO, debug: boolean): number {
+  if (isMissionDataError(error)) {
+    io.stderr.write(`Error: ${error.message}\n`);
+    const hint = commandLineHint(error);
+    if (hint) io.stderr.write(`Hint: ${hint}\n`);
+    if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`Error: ${message}\n`);
+  if (debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  else io.stderr.write('This is a bug in mission-data; run again with --debug for details.\n');
+  return ExitCode.Failure;
+}
+
+/** A reader that stops early (`| head`) closes the pipe: the rest of the results is simply not wanted. */
+function onStdoutError(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') process.stderr.write(`Error: cannot write results: ${error.message}\n`);
+}
+
+/** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(ExitCode.Interrupted); // A second Ctrl-C leaves at once.
+    interrupted = true;
+    controller.abort(new Error(`Interrupted by ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Kept after `main` returns: the pipe can break while buffered output is still being written.
+  process.stdout.off('error', onStdoutError).on('error', onStdoutError);
+  const io: CommandIO = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    signal: controller.signal,
+  };
+  const debug = argv.includes('--debug');
+  let work: (() => Promise<number | undefined>) | undefined;
+  try {
+    const program = buildProgram(io, (next) => {
+      work = next;
+    });
+    await program.parseAsync([...argv]);
+    const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
+    return interrupted && status !== ExitCode.Success ? ExitCode.Interrupted : status;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end with exit code 0; everything else commander rejects is a usage error.
+      return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+    }
+    const status = printError(error, io, debug);
+    return interrupted ? ExitCode.Interrupted : status;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

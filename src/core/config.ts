@@ -1,0 +1,348 @@
+/**
+ * Configuration: the only reader of `process.env` and of the configuration file. Each setting resolves
+ * flag > environment > configuration file > default, and remembers where its value came from.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import envPaths from 'env-paths';
+import { ConfigError } from './errors.js';
+import { parseHttpUrl } from './urls.js';
+import * as z from './zod.js';
+
+/** The development server of the service, used when nothing else is configured. */
+export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
+
+/** Environment variables of each setting, first found wins. */
+export const ENVIRONMENT_VARIABLES = {
+  url: ['MISSION_DATA_ACCESS_URL', 'IMAP_DATA_ACCESS_URL'],
+  apiKey: ['MISSION_API_KEY', 'IMAP_API_KEY'],
+  dataDir: ['MISSION_DATA_DIR', 'IMAP_DATA_DIR'],
+  token: ['MISSION_ACCESS_TOKEN', 'IMAP_ACCESS_TOKEN'],
+} as const;
+
+export type SettingName = keyof typeof ENVIRONMENT_VARIABLES;
+export const SETTING_NAMES = Object.keys(ENVIRONMENT_VARIABLES) as SettingName[];
+
+/** Where a setting's value came from. */
+export type SettingSource = 'flag' | `environment (${string})` | 'config file' | 'default' | 'unset';
+
+/** A setting's value and its origin. */
+export interface ResolvedSetting {
+  value: string | undefined;
+  source: SettingSource;
+}
+
+/** The resolved configuration. */
+export interface Config {
+  url: string;
+  apiKey: string | undefined;
+  /** Absolute path of the local data root. */
+  dataDir: string;
+  /** Bearer token for the service's `/authorized/` routes. */
+  token: string | undefined;
+  /** Where each value came from. */
+  sources: Record<SettingName, SettingSource>;
+  /** The configuration file that was (or would be) read. */
+  configFile: string;
+  /** The proxy settings of the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`). */
+  proxy: ProxySettings;
+}
+
+/** One proxy-related environment value and the variable it came from. */
+export interface ProxyValue {
+  value: string;
+  variable: string;
+}
+
+/**
+ * Which proxy each kind of address goes through, as the environment says. Both the service and the
+ * object store are reached through them; `NO_PROXY` lists hosts reached directly.
+ */
+export interface ProxySettings {
+  /** Proxy URL for http:// addresses. */
+  http: ProxyValue | undefined;
+  /** Proxy URL for https:// addresses; the http proxy when only that is set, as undici and curl do. */
+  https: ProxyValue | undefined;
+  /** Comma- or space-separated hosts (`host`, `.domain`, `host:port`, or `*`) reached without a proxy. */
+  noProxy: ProxyValue | undefined;
+}
+
+/** Proxy variables, first found wins: the lower-case form first, as undici and curl read them. */
+export const PROXY_VARIABLES = {
+  http: ['http_proxy', 'HTTP_PROXY'],
+  https: ['https_proxy', 'HTTPS_PROXY'],
+  noProxy: ['no_proxy', 'NO_PROXY'],
+} as const;
+
+/** Values given on the command line (or by a library caller). */
+export type ConfigFlags = Partial<Record<SettingName, string | undefined>>;
+
+export interface LoadConfigOptions {
+  /** Environment to read instead of `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** Configuration file to read instead of the default one. */
+  configFile?: string;
+  /** Folder that relative data roots resolve against; defaults to the working directory. */
+  cwd?: string;
+}
+
+const configFileSchema = z.strictObject({
+  url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
+  apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  token: z.optional(
+    z
+      .string()
+      .check(
+        z.minLength(1, 'must not be empty'),
+        z.regex(/^[\x21-\x7e]+$/, 'must be printable characters without spaces'),
+      ),
+  ),
+});
+
+/** The contents of a configuration file. */
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+/** The name users type and read for each setting: the flag without its dashes. */
+export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
+  url: 'url',
+  apiKey: 'api-key',
+  dataDir: 'data-dir',
+  token: 'token',
+};
+
+/** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
+export const SETTING_ALIASES: Record<string, SettingName> = {
+  url: 'url',
+  'api-key': 'apiKey',
+  apiKey: 'apiKey',
+  'data-dir': 'dataDir',
+  dataDir: 'dataDir',
+  token: 'token',
+};
+
+/** The default configuration file: `config.json` in the platform's configuration folder. */
+export function defaultConfigFile(env: Record<string, string | undefined> = process.env): string {
+  const explicit = env.MISSION_DATA_CONFIG;
+  if (explicit) return resolve(explicit);
+  // env-paths reads XDG_CONFIG_HOME from process.env; honour an injected environment the same way.
+  const xdg = env.XDG_CONFIG_HOME;
+  if (xdg && process.platform !== 'darwin' && process.platform !== 'win32') {
+    return join(resolve(xdg), 'mission-data', 'config.json');
+  }
+  return join(envPaths('mission-data', { suffix: '' }).config, 'config.json');
+}
+
+/** Reads and checks a configuration file; a missing file is an empty configuration. */
+export async function readConfigFile(file: string): Promise<ConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`Cannot read the configuration file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`The configuration file ${file} is not valid JSON: ${(error as Error).message}`, {
+      hint: `Fix the JSON in ${file}, or delete the file to start again.`,
+      cause: error,
+    });
+  }
+  const result = configFileSchema.safeParse(data);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+        : issue.path.length > 0
+          ? `${issue.path.join('.')} ${issue.message}`
+          : 'it must be a JSON object',
+    );
+    throw new ConfigError(`The configuration file ${file} is malformed: ${problems.join('; ')}.`, {
+      hint: `Valid settings are ${SETTING_NAMES.join(', ')}. Fix or delete ${file}.`,
+    });
+  }
+  return result.data;
+}
+
+/** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
+export function checkSetting(name: SettingName, value: string): string {
+  const result = configFileSchema.safeParse({ [name]: value });
+  if (!result.success) {
+    throw new ConfigError(
+      `Invalid ${SETTING_DISPLAY_NAMES[name]} ${JSON.stringify(value)}: ${result.error.issues[0]?.message}.`,
+    );
+  }
+  return value;
+}
+
+/** Writes the configuration file atomically, readable by its owner only (it may hold an API key). */
+export async function writeConfigFile(file: string, contents: ConfigFile): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new ConfigError(`Cannot write the configuration file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Resolves one setting from flag, environment, file and default. */
+function resolveSetting(
+  name: SettingName,
+  flags: ConfigFlags,
+  env: Record<string, string | undefined>,
+  file: ConfigFile,
+  fallback: string | undefined,
+): ResolvedSetting {
+  const flag = flags[name];
+  if (flag === '') {
+    // An empty flag is a mistake (an unset shell variable, say); falling through to another source would hide it.
+    throw new ConfigError(`--${SETTING_DISPLAY_NAMES[name]} must not be empty.`, {
+      hint: 'Leave it out to use the environment, the config file or the default.',
+    });
+  }
+  if (flag !== undefined) return { value: flag, source: 'flag' };
+  for (const variable of ENVIRONMENT_VARIABLES[name]) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') return { value, source: `environment (${variable})` };
+  }
+  if (file[name] !== undefined) return { value: file[name], source: 'config file' };
+  return fallback === undefined
+    ? { value: undefined, source: 'unset' }
+    : { value: fallback, source: 'default' };
+}
+
+/** Resolves the whole configuration. */
+export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOptions = {}): Promise<Config> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const configFile = options.configFile ?? defaultConfigFile(env);
+  const file = await readConfigFile(configFile);
+  const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
+  const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
+  const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
+  const token = resolveSetting('token', flags, env, file, undefined);
+  const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source, configFile);
+  return {
+    url: checkedUrl,
+    apiKey: apiKey.value,
+    dataDir: resolve(cwd, dataDir.value ?? 'data'),
+    token: token.value,
+    sources: { url: url.source, apiKey: apiKey.source, dataDir: dataDir.source, token: token.source },
+    configFile,
+    proxy: resolveProxy(env),
+  };
+}
+
+function firstSet(
+  env: Record<string, string | undefined>,
+  variables: readonly string[],
+): ProxyValue | undefined {
+  for (const variable of variables) {
+    const value = env[variable]?.trim();
+    if (value) return { value, variable };
+  }
+  return undefined;
+}
+
+/** Reads and checks the proxy variables; a proxy URL that cannot be used is a `ConfigError`. */
+export function resolveProxy(env: Record<string, string | undefined>): ProxySettings {
+  const http = checkProxy(firstSet(env, PROXY_VARIABLES.http));
+  const https = checkProxy(firstSet(env, PROXY_VARIABLES.https)) ?? http;
+  return { http, https, noProxy: firstSet(env, PROXY_VARIABLES.noProxy) };
+}
+
+function checkProxy(setting: ProxyValue | undefined): ProxyValue | undefined {
+  if (!setting) return undefined;
+  // `proxy.example:3128` without a scheme means an http proxy, as curl reads it.
+  const value = /^[a-z][a-z0-9+.-]*:\/\//i.test(setting.value) ? setting.value : `http://${setting.value}`;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !['http:', 'https:', 'socks:', 'socks5:'].includes(parsed.protocol) || !parsed.hostname) {
+    throw new ConfigError(
+      `Invalid proxy ${JSON.stringify(hideCredentials(setting.value))}, set by the ${setting.variable} environment variable: ` +
+        'it must be an http://, https:// or socks5:// URL.',
+      { hint: `Give an address such as http://proxy.example:3128, or unset ${setting.variable}.` },
+    );
+  }
+  return { value, variable: setting.variable };
+}
+
+/** A proxy URL with its password hidden, for messages and `--debug`. */
+export function hideCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:****@');
+}
+
+/** Says which proxy is used for which addresses, for `--debug`. */
+export function describeProxy(proxy: ProxySettings): string {
+  const { http, https, noProxy } = proxy;
+  if (!http && !https) {
+    return 'proxy: none (HTTPS_PROXY, HTTP_PROXY and their lower-case forms are unset)';
+  }
+  const route = (scheme: string, setting: ProxyValue | undefined) =>
+    setting
+      ? `${scheme} addresses through ${hideCredentials(setting.value)} (${setting.variable})`
+      : `${scheme} addresses directly`;
+  const except = noProxy ? `; directly to ${noProxy.value} (${noProxy.variable})` : '';
+  return `proxy: ${route('https://', https)}, ${route('http://', http)}${except}`;
+}
+
+/** Says where a setting's value came from, in words that fit after "from" or "set by". */
+export function describeSource(name: SettingName, source: SettingSource, configFile: string): string {
+  if (source === 'flag') return `the --${SETTING_DISPLAY_NAMES[name]} flag`;
+  if (source === 'config file') return `the configuration file ${configFile}`;
+  if (source === 'default' || source === 'unset') return 'the default';
+  return `the ${source.slice('environment ('.length, -1)} environment variable`;
+}
+
+function checkUrl(value: string, source: SettingSource, configFile: string): string {
+  const origin = `set by ${describeSource('url', source, configFile)}`;
+  const hint = 'Give an address such as https://api.dev.imap-mission.com.';
+  const parsed = parseHttpUrl(value);
+  if (parsed === 'not a URL') {
+    throw new ConfigError(`Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, {
+      hint,
+    });
+  }
+  if (parsed === 'not http(s)') {
+    throw new ConfigError(
+      `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
+      { hint },
+    );
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/** Shows an API key with all but its last four characters hidden. */
+export function maskApiKey(key: string): string {
+  return key.length <= 4 ? '****' : `****${key.slice(-4)}`;
+}
+
+/** Removes a setting from the configuration file; returns whether it was set. */
+export async function unsetConfigValue(file: string, name: SettingName): Promise<boolean> {
+  const contents = await readConfigFile(file);
+  if (contents[name] === undefined) return false;
+  delete contents[name];
+  await writeConfigFile(file, contents);
+  return true;
+}
+
+/** Stores a setting in the configuration file after checking it. */
+export async function setConfigValue(file: string, name: SettingName, value: string): Promise<void> {
+  const contents = await readConfigFile(file);
+  contents[name] = checkSetting(name, value);
+  await writeConfigFile(file, contents);
+}

@@ -1,0 +1,248 @@
+/**
+ * The download engine: fetches stored files into the local data root. Each file streams to a part file of
+ * this process, is checked against the store's checksum as it arrives, and becomes the destination only once
+ * every byte has arrived and matched (see `part-file.ts` and `receive.ts`). A file verified before and
+ * unchanged since is skipped without a request; any other file at a destination is checked against the store.
+ */
+import type { Stats } from 'node:fs';
+import { lstat, realpath } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
+import {
+  type Batch,
+  FolderCache,
+  type Lookup,
+  Lookups,
+  type PlannedDownload,
+  planDownloads,
+} from './plan.js';
+import {
+  DEFAULT_DOWNLOAD_CONCURRENCY,
+  type DownloadHttp,
+  type DownloadOptions,
+  type DownloadResult,
+} from './types.js';
+import { isMissionDataError, LocalFileError } from '../core/errors.js';
+import { sameAsStored, sumOf } from './existing-file.js';
+import { sleep } from '../http/retry.js';
+import { checkWritableRoot, folderStaysInside } from './local-root.js';
+import { PartBusy, PartFile } from './part-file.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
+import { initialState } from './object-state.js';
+import { ChecksumMismatch, receiveObject } from './receive.js';
+import { VerifiedRecord } from './verified.js';
+
+export {
+  DEFAULT_DOWNLOAD_CONCURRENCY,
+  type DownloadHttp,
+  type DownloadOptions,
+  type DownloadProgress,
+  type DownloadResult,
+} from './types.js';
+
+const DEFAULT_MAX_RESUMES = 5;
+
+/**
+ * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming
+ * rules before any request (a `ValidationError` lists every bad one); the same file given twice is fetched
+ * once. Never throws for a single file's failure: each result carries its status and error.
+ */
+export async function downloadFiles(
+  http: DownloadHttp,
+  targets: readonly string[],
+  options: DownloadOptions,
+): Promise<DownloadResult[]> {
+  const files = planDownloads(targets, options.dataDir);
+  // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
+  await checkWritableRoot(options.dataDir);
+  options.onStart?.(files.length);
+  const results: DownloadResult[] = new Array(files.length);
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
+  const link = linkSignal(options.signal, concurrency);
+  const batch: Batch = {
+    http,
+    options: link ? { ...options, signal: link.signal } : options,
+    folders: new FolderCache(options.dataDir),
+    stop: new BatchStop(),
+    verified: await VerifiedRecord.open(options.dataDir),
+    realRoot: await realpath(options.dataDir),
+  };
+  const lookups = new Lookups(batch, files, concurrency);
+  try {
+    await runPool(files.length, concurrency, async (index) => {
+      const result = await downloadOne(batch, files[index] as PlannedDownload, lookups.take(index));
+      batch.stop.note(result.error);
+      results[index] = result;
+      options.onProgress?.({
+        path: result.path,
+        localPath: result.localPath,
+        received: result.bytes,
+        total: result.status === 'failed' ? undefined : result.bytes,
+        done: result.status,
+        verified: result.verified,
+        ...(result.error ? { error: result.error } : {}),
+      });
+    });
+  } finally {
+    link?.dispose();
+    batch.verified.close();
+  }
+  return results;
+}
+
+/** What a download would do with one file: fetch it, skip it (a verified copy is in place) or check it first. */
+export interface DownloadPreview {
+  path: string;
+  localPath: string;
+  /** `check`: a file is at the destination but not recorded as verified; it is compared with the store. */
+  action: 'fetch' | 'skip' | 'check';
+  /** Size of the file at the destination, when there is one. */
+  localSize?: number;
+}
+
+/** What `downloadFiles` would do with each target (a dry run): names are checked, nothing is requested. */
+export async function previewDownloads(
+  targets: readonly string[],
+  options: Pick<DownloadOptions, 'dataDir' | 'force'>,
+): Promise<DownloadPreview[]> {
+  const files = planDownloads(targets, options.dataDir);
+  const verified = await VerifiedRecord.open(options.dataDir);
+  try {
+    return await Promise.all(
+      files.map(async ({ file, localPath }): Promise<DownloadPreview> => {
+        const present = await lstat(localPath).catch(() => undefined);
+        if (!present) return { path: file.path, localPath, action: 'fetch' };
+        const action = options.force
+          ? 'fetch'
+          : verified.matches(file.path, present)
+            ? 'skip'
+            : present.isFile()
+              ? 'check'
+              : 'fetch';
+        return { path: file.path, localPath, action, localSize: present.size };
+      }),
+    );
+  } finally {
+    verified.close();
+  }
+}
+
+/** Files at least this large are recorded as verified at once: another process may be waiting for them. */
+const IMMEDIATE_RECORD_BYTES = 1024 * 1024;
+
+/** How long to wait between looks at a part another process is writing. */
+const BUSY_POLL_MS = 250;
+
+async function downloadOne(
+  batch: Batch,
+  { file, localPath }: PlannedDownload,
+  lookup: Promise<Lookup>,
+): Promise<DownloadResult> {
+  const result = (
+    status: DownloadResult['status'],
+    bytes: number,
+    verified: boolean,
+    error?: Error,
+  ): DownloadResult =>
+    error
+      ? { path: file.path, localPath, status, bytes, verified, error }
+      : { path: file.path, localPath, status, bytes, verified };
+  const { http, options } = batch;
+  const signal = options.signal;
+  try {
+    const found = await lookup;
+    if (signal?.aborted) throw abortedError(signal);
+    if (found.kind === 'skip') return result('skipped', 0, true);
+    if (found.kind === 'stopped') return result('failed', 0, false, found.error);
+    const { url, present } = found;
+    if (!options.force && present?.isFile()) {
+      const verifiedBy = await sameAsStored(http, url, localPath, present, signal);
+      if (verifiedBy) {
+        batch.verified.add(file.path, present, sumOf(verifiedBy));
+        return result('skipped', 0, true);
+      }
+    }
+    let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
+    for (;;) {
+      try {
+        const part = await PartFile.claim(localPath, listed);
+        return await fetchInto(part, url, present);
+      } catch (error) {
+        if (!(error instanceof PartBusy)) throw error;
+      }
+      // Another process is downloading this file: wait for it, then look again (its copy is verified).
+      listed = undefined;
+      await sleep(BUSY_POLL_MS, signal);
+      await batch.verified.refresh();
+      const now = await lstat(localPath).catch(() => undefined);
+      if (!options.force && now && batch.verified.matches(file.path, now)) return result('skipped', 0, true);
+    }
+  } catch (error) {
+    return result('failed', 0, false, failureOf(error, signal));
+  }
+
+  async function fetchInto(part: PartFile, url: string, present: Stats | undefined): Promise<DownloadResult> {
+    let state = initialState(part);
+    try {
+      let received: Awaited<ReturnType<typeof receiveObject>>;
+      const receive = () =>
+        receiveObject({
+          http,
+          url,
+          part,
+          state,
+          signal,
+          maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
+          ranged: {
+            connections: Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
+            partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
+          },
+          onBytes: (bytes, total) =>
+            options.onProgress?.({ path: file.path, localPath, received: bytes, total }),
+        });
+      try {
+        received = await receive();
+      } catch (error) {
+        if (!(error instanceof ChecksumMismatch)) throw error;
+        // Once more from the first byte: a damaged transfer passes the second time, a damaged object does not.
+        part.truncate();
+        state = { written: 0, total: undefined, etag: undefined };
+        received = await receive();
+      }
+      if (!folderStaysInside(batch.realRoot, localPath)) {
+        throw new LocalFileError(
+          `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
+          { code: 'E_UNSAFE_PATH' },
+        );
+      }
+      const stats = await part.commit();
+      if (received.verifiedBy) {
+        batch.verified.add(
+          file.path,
+          stats,
+          sumOf(received.verifiedBy),
+          received.size >= IMMEDIATE_RECORD_BYTES,
+        );
+      }
+      return result(
+        present ? 'replaced' : 'downloaded',
+        received.transferred,
+        received.verifiedBy !== undefined,
+      );
+    } catch (error) {
+      // An interrupted or dropped transfer leaves its part for the next run to resume; anything else is discarded.
+      if (resumable(error, signal))
+        part.keep({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
+      else await part.discard();
+      throw error;
+    }
+  }
+}
+
+function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  return (
+    isMissionDataError(error) &&
+    (error.code === 'E_INCOMPLETE' || error.code === 'E_TIMEOUT' || error.code === 'E_NETWORK')
+  );
+}

@@ -1,0 +1,58 @@
+/**
+ * A file found at a destination, checked against the stored object before it is trusted: its size from a
+ * one-byte ranged GET and, when the store states one, its checksum from a local hash.
+ */
+import { createReadStream, type Stats } from 'node:fs';
+import { abortedError } from '../core/batch.js';
+import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from '../core/checksum.js';
+import type { DownloadHttp } from './types.js';
+import { localError } from './local-root.js';
+import { discardBody } from './pump.js';
+
+/** How the verified-download record names a checksum: `<algorithm>:<hex>`. */
+export function sumOf(checksum: ExpectedChecksum): string {
+  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
+}
+
+/**
+ * Checks a file found at a destination against the stored object: its size (from a one-byte ranged GET) and,
+ * when the store states one, its checksum. Resolves to the checksum it matched, or undefined when it differs or
+ * cannot be checked (then it is fetched again).
+ */
+export async function sameAsStored(
+  http: DownloadHttp,
+  url: string,
+  localPath: string,
+  present: Stats,
+  signal: AbortSignal | undefined,
+): Promise<ExpectedChecksum | undefined> {
+  const probe = await http.getObject(url, { start: 0, end: 0, signal });
+  discardBody(probe.body);
+  const range = /\/(\d+)\s*$/.exec(headerOf(probe.headers, 'content-range') ?? '');
+  const size = range
+    ? Number(range[1])
+    : probe.status === 200
+      ? Number(headerOf(probe.headers, 'content-length'))
+      : Number.NaN;
+  if (size !== present.size) return undefined;
+  const expected = expectedChecksum(probe.headers, probe.status === 200 && size <= 1);
+  if (!expected) return undefined;
+  const checksum = new RunningChecksum(expected.algorithm);
+  try {
+    for await (const chunk of createReadStream(localPath, {
+      highWaterMark: 1024 * 1024,
+      signal,
+    }) as AsyncIterable<Buffer>) {
+      checksum.update(chunk);
+    }
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    throw localError(`Cannot read ${localPath}`, error);
+  }
+  return checksum.digest().equals(expected.digest) ? expected : undefined;
+}
+
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,133 @@
+/**
+ * The local data root as a place to write: checked once before a batch sends anything, folders made below it
+ * without ever passing through a symbolic link that leads outside it, and file-system errors told in words.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants, realpathSync } from 'node:fs';
+import { lstat, mkdir, open, realpath, unlink } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { type ErrorCode, LocalFileError } from '../core/errors.js';
+import { isInside } from '../naming/layout.js';
+
+/** What common file-system errors mean, in words. */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOSPC: 'the disk is full',
+  EFBIG: 'the file is larger than this system lets a process write',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENAMETOOLONG: 'the path is longer than the file system allows',
+  EIO: 'an input/output error of the disk',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EISDIR: 'it is a folder',
+  ELOOP: 'it is a symbolic link',
+  EMFILE: 'too many open files',
+};
+
+/** Codes of errors every file of a batch would hit: the batch stops after the first. */
+const WHOLE_ROOT_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
+
+/** A local file failure, worded with what was being done and what the error means. */
+export function localError(what: string, error: unknown, code?: ErrorCode): LocalFileError {
+  if (error instanceof LocalFileError) return error;
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  const words = errno ? ERRNO_WORDS[errno] : undefined;
+  const message = words ? `${words} (${errno})` : error instanceof Error ? error.message : String(error);
+  const wholeRoot = errno !== undefined && WHOLE_ROOT_ERRNOS.has(errno);
+  return new LocalFileError(`${what}: ${message}.`, {
+    cause: error,
+    code: code ?? (wholeRoot ? 'E_DATA_ROOT' : 'E_LOCAL_FILE'),
+    ...(wholeRoot ? { hint: 'Free some space, or choose a data root on another disk.' } : {}),
+  });
+}
+
+/**
+ * Checks that files can be created in the data root (making it when missing), before any request: a read-only,
+ * full or forbidden root is reported once, in words, instead of once per file after asking the service.
+ */
+export async function checkWritableRoot(root: string): Promise<void> {
+  const fail = (error: unknown) => {
+    const failure = localError(`Cannot write in the data root ${root}`, error, 'E_DATA_ROOT');
+    return new LocalFileError(failure.message, {
+      code: 'E_DATA_ROOT',
+      cause: error,
+      hint: 'Choose a data root this user can write to.',
+    });
+  };
+  try {
+    await mkdir(root, { recursive: true });
+  } catch (error) {
+    throw fail(error);
+  }
+  const probe = join(root, `.mission-data-probe-${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    await writeNewFile(probe, 'probe\n', 0o600);
+  } catch (error) {
+    throw fail(error);
+  } finally {
+    await unlink(probe).catch(() => undefined);
+  }
+}
+
+/**
+ * Writes a file that must not exist yet: created exclusively and never through a symbolic link, so nothing
+ * planted under its name is written through.
+ */
+export async function writeNewFile(path: string, contents: string, mode: number): Promise<void> {
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+    mode,
+  );
+  try {
+    await handle.write(contents);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** O_NOFOLLOW where the platform has it. */
+export const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/**
+ * Makes `folder` (below `root`) and every folder on the way, refusing a folder that is a symbolic link
+ * leading outside the data root. The root itself may be a link. Resolves to the folder's real path.
+ */
+export async function ensureFolderInside(root: string, folder: string): Promise<void> {
+  const realRoot = await realpath(root).catch(() => root);
+  const steps = relative(root, folder)
+    .split(sep)
+    .filter((step) => step !== '');
+  let current = root;
+  for (const step of steps) {
+    current = join(current, step);
+    let stats = await lstat(current).catch(() => undefined);
+    if (!stats) {
+      await mkdir(current).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw localError(`Cannot create the folder ${current}`, error);
+      });
+      stats = await lstat(current);
+    }
+    if (stats.isSymbolicLink()) {
+      const target = await realpath(current).catch(() => undefined);
+      if (target === undefined || !isInside(realRoot, target)) {
+        throw new LocalFileError(
+          `Refusing to write through ${current}: it is a symbolic link to ${target ?? 'a missing place'}, outside the data root ${realRoot}.`,
+          { code: 'E_UNSAFE_PATH', hint: 'Remove the link, or make it a real folder inside the data root.' },
+        );
+      }
+    } else if (!stats.isDirectory()) {
+      throw new LocalFileError(`Cannot create the folder ${current}: a file of that name is in the way.`);
+    }
+  }
+}
+
+/** True when the real path of `path`'s folder lies inside the data root's real path (no link leads out). */
+export function folderStaysInside(realRoot: string, path: string): boolean {
+  try {
+    return isInside(realRoot, realpathSync.native(dirname(path)));
+  } catch {
+    return false;
+  }
+}

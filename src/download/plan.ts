@@ -1,0 +1,150 @@
+/**
+ * What the files of one download batch share: their plan (each target checked and given its destination once),
+ * the folders made safe so far, and the look-ups that run ahead of the transfers.
+ */
+import type { Stats } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { abortedError, type BatchStop } from '../core/batch.js';
+import type { DownloadHttp, DownloadOptions } from './types.js';
+import { ValidationError } from '../core/errors.js';
+import { type LocatedFile, locateFile, resolveLocalPath } from '../naming/layout.js';
+import { ensureFolderInside } from './local-root.js';
+import type { VerifiedRecord } from './verified.js';
+
+export interface PlannedDownload {
+  file: LocatedFile;
+  localPath: string;
+}
+
+/** What every file of one batch shares. */
+export interface Batch {
+  http: DownloadHttp;
+  options: DownloadOptions;
+  folders: FolderCache;
+  stop: BatchStop;
+  verified: VerifiedRecord;
+  /** The data root's real path (it may itself be a link). */
+  realRoot: string;
+}
+
+/**
+ * Validates every target and resolves its destination; the first occurrence of a file wins. A storage path of a
+ * naming form this version does not know is downloaded to that path below the root (see `locateFile`).
+ */
+export function planDownloads(targets: readonly string[], dataDir: string): PlannedDownload[] {
+  const problems: string[] = [];
+  const hints = new Set<string>();
+  const planned = new Map<string, PlannedDownload>();
+  for (const target of targets) {
+    let file: LocatedFile;
+    try {
+      file = locateFile(target);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const problem of error.problems) problems.push(`${target}: ${problem}`);
+      // The client's suggestions (did you mean mag?) ride along as the hint.
+      if (error.hint) hints.add(error.hint);
+      continue;
+    }
+    if (!planned.has(file.path)) planned.set(file.path, { file, localPath: resolveLocalPath(dataDir, file) });
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
+  }
+  return [...planned.values()];
+}
+
+/**
+ * Folders made safe in this batch: files of one product share their month folder, and walking it (with its
+ * symbolic-link check) per file is a measurable part of downloading many small files.
+ */
+export class FolderCache {
+  private readonly made = new Map<string, Promise<ReadonlySet<string>>>();
+
+  constructor(private readonly root: string) {}
+
+  /** Makes the folder safe to write in; resolves to the names of the parts it held then. */
+  ensure(folder: string): Promise<ReadonlySet<string>> {
+    let made = this.made.get(folder);
+    if (!made) {
+      made = ensureFolderInside(this.root, folder).then(() => partsIn(folder));
+      made.catch(() => this.made.delete(folder));
+      this.made.set(folder, made);
+    }
+    return made;
+  }
+}
+
+/** The names of the parts in a folder: the leftovers a file's claim looks at. */
+async function partsIn(folder: string): Promise<ReadonlySet<string>> {
+  const names = await readdir(folder).catch(() => [] as string[]);
+  return new Set(names.filter((name) => name.includes('.part.')));
+}
+
+/** What a file needs before its bytes are fetched: nothing (a verified copy), or the object's address. */
+export type Lookup =
+  | { kind: 'skip' }
+  | { kind: 'stopped'; error: Error }
+  | { kind: 'fetch'; url: string; present: Stats | undefined };
+
+/** Looks a file up: a verified copy in place is skipped without a request; otherwise the service names the object. */
+async function lookUp(batch: Batch, { file, localPath }: PlannedDownload): Promise<Lookup> {
+  const { options } = batch;
+  if (options.signal?.aborted) throw abortedError(options.signal);
+  const present = await lstat(localPath).catch(() => undefined);
+  if (!options.force && present && batch.verified.matches(file.path, present)) return { kind: 'skip' };
+  const stopped = batch.stop.notAttempted();
+  if (stopped) return { kind: 'stopped', error: stopped };
+  const url = await batch.http.resolveDownload(file.path, options.signal);
+  return { kind: 'fetch', url, present };
+}
+
+/**
+ * Look-ups run ahead of the transfers, up to `concurrency` files beyond those started, so a file's address is
+ * known by the time a connection is free for it: a batch of small files then waits one round trip per file
+ * instead of two. Only once the service has answered one: a service that cannot be reached is asked no more
+ * than without look-ahead.
+ */
+export class Lookups {
+  readonly #started = new Map<number, Promise<Lookup>>();
+  #ahead = false;
+
+  constructor(
+    private readonly batch: Batch,
+    private readonly files: readonly PlannedDownload[],
+    private readonly concurrency: number,
+  ) {}
+
+  /** The look-up of file `index`, started now unless it ran ahead; starts the ones after it when it may. */
+  take(index: number): Promise<Lookup> {
+    const lookup = this.#start(index);
+    if (this.#ahead) this.#runAhead(index);
+    else {
+      lookup.then(
+        (found) => {
+          if (found.kind !== 'fetch') return;
+          this.#ahead = true;
+          this.#runAhead(index);
+        },
+        () => undefined,
+      );
+    }
+    return lookup;
+  }
+
+  #runAhead(index: number): void {
+    const last = Math.min(this.files.length - 1, index + this.concurrency);
+    for (let next = index + 1; next <= last; next += 1) this.#start(next);
+  }
+
+  #start(index: number): Promise<Lookup> {
+    let lookup = this.#started.get(index);
+    if (!lookup) {
+      lookup = lookUp(this.batch, this.files[index] as PlannedDownload);
+      // Heard by the file's own transfer when it starts; a batch cancelled before then never asks.
+      lookup.catch(() => undefined);
+      this.#started.set(index, lookup);
+    }
+    return lookup;
+  }
+}

@@ -1,0 +1,314 @@
+import { abortedError } from '../core/batch.js';
+import {
+  BackgroundChecksum,
+  type ChecksumAlgorithm,
+  type ExpectedChecksum,
+  expectedChecksum,
+  InlineChecksum,
+  type PartChecksum,
+  showDigest,
+} from '../core/checksum.js';
+import { ApiError, NetworkError, ProtocolError } from '../core/errors.js';
+import { displayUrl } from '../core/urls.js';
+import type { PartFile } from './part-file.js';
+import { discardBody, header, numericHeader, pump } from './pump.js';
+import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
+import type { HttpClient } from '../service/client.js';
+import type { ObjectResponse } from '../http/objects.js';
+import type { ObjectSource, ObjectState } from './object-state.js';
+
+/** One object to receive. */
+export interface ReceiveJob {
+  http: ObjectSource;
+  /** The pre-signed object URL. */
+  url: string;
+  part: PartFile;
+  /** What is on disk and known of the object; the caller keeps it to leave the part for a later run. */
+  state: ObjectState;
+  signal?: AbortSignal | undefined;
+  /** Resumes allowed after a dropped connection. */
+  maxResumes: number;
+  /** Bytes of the object received so far, and its size once known. */
+  onBytes?: ((received: number, total: number | undefined) => void) | undefined;
+  /** How to split a large object over several connections; undefined: one stream. */
+  ranged?: RangedPlan | undefined;
+}
+
+/** What a received object turned out to be. */
+export interface ReceivedObject {
+  size: number;
+  /** Bytes that came over the network in this run (less than `size` after a resume). */
+  transferred: number;
+  /** The store's checksum the bytes matched; undefined when the store stated none. */
+  verifiedBy: ExpectedChecksum | undefined;
+}
+
+/** The bytes received did not match the checksum the store stated. */
+export class ChecksumMismatch extends ProtocolError {
+  constructor(url: string, expected: ExpectedChecksum, actual: Buffer) {
+    super(
+      `GET ${url}: the bytes received do not match the object's ${expected.algorithm.toUpperCase()} from its ${expected.source} (expected ${showDigest(expected.algorithm, expected.digest)}, got ${showDigest(expected.algorithm, actual)}); nothing was saved.`,
+      {
+        code: 'E_CHECKSUM',
+        hint: 'The data was damaged on the way or the store holds a damaged object; try again later.',
+      },
+    );
+  }
+}
+
+/** Objects at least this large get their part's record written as soon as they start (a kill can resume them). */
+const RECORD_FROM_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Streams the object into the part file, hashing it on the way, resuming after dropped connections (and from
+ * what an earlier run left, while the object is unchanged), and checks it against the store's checksum.
+ */
+export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
+  const { http, url, part, state, signal } = job;
+  // The query string of a pre-signed URL is a credential: messages never show it.
+  const shown = displayUrl(new URL(url));
+  const report = (received: number) => job.onBytes?.(received, state.total);
+  let checksum: PartChecksum | undefined;
+  const hashers: PartChecksum[] = [];
+  try {
+    return await receiveAndVerify();
+  } finally {
+    for (const hasher of hashers) hasher.close();
+  }
+
+  async function receiveAndVerify(): Promise<ReceivedObject> {
+    let expected: ExpectedChecksum | undefined;
+    let transferred = 0;
+    let resumes = 0;
+    let ranged = job.ranged;
+    if (state.written === 0 && part.resumed && state.finished === undefined) part.truncate();
+    for (;;) {
+      if (signal?.aborted) throw abortedError(signal);
+      const start = state.written;
+      // A part with bytes on disk is resumed with a range of the same object (If-Match), even from byte 0 when
+      // only parts after the first are there.
+      const resuming = start > 0 || state.finished !== undefined;
+      let response: ObjectResponse;
+      try {
+        response = await http.getObject(
+          url,
+          resuming
+            ? { start, end: start === 0 ? lastByte(state) : undefined, ifMatch: state.etag, signal }
+            : { signal },
+        );
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 412)) throw error;
+        // The object changed since the part was started: what is on disk belongs to another version.
+        restartState(state, part);
+        checksum = undefined;
+        continue;
+      }
+      try {
+        const verdict = acceptResponse(response, state, shown, checksum === undefined && resuming);
+        if (verdict === 'stale') {
+          discardBody(response.body);
+          restartState(state, part);
+          continue;
+        }
+        if (verdict === 'restart') {
+          // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
+          emptyPart(state, part);
+          checksum = undefined;
+        }
+        if (checksum === undefined) {
+          expected = expectedChecksum(response.headers, response.status === 200);
+          const split = ranged !== undefined && splits(response, state, ranged);
+          checksum = checksumFor(expected?.algorithm ?? 'md5', part, state.total, split);
+          hashers.push(checksum);
+          // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
+          if (state.written > 0) checksum.catchUp(state.written);
+          if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
+        }
+      } catch (error) {
+        discardBody(response.body);
+        throw error;
+      }
+      if (ranged && splits(response, state, ranged)) {
+        const plan = ranged;
+        // This answer carries the first part; the other parts are asked for over more connections meanwhile.
+        try {
+          const rest = await receiveRanges({
+            http,
+            url,
+            shown,
+            part,
+            state: state as ObjectState & { total: number; etag: string },
+            checksum,
+            plan,
+            maxResumes: job.maxResumes,
+            signal,
+            report,
+            firstBody: response.body,
+          });
+          transferred += rest;
+        } catch (error) {
+          if (!(error instanceof RangesIgnored)) throw error;
+          // The store answered a part with the whole object: one stream, from the start.
+          ranged = undefined;
+          restartState(state, part);
+          checksum = undefined;
+          continue;
+        }
+        return await verified(shown, checksum, expected, state.written, transferred);
+      }
+      const before = state.written;
+      const outcome = await pump(response.body, part, state, checksum, signal, report);
+      state.written = outcome.position;
+      transferred += outcome.position - before;
+      if (signal?.aborted) throw abortedError(signal);
+      const complete =
+        (state.total !== undefined && state.written === state.total) ||
+        (outcome.error === undefined && state.total === undefined);
+      if (complete) return await verified(shown, checksum, expected, state.written, transferred);
+      // A dropped connection or a short body: resume from the bytes on disk.
+      if (resumes >= job.maxResumes) {
+        const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
+        const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
+        throw new NetworkError(
+          `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
+          {
+            code: 'E_INCOMPLETE',
+            cause: outcome.error,
+            peer: 'object store',
+            hint: 'Run the download again: it resumes where this one stopped.',
+          },
+        );
+      }
+      resumes += 1;
+    }
+  }
+}
+
+/** Objects at least this large are hashed on a thread of their own, overlapping the receiving (see checksum.ts). */
+const BACKGROUND_HASH_FROM_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The checksum of a part: on its own thread for a large object, in the receiving thread otherwise. A CRC-32 of
+ * one stream is the exception: it runs at several GB/s (zlib's), so in line it costs less than a thread's start,
+ * its reading the part back and the messages to it (256 MiB on loopback: 0.11 s of the thread's time and 40 ms
+ * of messages, against 50 ms of CRC-32). Parts fetched in parallel land out of order and are read back in any
+ * case, which the thread does without holding up the connections.
+ */
+function checksumFor(
+  algorithm: ChecksumAlgorithm,
+  part: PartFile,
+  total: number | undefined,
+  split: boolean,
+): PartChecksum {
+  if ((total ?? 0) >= BACKGROUND_HASH_FROM_BYTES && (split || algorithm !== 'crc32'))
+    return new BackgroundChecksum(algorithm, part.descriptor);
+  return new InlineChecksum(algorithm, (length, consume, from) => part.readBack(length, consume, from));
+}
+
+/** The received object, once its bytes match the checksum the store stated (when it stated one). */
+async function verified(
+  shown: string,
+  checksum: PartChecksum,
+  expected: ExpectedChecksum | undefined,
+  size: number,
+  transferred: number,
+): Promise<ReceivedObject> {
+  const actual = await checksum.digest();
+  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
+  return { size, transferred, verifiedBy: expected };
+}
+
+/**
+ * True when a first answer (the whole object, from byte 0) is worth splitting: large enough for two parts, of
+ * a store that says it serves ranges and names the version (ETag) every part must come from.
+ */
+function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan): boolean {
+  // The whole object from a store that says it serves ranges, or the rest of a resumed one (a 206 is itself
+  // a range served, from the first byte not on disk).
+  const fromHere =
+    response.status === 206 ||
+    (response.status === 200 &&
+      state.written === 0 &&
+      /\bbytes\b/i.test(header(response, 'accept-ranges') ?? ''));
+  // Worth it with two parts to go, or when parts an earlier run finished out of order are to be skipped.
+  const worth =
+    state.total !== undefined &&
+    (state.total - state.written >= 2 * plan.partSize ||
+      (response.status === 206 && state.finished !== undefined));
+  return plan.connections > 1 && fromHere && worth && state.etag !== undefined;
+}
+
+/** The object's last byte, when its size is known (a range from byte 0 needs one to be a range at all). */
+function lastByte(state: ObjectState): number | undefined {
+  return state.total === undefined || state.total === 0 ? undefined : state.total - 1;
+}
+
+/** Forgets what is on disk of the object: the part is emptied, to be written from byte 0. */
+function emptyPart(state: ObjectState, part: PartFile): void {
+  if (state.written > 0 || state.finished !== undefined) part.truncate();
+  state.written = 0;
+  state.finished = undefined;
+}
+
+/** Forgets the object itself too (it changed): its size and ETag are learnt again. */
+function restartState(state: ObjectState, part: PartFile): void {
+  emptyPart(state, part);
+  state.total = undefined;
+  state.etag = undefined;
+}
+
+/**
+ * Checks an object answer against what is on disk and learns the object's size: `restart` when the body
+ * starts at byte 0 (a 200, perhaps to a Range request), `stale` when a part an earlier run left belongs to
+ * another version of the object, `continue` when the body carries on from the bytes on disk.
+ */
+function acceptResponse(
+  response: ObjectResponse,
+  state: ObjectState,
+  url: string,
+  resuming: boolean,
+): 'restart' | 'stale' | 'continue' {
+  const etag = header(response, 'etag');
+  const length = numericHeader(response, 'content-length', url);
+  const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
+  if (etag !== undefined) state.etag = etag;
+  if (response.status === 206 && changed && resuming) {
+    // What an earlier run left belongs to another version (a store that ignores If-Match): start over.
+    return 'stale';
+  }
+  if (response.status === 200) {
+    if (length !== undefined) state.total = length;
+    else if (changed) state.total = undefined;
+    return 'restart';
+  }
+  if (response.status !== 206) {
+    throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
+  }
+  const range = header(response, 'content-range');
+  const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
+  if (!match) {
+    throw new ProtocolError(
+      `GET ${url}: a 206 answer without a readable Content-Range (${range ?? 'none'}).`,
+    );
+  }
+  const first = Number(match[1]);
+  const last = Number(match[2]);
+  const size = match[3] === '*' ? undefined : Number(match[3]);
+  if (first !== state.written || last < first || (size !== undefined && last >= size)) {
+    throw new ProtocolError(
+      `GET ${url}: asked for bytes from ${state.written} but the answer holds ${range}; refusing to splice it.`,
+    );
+  }
+  if (length !== undefined && length !== last - first + 1) {
+    throw new ProtocolError(`GET ${url}: Content-Length ${length} does not match Content-Range ${range}.`);
+  }
+  if (changed || (size !== undefined && state.total !== undefined && size !== state.total)) {
+    throw new ProtocolError(`GET ${url}: the file changed on the server while it was being downloaded.`, {
+      hint: 'Run the download again.',
+    });
+  }
+  // A partial answer that does not reach the end would leave a hole: treat its end as the object's end only
+  // when the server gave no size.
+  state.total = size ?? last + 1;
+  return 'continue';
+}

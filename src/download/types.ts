@@ -1,0 +1,56 @@
+/** What the download engine takes and gives: its options, progress events and results. */
+import type { HttpClient } from '../service/client.js';
+
+/** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
+export interface DownloadProgress {
+  path: string;
+  localPath: string;
+  received: number;
+  total: number | undefined;
+  done?: DownloadResult['status'];
+  /** With `done`: whether the bytes were checked against the store's checksum. */
+  verified?: boolean;
+  /** With `done: 'failed'`: why. */
+  error?: Error;
+}
+
+/** How to download. */
+export interface DownloadOptions {
+  /** The local data root; every destination is resolved below it from the file's name. */
+  dataDir: string;
+  /** Download files again even when a verified copy is in place (otherwise it is skipped). */
+  force?: boolean | undefined;
+  /** Files downloaded at once; default 8. */
+  concurrency?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((event: DownloadProgress) => void) | undefined;
+  /** Called once the targets are checked, with the number of distinct files to transfer. */
+  onStart?: ((files: number) => void) | undefined;
+  /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
+  maxResumes?: number | undefined;
+  /** Connections one large file is fetched over at once, in parts; default 8 (1: one stream). */
+  connections?: number | undefined;
+  /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
+  partSize?: number | undefined;
+}
+
+/**
+ * The outcome for one file: `downloaded` (it was not there), `replaced` (a file that was there did not hold the
+ * stored bytes, or `force` asked for it), `skipped` (a verified copy is in place) or `failed`.
+ */
+export interface DownloadResult {
+  path: string;
+  localPath: string;
+  status: 'downloaded' | 'replaced' | 'skipped' | 'failed';
+  /** Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume). */
+  bytes: number;
+  /** True when the file's bytes were checked against the store's checksum (always, for a skipped file). */
+  verified: boolean;
+  error?: Error;
+}
+
+/** The part of the HTTP client the download engine uses. */
+export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
+
+/** Default number of files downloaded at once. */
+export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;

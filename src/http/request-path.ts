@@ -1,0 +1,10 @@
+/** How storage paths are written into request paths: unsafe paths are refused before anything is sent. */
+import { ValidationError } from '../core/errors.js';
+import { unsafePathReason } from '../naming/path-safety.js';
+
+/** Encodes a storage path for a request path; unsafe paths are refused before anything is sent. */
+export function encodePath(path: string, what: string): string {
+  const reason = unsafePathReason(path);
+  if (reason) throw new ValidationError([`Invalid ${what} ${JSON.stringify(path)}: ${reason}.`]);
+  return path.split('/').map(encodeURIComponent).join('/');
+}

@@ -1,0 +1,84 @@
+/** The one local-layout resolver: where a file lives below the data root, and which file a local path holds. */
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { ValidationError } from '../core/errors.js';
+import { MAX_NAME_BYTES, messages } from './name-parts.js';
+import { type MissionFile, parseName, parsePath } from './names.js';
+import { assertSafeRelativePath } from './path-safety.js';
+
+/** The layout every local data root follows, for messages and hints. */
+export const LOCAL_LAYOUT = '<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename>';
+
+/** True when `path` is `root` itself or lies below it. */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(resolve(root), resolve(path));
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/** A file of a naming form this version does not check (a newer service's), known only by its storage path. */
+export interface UncheckedFile {
+  kind: 'unchecked';
+  /** The file name: the path's last segment. */
+  name: string;
+  /** The storage path, safe but not checked against the naming rules. */
+  path: string;
+}
+
+/** A file the layout can place: one the naming rules parsed, or one known only by its safe storage path. */
+export type LocatedFile = MissionFile | UncheckedFile;
+
+/** True when the naming rules of this version read `name` (whatever its folders). */
+function isKnownNameForm(name: string): boolean {
+  try {
+    parseName(name);
+    return true;
+  } catch (error) {
+    if (error instanceof ValidationError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Reads a file name or storage path. A bare name must follow the naming rules (nothing else says where it
+ * lives); a storage path whose name follows them must have the folders the rules give it. A storage path whose
+ * name is of a form this version does not know is taken as it is, when it is safe: safety is not a naming rule.
+ * Throws a `ValidationError` saying what is wrong.
+ */
+export function locateFile(value: string): LocatedFile {
+  assertSafeRelativePath(value);
+  const slash = value.lastIndexOf('/');
+  if (slash < 0) return parseName(value);
+  const name = value.slice(slash + 1);
+  if (isKnownNameForm(name)) return parsePath(value);
+  // The download's part and record files sit beside the file and need room for their suffixes.
+  const bytes = Buffer.byteLength(name);
+  if (bytes > MAX_NAME_BYTES) throw new ValidationError([messages.tooLong(name, bytes)]);
+  return { kind: 'unchecked', name, path: value };
+}
+
+/**
+ * The absolute local path of a file below `root`: `<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<name>`
+ * (ancillary: `<root>/imap/ancillary/<instrument>/<name>`); a file of a newer naming form at `<root>/<its path>`.
+ * `file` is a located file, a name or a storage path (see `locateFile`).
+ */
+export function resolveLocalPath(root: string, file: LocatedFile | string): string {
+  const located = typeof file === 'string' ? locateFile(file) : file;
+  const target = resolve(root, ...located.path.split('/'));
+  if (!isInside(root, target) || target === resolve(root)) {
+    // Unreachable for paths that passed the safety rules; kept as the last line of defence.
+    throw new ValidationError([`Refusing ${located.path}: it would land outside the data root ${root}.`]);
+  }
+  return target;
+}
+
+/**
+ * The file a local path holds, when that path lies below `root` in the expected layout. Throws a
+ * `ValidationError` saying what is wrong otherwise.
+ */
+export function fileFromLocalPath(root: string, localPath: string): MissionFile {
+  const absolute = resolve(localPath);
+  if (!isInside(root, absolute)) {
+    throw new ValidationError([`${localPath} is not inside the data root ${resolve(root)}.`]);
+  }
+  const rel = relative(resolve(root), absolute).split(sep).join('/');
+  return parsePath(rel);
+}

@@ -1,0 +1,82 @@
+/**
+ * Path safety: what makes a path unsafe to send to the service or to join below a local root. These are not
+ * naming rules: a path of a naming form this version does not know may be safe, and a safe path is all a
+ * download needs.
+ */
+import { ValidationError } from '../core/errors.js';
+
+// C0, DEL and C1: every character of Unicode's control category.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is rejected here
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** True when `value` holds a control character (C0, DEL or C1). */
+export function hasControlCharacter(value: string): boolean {
+  return CONTROL_CHARACTERS.test(value);
+}
+
+/** What is wrong with a path, and what to do instead when that is not obvious. */
+interface PathProblem {
+  what: string;
+  advice?: string;
+}
+
+/**
+ * Returns what makes `path` unsafe to use as a storage path or a path below a local root, or undefined
+ * when it is safe: absolute paths, `..`, `.`, empty segments, backslashes, NUL and control characters,
+ * and percent-encoded forms of any of these.
+ */
+export function unsafePathReason(path: string): string | undefined {
+  const problem = literalPathProblem(path) ?? percentPathProblem(path);
+  if (!problem) return undefined;
+  return problem.advice ? `${problem.what}; ${problem.advice}` : problem.what;
+}
+
+function literalPathProblem(path: string): PathProblem | undefined {
+  if (path.length === 0) return { what: 'it is empty' };
+  if (path.includes('\u0000')) return { what: 'it contains a NUL character' };
+  if (CONTROL_CHARACTERS.test(path)) return { what: 'it contains a control character' };
+  if (path.includes('\\'))
+    return { what: "it contains a backslash ('\\')", advice: "use '/' between folders" };
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) {
+    return { what: 'it is absolute', advice: 'give a path relative to the data root' };
+  }
+  const segments = path.split('/');
+  if (segments.includes('..')) return { what: "it contains a '..' segment" };
+  if (segments.includes('.')) return { what: "it contains a '.' segment" };
+  if (segments.includes('')) return { what: "it contains an empty segment ('//' or a trailing '/')" };
+  return undefined;
+}
+
+// Servers and file systems differ in how often they decode, so every layer of encoding is looked through.
+function percentPathProblem(path: string): PathProblem | undefined {
+  if (!path.includes('%')) return undefined;
+  const decoded = decodeRepeatedly(path);
+  if (decoded !== path) {
+    const inner = literalPathProblem(decoded.replaceAll('%', ''));
+    if (inner) return { ...inner, what: `${inner.what} once percent-decoded` };
+    if (decoded.split('/').length !== path.split('/').length)
+      return { what: "it contains a percent-encoded '/'" };
+  }
+  return { what: "it contains '%', which no file path of the store has" };
+}
+
+function decodeRepeatedly(value: string): string {
+  let current = value;
+  for (let round = 0; round < 3; round += 1) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      return current;
+    }
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
+}
+
+/** Throws a `ValidationError` when `path` is unsafe (see `unsafePathReason`). */
+export function assertSafeRelativePath(path: string, what = 'path'): void {
+  const reason = unsafePathReason(path);
+  if (reason) throw new ValidationError([`Invalid ${what} ${JSON.stringify(path)}: ${reason}.`]);
+}

@@ -1,0 +1,293 @@
+/** The metadata index: one record per stored object, derived from its name and mtime, queried in memory. */
+import type { QueryParameter, QueryRecord, QueryTable } from '../../naming/query-vocabulary.js';
+import type { StoredObject } from '../objects/folder-store.js';
+
+/**
+ * A checked query, by the service's parameter names (the library's `IndexQuery` name them for callers);
+ * every filter given must match (AND).
+ */
+export interface IndexQuery extends Partial<Record<Exclude<QueryParameter, 'table'>, string>> {
+  table: QueryTable;
+  /** Keep only the highest version per series among the rows that pass the other filters. */
+  latest?: boolean;
+}
+
+/** Which slice of the ordered answer to return: `limit` records (all when undefined) after the first `offset`. */
+export interface QueryPage {
+  offset: number;
+  limit?: number | undefined;
+}
+
+/**
+ * The query record (the one the client reads) with what this server always fills in: `end_date` (null for an
+ * ancillary file whose name has a single date) and `ingestion_date`, when the object was stored.
+ */
+export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
+
+/**
+ * A record as the index keeps it: words as small integers and dates as numbers, so a query over
+ * 100,000 rows compares numbers only.
+ */
+interface IndexedRecord {
+  key: string;
+  table: QueryTable;
+  instrument: number;
+  /** -1 for ancillary records. */
+  dataLevel: number;
+  descriptor: number;
+  extension: number;
+  /** `YYYYMMDD` as a number. */
+  startDate: number;
+  /** The version as one number: equality filters and `latest` compare it without parsing. */
+  versionRank: number;
+  /** The UTC day of ingestion, `YYYYMMDD` as a number, for the whole-day ingestion filters. */
+  ingestionDay: number;
+  /** What `latest` groups by (instrument, data level, descriptor, start date), as a word number. */
+  series: number;
+  /** `,` and the record's JSON, encoded once so answers are copied rather than re-serialized. */
+  bytes: Buffer;
+}
+
+interface Table {
+  all: IndexedRecord[];
+  /** Keyed by instrument word number. */
+  byInstrument: Map<number, IndexedRecord[]>;
+}
+
+/** Gives each distinct word a small integer. */
+class Words {
+  readonly #ids = new Map<string, number>();
+
+  id(word: string): number {
+    let id = this.#ids.get(word);
+    if (id === undefined) {
+      id = this.#ids.size;
+      this.#ids.set(word, id);
+    }
+    return id;
+  }
+
+  /** How many words have a number. */
+  get size(): number {
+    return this.#ids.size;
+  }
+
+  /** The word's number; -2 (matching nothing) for a word no record has. */
+  find(word: string | undefined): number | undefined {
+    return word === undefined ? undefined : (this.#ids.get(word) ?? -2);
+  }
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC. */
+export function formatIngestionDate(mtimeMs: number): string {
+  return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+const EMPTY_ARRAY = Buffer.from('[]');
+
+function versionRank(version: string): number {
+  const match = /^v(\d+)-(\d+)$/.exec(version);
+  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : -1;
+}
+
+function dateNumber(date: string | undefined): number | undefined {
+  return date === undefined ? undefined : Number(date);
+}
+
+function byKey(a: IndexedRecord, b: IndexedRecord): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** The record an object is listed as. */
+export function recordOf(object: StoredObject): MetadataRecord {
+  const { file } = object;
+  const ingestion_date = formatIngestionDate(object.mtimeMs);
+  return file.kind === 'science'
+    ? {
+        file_path: file.path,
+        instrument: file.instrument,
+        data_level: file.dataLevel,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      }
+    : {
+        file_path: file.path,
+        instrument: file.instrument,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate ?? null,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      };
+}
+
+/** Records of every stored object, kept sorted by `file_path` per table and per instrument. */
+export class MetadataIndex {
+  readonly #byKey = new Map<string, IndexedRecord>();
+  readonly #words = new Words();
+  readonly #tables: Record<QueryTable, Table> = {
+    science: { all: [], byInstrument: new Map() },
+    ancillary: { all: [], byInstrument: new Map() },
+  };
+
+  /** Builds the index of a scanned store in one sort. */
+  constructor(objects: readonly StoredObject[] = []) {
+    for (const object of objects) {
+      const record = this.#indexed(object);
+      if (this.#byKey.has(record.key)) continue;
+      this.#byKey.set(record.key, record);
+      const table = this.#tables[record.table];
+      table.all.push(record);
+      this.#instrumentList(table, record.instrument).push(record);
+    }
+    for (const table of Object.values(this.#tables)) {
+      table.all.sort(byKey);
+      for (const list of table.byInstrument.values()) list.sort(byKey);
+    }
+  }
+
+  #instrumentList(table: Table, instrument: number): IndexedRecord[] {
+    let list = table.byInstrument.get(instrument);
+    if (!list) {
+      list = [];
+      table.byInstrument.set(instrument, list);
+    }
+    return list;
+  }
+
+  #indexed(object: StoredObject): IndexedRecord {
+    const record = recordOf(object);
+    const { file } = object;
+    const dataLevel = file.kind === 'science' ? file.dataLevel : '';
+    const words = this.#words;
+    return {
+      key: file.path,
+      table: file.kind,
+      instrument: words.id(file.instrument),
+      dataLevel: dataLevel === '' ? -1 : words.id(dataLevel),
+      descriptor: words.id(file.descriptor),
+      extension: words.id(file.extension),
+      startDate: Number(file.startDate),
+      versionRank: versionRank(file.version),
+      ingestionDay: Number(record.ingestion_date.slice(0, 10).replaceAll('-', '')),
+      series: words.id(`${file.instrument}/${dataLevel}/${file.descriptor}/${file.startDate}`),
+      bytes: Buffer.from(`,${JSON.stringify(record)}`, 'utf8'),
+    };
+  }
+
+  /** Number of indexed objects. */
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  /** True when `key` is indexed. */
+  has(key: string): boolean {
+    return this.#byKey.has(key);
+  }
+
+  /** Adds (or replaces) the record of a newly stored object. */
+  add(object: StoredObject): void {
+    const record = this.#indexed(object);
+    const table = this.#tables[record.table];
+    const previous = this.#byKey.get(record.key);
+    this.#byKey.set(record.key, record);
+    for (const list of [table.all, this.#instrumentList(table, record.instrument)]) {
+      const at = insertionPoint(list, record.key);
+      if (previous && list[at]?.key === record.key) list[at] = record;
+      else list.splice(at, 0, record);
+    }
+  }
+
+  /**
+   * The records matching every filter, ordered by `file_path`, as the chunks of a JSON array: one
+   * pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization.
+   */
+  queryChunks(filters: IndexQuery, page?: QueryPage): Buffer[] {
+    let rows = this.#query(filters);
+    // The order is by file_path and stable, so consecutive pages concatenate to the unpaged answer.
+    if (page) rows = rows.slice(page.offset, page.limit === undefined ? undefined : page.offset + page.limit);
+    if (rows.length === 0) return [EMPTY_ARRAY];
+    const chunks: Buffer[] = new Array(rows.length + 2);
+    chunks[0] = OPEN;
+    for (let i = 0; i < rows.length; i += 1) {
+      const bytes = (rows[i] as IndexedRecord).bytes;
+      chunks[i + 1] = i === 0 ? bytes.subarray(1) : bytes;
+    }
+    chunks[rows.length + 1] = CLOSE;
+    return chunks;
+  }
+
+  /** The records matching every filter, ordered by `file_path`. */
+  query(filters: IndexQuery, page?: QueryPage): MetadataRecord[] {
+    return JSON.parse(Buffer.concat(this.queryChunks(filters, page)).toString('utf8')) as MetadataRecord[];
+  }
+
+  #query(filters: IndexQuery): IndexedRecord[] {
+    const table = this.#tables[filters.table];
+    let candidates: readonly IndexedRecord[];
+    if (filters.file_path !== undefined) {
+      const one = this.#byKey.get(filters.file_path);
+      candidates = one && one.table === filters.table ? [one] : [];
+    } else if (filters.instrument !== undefined) {
+      candidates = table.byInstrument.get(this.#words.find(filters.instrument) ?? -2) ?? [];
+    } else {
+      candidates = table.all;
+    }
+    const words = this.#words;
+    const instrument = words.find(filters.instrument);
+    const dataLevel = words.find(filters.data_level);
+    const descriptor = words.find(filters.descriptor);
+    const extension = words.find(filters.extension);
+    const startFrom = dateNumber(filters.start_date);
+    const startTo = dateNumber(filters.end_date);
+    const ingestedFrom = dateNumber(filters.ingestion_start_date);
+    const ingestedTo = dateNumber(filters.ingestion_end_date);
+    const latest = filters.version === 'latest' || filters.latest === true;
+    const version =
+      filters.version === undefined || filters.version === 'latest'
+        ? undefined
+        : versionRank(filters.version);
+    const rows: IndexedRecord[] = [];
+    for (const row of candidates) {
+      if (
+        (instrument === undefined || row.instrument === instrument) &&
+        (dataLevel === undefined || row.dataLevel === dataLevel) &&
+        (descriptor === undefined || row.descriptor === descriptor) &&
+        // Both date filters bound the file's start date, as the real service does.
+        (startFrom === undefined || row.startDate >= startFrom) &&
+        (startTo === undefined || row.startDate <= startTo) &&
+        (version === undefined || row.versionRank === version) &&
+        (extension === undefined || row.extension === extension) &&
+        (ingestedFrom === undefined || row.ingestionDay >= ingestedFrom) &&
+        (ingestedTo === undefined || row.ingestionDay <= ingestedTo)
+      ) {
+        rows.push(row);
+      }
+    }
+    if (!latest) return rows;
+    // Series are word numbers, so the highest version per series fits a typed array indexed by them.
+    const highest = new Int32Array(words.size).fill(-1);
+    for (const row of rows) {
+      if (row.versionRank > (highest[row.series] as number)) highest[row.series] = row.versionRank;
+    }
+    return rows.filter((row) => row.versionRank === highest[row.series]);
+  }
+}
+
+function insertionPoint(list: readonly IndexedRecord[], key: string): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((list[middle] as IndexedRecord).key < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

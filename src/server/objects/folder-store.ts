@@ -1,0 +1,299 @@
+/** The object store: objects are plain files under the store folder at their storage key. */
+import { randomBytes } from 'node:crypto';
+import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { StoreError } from '../../core/errors.js';
+import { type MissionFile, parseName, parsePath } from '../../naming/names.js';
+import {
+  CHECKSUM_FOLDER,
+  type ChecksumRecord,
+  type Digests,
+  digestsOfFile,
+  readSidecar,
+  writeSidecar,
+} from './checksums.js';
+import { type PutOptions, STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+
+/** The dot-folder holding uploads in progress; on the store's file system so the final link is atomic. */
+export const INCOMING_FOLDER = '.incoming';
+
+/** Temporary files older than this are leftovers of a crash and are removed at start. */
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+/** Default of `uploadIdleTimeoutMs`: an upload that sends no bytes for this long is given up. */
+export const UPLOAD_IDLE_TIMEOUT_MS = 60_000;
+
+/** Checksums kept in memory, so a GET of a hot object reads no sidecar; beyond this the oldest are forgotten. */
+const CACHED_CHECKSUMS = 50_000;
+
+/** A stored object found by a scan or written by a PUT. */
+export interface StoredObject {
+  file: MissionFile;
+  size: number;
+  mtimeMs: number;
+}
+
+/** An object a PUT stored, with the checksums of its bytes. */
+export interface PutResult extends StoredObject, Digests {}
+
+/** Options of `ObjectStore.open`. */
+export interface ObjectStoreOptions {
+  /** An upload that sends no body bytes for this long is given up with 408; default 60 s. */
+  uploadIdleTimeoutMs?: number | undefined;
+}
+
+/** An object opened for reading: its descriptor and its stat, taken from the same open file. */
+export interface OpenObject {
+  handle: FileHandle;
+  stats: Stats;
+}
+
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** Files under one store folder, addressed only by keys that passed the naming rules. */
+export class ObjectStore {
+  /** Digests being computed, by key, size and mtime: concurrent first GETs of an object hash it once. */
+  readonly #hashing = new Map<string, Promise<Digests>>();
+  /** Digests known, by key; each use checks them against the open file's size and mtime. */
+  readonly #checksums = new Map<string, ChecksumRecord>();
+
+  private constructor(
+    /** The store folder, symlinks resolved. */
+    readonly root: string,
+    /** An upload that sends no body bytes for this long is given up. */
+    readonly uploadIdleTimeoutMs: number,
+  ) {}
+
+  /** Opens (creating if needed) the store folder. */
+  static async open(storeDir: string, options: ObjectStoreOptions = {}): Promise<ObjectStore> {
+    const idle = options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS;
+    if (!Number.isFinite(idle) || idle <= 0 || idle > 2 ** 31 - 1) {
+      throw new Error(`Invalid upload idle timeout ${idle}: give a number of milliseconds above 0.`);
+    }
+    const folder = resolve(storeDir);
+    try {
+      await mkdir(folder, { recursive: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new StoreError(`Cannot use ${folder} as the store folder (${code}).`, { cause: error });
+    }
+    const store = new ObjectStore(await realpath(folder), idle);
+    const incoming = join(store.root, INCOMING_FOLDER);
+    await mkdir(incoming).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    // Uploads are written here before they are linked into place: a symlink would send them outside the store.
+    if (!(await lstat(incoming)).isDirectory()) {
+      throw new StoreError(`${incoming} must be a folder of the store, not a symlink or a file; remove it.`);
+    }
+    await store.#removeStaleTemps();
+    return store;
+  }
+
+  async #removeStaleTemps(): Promise<void> {
+    const folder = join(this.root, INCOMING_FOLDER);
+    for (const name of await readdir(folder)) {
+      const path = join(folder, name);
+      const stats = await lstat(path).catch(() => undefined);
+      if (stats && Date.now() - stats.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
+    }
+  }
+
+  /** A fresh temporary file in the incoming folder, ending in `.<extension>`. */
+  #tempPath(extension: string): string {
+    return join(this.root, INCOMING_FOLDER, `${randomBytes(12).toString('hex')}.${extension}`);
+  }
+
+  /** The file path of a key; the key must be a valid storage path (checked again here). */
+  #pathOf(key: string): string {
+    const file = parsePath(key);
+    return join(this.root, ...file.path.split('/'));
+  }
+
+  /**
+   * Walks the folders of `key` below the store (below `base`, a folder of the store, when given), refusing
+   * symlinks on the way (so nothing placed in the store can lead a read or a write outside it) and creating
+   * missing folders when `create` is set. Returns false when a folder is missing (and `create` is false) or
+   * is not a real folder.
+   */
+  async #safeFolders(key: string, create: boolean, base?: string): Promise<boolean> {
+    const segments = [...(base === undefined ? [] : [base]), ...key.split('/').slice(0, -1)];
+    let folder = this.root;
+    for (const segment of segments) {
+      folder = join(folder, segment);
+      let stats = await lstat(folder).catch(() => undefined);
+      if (!stats && create) {
+        await mkdir(folder).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EEXIST') throw error;
+        });
+        stats = await lstat(folder).catch(() => undefined);
+      }
+      if (!stats?.isDirectory()) return false;
+    }
+    return true;
+  }
+
+  /**
+   * True when the folder of `key` (below `base` when given) exists and no part of the way to it is a symlink:
+   * the store's root has its symlinks resolved, so the folder's real path is its plain path exactly when
+   * nothing on the way leads elsewhere. One call where `#safeFolders` needs one per folder; for reads.
+   */
+  async #realFolder(key: string, base?: string): Promise<boolean> {
+    const folder = join(this.root, ...(base === undefined ? [] : [base]), ...key.split('/').slice(0, -1));
+    return realpath(folder).then(
+      (real) => real === folder,
+      () => false,
+    );
+  }
+
+  /** True when something (a file, a symlink, anything) occupies the key's place. */
+  async occupied(key: string): Promise<boolean> {
+    const path = this.#pathOf(key);
+    if (!(await this.#safeFolders(key, false))) return false;
+    return lstat(path).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Opens a stored regular file for reading; undefined when there is none (symlinks are never followed). */
+  async openForRead(key: string): Promise<OpenObject | undefined> {
+    const path = this.#pathOf(key);
+    if (!(await this.#realFolder(key))) return undefined;
+    let handle: FileHandle;
+    try {
+      handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
+    } catch {
+      return undefined;
+    }
+    const stats = await handle.stat();
+    if (!stats.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    return { handle, stats };
+  }
+
+  /** A read stream over an open object, from `start` to `end` inclusive; it closes the file when done. */
+  readStream(object: OpenObject, start: number, end: number): Readable {
+    return createReadStream('', {
+      fd: object.handle,
+      start,
+      end,
+      highWaterMark: STREAM_BUFFER_BYTES,
+      autoClose: true,
+    });
+  }
+
+  /**
+   * Stores `body` at `key` (see `writeObject`: exactly `length` bytes, linked into place whole or not at all,
+   * a second writer of the same key losing with 409) and keeps the MD5 of its bytes beside the object.
+   */
+  async put(key: string, body: Readable, length: number, options: PutOptions = {}): Promise<PutResult> {
+    const file = parsePath(key);
+    const target = {
+      key,
+      temp: this.#tempPath('part'),
+      path: this.#pathOf(key),
+      makeFolders: () => this.#safeFolders(key, true),
+      idleMs: this.uploadIdleTimeoutMs,
+    };
+    const record = await writeObject(target, body, length, options);
+    // The sidecar only saves work: when it cannot be written, the first GET computes the digest again.
+    await this.#saveChecksum(key, record).catch(() => undefined);
+    return { file, ...record };
+  }
+
+  /**
+   * The checksums of an open object: from memory or its sidecar when they were recorded for this size and mtime,
+   * otherwise computed from the file (once, however many requests ask at the same time) and saved.
+   */
+  async digestsOf(key: string, object: OpenObject): Promise<Digests> {
+    const { size, mtimeMs } = object.stats;
+    const known = this.#checksums.get(key);
+    if (known && known.size === size && known.mtimeMs === mtimeMs) return known;
+    const sidecar = await this.#sidecarPath(key, false);
+    const saved = sidecar === undefined ? undefined : await readSidecar(sidecar, size, mtimeMs);
+    if (saved) {
+      this.#remember(key, { ...saved, size, mtimeMs });
+      return saved;
+    }
+    const id = `${key}\n${size}\n${mtimeMs}`;
+    let work = this.#hashing.get(id);
+    if (!work) {
+      work = (async () => {
+        const digests = await digestsOfFile(object.handle, size);
+        await this.#saveChecksum(key, { ...digests, size, mtimeMs }).catch(() => undefined);
+        return digests;
+      })().finally(() => this.#hashing.delete(id));
+      this.#hashing.set(id, work);
+    }
+    return work;
+  }
+
+  #remember(key: string, record: ChecksumRecord): void {
+    this.#checksums.delete(key);
+    if (this.#checksums.size >= CACHED_CHECKSUMS) {
+      const oldest = this.#checksums.keys().next();
+      if (!oldest.done) this.#checksums.delete(oldest.value);
+    }
+    this.#checksums.set(key, record);
+  }
+
+  /** Where the sidecar of `key` lives, its folders checked (and created when `create`); undefined when unsafe. */
+  async #sidecarPath(key: string, create: boolean): Promise<string | undefined> {
+    const safe = create
+      ? await this.#safeFolders(key, true, CHECKSUM_FOLDER)
+      : await this.#realFolder(key, CHECKSUM_FOLDER);
+    return safe ? join(this.root, CHECKSUM_FOLDER, ...key.split('/')) : undefined;
+  }
+
+  async #saveChecksum(key: string, record: ChecksumRecord): Promise<void> {
+    this.#remember(key, record);
+    const sidecar = await this.#sidecarPath(key, true);
+    if (sidecar === undefined) return;
+    await writeSidecar(this.#tempPath('md5'), sidecar, record);
+  }
+
+  /**
+   * Every object in the store layout; dot-files, temporary files, symlinks and stray files are skipped.
+   * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
+   * that is several times faster than one promise per file, and the event loop still turns between folders.
+   */
+  async scan(): Promise<StoredObject[]> {
+    const found: StoredObject[] = [];
+    const walk = async (folder: string, key: string): Promise<void> => {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(folder, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        if (entry.name.startsWith('.')) continue;
+        const childKey = key === '' ? entry.name : `${key}/${entry.name}`;
+        const childPath = join(folder, entry.name);
+        if (entry.isDirectory()) {
+          await walk(childPath, childKey);
+          continue;
+        }
+        if (!entry.isFile()) continue;
+        let file: MissionFile;
+        try {
+          // The key comes from real folder entries, so checking the name and that its path is this key
+          // is the whole of parsePath.
+          file = parseName(entry.name);
+        } catch {
+          continue;
+        }
+        if (file.path !== childKey) continue;
+        const stats = lstatSync(childPath, { throwIfNoEntry: false });
+        if (stats?.isFile()) found.push({ file, size: stats.size, mtimeMs: stats.mtimeMs });
+      }
+    };
+    await walk(this.root, '');
+    return found;
+  }
+}

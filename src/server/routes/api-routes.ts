@@ -1,0 +1,275 @@
+/**
+ * The service's API routes: `/upload/{filepath}`, `/download/{filepath}` and `/query`, answered in the envelope;
+ * in today's service also under `/api-key/` (an `X-api-key` on every route) and `/authorized/` (a bearer token).
+ */
+import type { IncomingMessage } from 'node:http';
+import { ValidationError } from '../../core/errors.js';
+import { parseName } from '../../naming/names.js';
+import { unsafePathReason } from '../../naming/path-safety.js';
+import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
+import { OBJECT_PREFIX } from '../objects/presign.js';
+import { parseQueryParameters } from './query-parameters.js';
+import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
+
+/** The real service's answer to `/download` without a path. */
+export const DOWNLOAD_NO_FILE_MESSAGE =
+  'No file requested for download. Please provide a filename in the path. Eg. /download/path/to/file/filename.pkts';
+
+/** The real service's answer to `/download` of a file it does not have. */
+export const DOWNLOAD_NOT_FOUND_MESSAGE =
+  'File not found, make sure you include the full path to the file in the request, e.g. /download/path/to/file/filename.pkts.';
+
+/** The answer to `/upload` without a path. */
+export const UPLOAD_NO_FILE_MESSAGE =
+  'No file given to upload. Please provide the file path, e.g. /upload/imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+
+/** The answer to an upload without `X-api-key` when the server needs one. */
+export const MISSING_API_KEY_MESSAGE = 'Missing X-api-key header: this server needs an API key for uploads.';
+
+/** The answer to an `/api-key/` route other than upload without `X-api-key` when the server needs one. */
+export const MISSING_API_KEY_ROUTE_MESSAGE =
+  'Missing X-api-key header: this server needs an API key on /api-key/ routes.';
+
+/** The answer to an upload or `/api-key/` route whose `X-api-key` is not accepted. */
+export const WRONG_API_KEY_MESSAGE = 'Forbidden: the X-api-key given is not valid for this server.';
+
+/** The answer to an `/authorized/` route without a bearer token. */
+export const MISSING_TOKEN_MESSAGE =
+  'Missing bearer token: /authorized/ routes need an Authorization: Bearer <token> header.';
+
+/** The answer to an `/authorized/` route whose bearer token is not accepted. */
+export const WRONG_TOKEN_MESSAGE = 'Forbidden: the bearer token given is not valid for this server.';
+
+/** The answer to an `/authorized/` route of a server that has no tokens at all. */
+export const NO_TOKENS_MESSAGE =
+  'Forbidden: this server accepts no bearer tokens; start it with tokens (serve --token) to use /authorized/ routes.';
+
+const ROUTES = ['upload', 'download', 'query'] as const;
+
+/** An API route's name. */
+export type ApiRouteName = (typeof ROUTES)[number];
+
+/** How a route is reached: at the specification's path, under `/api-key/` or under `/authorized/`. */
+export type RouteAccess = 'plain' | 'api-key' | 'authorized';
+
+/** A path resolved to a route. */
+export interface ApiRoute {
+  route: ApiRouteName;
+  access: RouteAccess;
+  /** The rest of the path after `/<route>/`, still percent-encoded. */
+  rest: string;
+}
+
+const PREFIXES = [
+  ['api-key', '/api-key'],
+  ['authorized', '/authorized'],
+] as const;
+
+/** True when the dialect has the route at that access. */
+function serves(dialect: Dialect, route: ApiRouteName, access: RouteAccess): boolean {
+  if (access !== 'plain' && dialect === 'spec') return false;
+  // Today's production gateway takes uploads only under /api-key/: the plain and /authorized/ uploads of its
+  // development stage are not deployed there.
+  if (route === 'upload' && dialect === 'today') return access === 'api-key';
+  return true;
+}
+
+/** The API route a path belongs to in a dialect; undefined for other paths. */
+export function apiRouteOf(path: string, dialect: Dialect = 'both'): ApiRoute | undefined {
+  let access: RouteAccess = 'plain';
+  let rest = path;
+  for (const [name, prefix] of PREFIXES) {
+    if (path.startsWith(`${prefix}/`)) {
+      access = name;
+      rest = path.slice(prefix.length);
+      break;
+    }
+  }
+  for (const route of ROUTES) {
+    let after: string | undefined;
+    if (rest === `/${route}`) after = '';
+    else if (route !== 'query' && rest.startsWith(`/${route}/`)) after = rest.slice(route.length + 2);
+    if (after !== undefined)
+      return serves(dialect, route, access) ? { route, access, rest: after } : undefined;
+  }
+  return undefined;
+}
+
+const ROUTE_LISTS: Record<Dialect, string> = {
+  spec: 'Routes are GET /upload/{filepath}, GET /download/{filepath} and GET /query.',
+  both: 'Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath} and GET /query, each also under /api-key/ and /authorized/.',
+  today:
+    'Routes are GET /api-key/upload/{filepath}, GET or HEAD /download/{filepath} and GET /query; the last two also under /api-key/ and /authorized/.',
+};
+
+/** The answer to a path that is no route of the dialect. */
+export function notFoundResponse(path: string, dialect: Dialect = 'both'): ApiResponse {
+  return messageResponse(404, `Not found: there is no route ${path}. ${ROUTE_LISTS[dialect]}`);
+}
+
+/**
+ * The methods a route answers. Today's gateway also sends HEAD of a download to its Lambda, so a web page can
+ * learn a file's URL without following the redirect; the specification has GET only.
+ */
+function allowedMethods(route: ApiRouteName, dialect: Dialect): readonly string[] {
+  return route === 'download' && dialect !== 'spec' ? ['GET', 'HEAD'] : ['GET'];
+}
+
+/** The answer to a route called with the wrong method. */
+export function methodNotAllowedResponse(
+  method: string,
+  path: string,
+  allowed: readonly string[] = ['GET'],
+): ApiResponse {
+  return messageResponse(405, `Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, {
+    Allow: allowed.join(', '),
+  });
+}
+
+function firstHeader(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function apiKeyRefusal(
+  check: CredentialCheck,
+  req: IncomingMessage,
+  route: ApiRoute,
+): ApiResponse | undefined {
+  const problem = check(firstHeader(req, 'x-api-key'));
+  if (problem === 'missing') {
+    return messageResponse(
+      401,
+      route.route === 'upload' ? MISSING_API_KEY_MESSAGE : MISSING_API_KEY_ROUTE_MESSAGE,
+    );
+  }
+  if (problem === 'wrong') return messageResponse(403, WRONG_API_KEY_MESSAGE);
+  return undefined;
+}
+
+/** `Authorization: Bearer <token>`, the scheme in any case (RFC 9110); anything else counts as no token. */
+const BEARER = /^Bearer +([^ ]+) *$/i;
+
+function tokenRefusal(check: CredentialCheck | undefined, req: IncomingMessage): ApiResponse | undefined {
+  const token = BEARER.exec(firstHeader(req, 'authorization') ?? '')?.[1];
+  const problem = check ? check(token) : token === undefined ? 'missing' : 'unconfigured';
+  if (problem === 'missing')
+    return messageResponse(401, MISSING_TOKEN_MESSAGE, { 'WWW-Authenticate': 'Bearer' });
+  if (problem === 'wrong') return messageResponse(403, WRONG_TOKEN_MESSAGE);
+  if (problem === 'unconfigured') return messageResponse(403, NO_TOKENS_MESSAGE);
+  return undefined;
+}
+
+/**
+ * The refusal of a request without the credentials its route needs: a bearer token under `/authorized/`
+ * (always: a server without tokens refuses every one), the API key under `/api-key/` and on the plain upload
+ * (when the server has keys). Plain downloads and queries are public, as in the specification.
+ */
+function credentialRefusal(
+  context: ServerContext,
+  req: IncomingMessage,
+  route: ApiRoute,
+): ApiResponse | undefined {
+  if (route.access === 'authorized') return tokenRefusal(context.checkToken, req);
+  if (context.checkApiKey && (route.access === 'api-key' || route.route === 'upload')) {
+    return apiKeyRefusal(context.checkApiKey, req, route);
+  }
+  return undefined;
+}
+
+/** Answers a request to any path but the object routes: the route of the server's dialect, or why not. */
+export async function apiResponse(
+  context: ServerContext,
+  req: IncomingMessage,
+  target: RequestTarget,
+): Promise<ApiResponse> {
+  const method = req.method ?? 'GET';
+  const route = apiRouteOf(target.path, context.dialect);
+  if (!route) return notFoundResponse(target.path, context.dialect);
+  const allowed = allowedMethods(route.route, context.dialect);
+  if (!allowed.includes(method)) return methodNotAllowedResponse(method, target.path, allowed);
+  const refusal = credentialRefusal(context, req, route);
+  if (refusal) return refusal;
+  if (route.route === 'upload') return upload(context, req, route.rest, route.access);
+  if (route.route === 'download') return download(context, req, route.rest);
+  return query(context, target);
+}
+
+function unsafePathResponse(rest: string): ApiResponse | undefined {
+  const reason = unsafePathReason(rest);
+  return reason ? messageResponse(400, `Invalid path ${JSON.stringify(rest)}: ${reason}.`) : undefined;
+}
+
+/**
+ * The 409 of today's routes: an object with an error name and a message (the specification's plain routes
+ * answer a string).
+ */
+export function fileExistsResponse(key: string): ApiResponse {
+  return {
+    statusCode: 409,
+    headers: { 'Content-Type': 'application/json' },
+    body: {
+      error: 'FileAlreadyExists',
+      message: `The file '${key}' already exists. Stored files are never replaced: upload a changed file under a new version.`,
+    },
+  };
+}
+
+/**
+ * `GET /upload/{filepath}` (credentials already checked): checks the name, then hands out a pre-signed PUT
+ * URL. `access` decides the form of a 409.
+ */
+export async function upload(
+  context: ServerContext,
+  req: IncomingMessage,
+  rest: string,
+  access: RouteAccess = 'plain',
+): Promise<ApiResponse> {
+  if (rest === '') return messageResponse(400, UPLOAD_NO_FILE_MESSAGE);
+  const unsafe = unsafePathResponse(rest);
+  if (unsafe) return unsafe;
+  // Only the name counts: the key is rebuilt from it, whatever folders the client put in front.
+  const name = rest.slice(rest.lastIndexOf('/') + 1);
+  let key: string;
+  try {
+    key = parseName(name).path;
+  } catch (error) {
+    if (error instanceof ValidationError) return messageResponse(400, error.problems.join('\n'));
+    throw error;
+  }
+  const baseUrl = context.baseUrl(req);
+  if (context.index.has(key) || (await context.store.occupied(key))) {
+    if (access !== 'plain') return fileExistsResponse(key);
+    return messageResponse(409, `${baseUrl}${OBJECT_PREFIX}${key} already exists.`);
+  }
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body: context.signer.sign(baseUrl, 'PUT', key),
+  };
+}
+
+/** `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a pre-signed GET URL of a stored object. */
+export function download(context: ServerContext, req: IncomingMessage, rest: string): ApiResponse {
+  if (rest === '') return messageResponse(400, DOWNLOAD_NO_FILE_MESSAGE);
+  const unsafe = unsafePathResponse(rest);
+  if (unsafe) return unsafe;
+  if (!context.index.has(rest)) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
+  const url = context.signer.sign(context.baseUrl(req), 'GET', rest);
+  return {
+    statusCode: 302,
+    headers: { 'Content-Type': 'text/html', Location: url },
+    body: { download_url: url },
+  };
+}
+
+/** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
+export function query(context: ServerContext, target: RequestTarget): ApiResponse {
+  const parsed = parseQueryParameters(target.query, context.dialect);
+  if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
+  return {
+    statusCode: 200,
+    headers: { ...QUERY_HEADERS },
+    body: new RawJson(context.index.queryChunks(parsed.filters, parsed.page)),
+  };
+}

@@ -1,0 +1,55 @@
+/** The object routes' entry (`/objects/<key>`): method, key and signature checked, then GET/HEAD or PUT. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ValidationError } from '../../core/errors.js';
+import { parsePath } from '../../naming/names.js';
+import { unsafePathReason } from '../../naming/path-safety.js';
+import type { RequestTarget, ServerContext } from '../context.js';
+import { getObject } from './object-get-route.js';
+import { type ObjectOutcome, putObject } from './object-put-route.js';
+import { sendText } from './object-text.js';
+import { OBJECT_PREFIX } from '../objects/presign.js';
+
+const ALLOWED = 'GET, HEAD, PUT';
+
+/** True when the path is an object route. */
+export function isObjectPath(path: string): boolean {
+  return path.startsWith(OBJECT_PREFIX);
+}
+
+/**
+ * Handles a request to `/objects/<key>`. The object routes behind pre-signed URLs answer like an object store
+ * in every wire mode: plain HTTP status, raw bytes, short plain-text errors.
+ */
+export async function handleObject(
+  context: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: RequestTarget,
+  outcome: ObjectOutcome,
+): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'PUT') {
+    sendText(res, 405, `Method ${method} is not allowed on objects; use ${ALLOWED}.`, { Allow: ALLOWED });
+    return;
+  }
+  const key = target.path.slice(OBJECT_PREFIX.length);
+  const unsafe = unsafePathReason(key);
+  if (unsafe) {
+    sendText(res, 400, `Invalid object key: ${unsafe}.`);
+    return;
+  }
+  const problem = context.signer.problem(method, key, target.query);
+  if (problem) {
+    sendText(res, 403, problem);
+    return;
+  }
+  try {
+    parsePath(key);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    sendText(res, 400, `Invalid object key: ${error.problems.join(' ')}`);
+    return;
+  }
+  if (method === 'PUT') await putObject(context, req, res, key, outcome);
+  else await getObject(context, req, res, key, method === 'HEAD');
+}

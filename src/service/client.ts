@@ -1,0 +1,294 @@
+import type { Dispatcher } from 'undici';
+import type { ProxySettings } from '../core/config.js';
+import { ProtocolError, ValidationError } from '../core/errors.js';
+import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
+import { apiError, errorCode, transportError } from '../http/failures.js';
+import {
+  checkObjectUrl,
+  getObjectWith,
+  type ObjectTransport,
+  type OutgoingRequest,
+  putObjectWith,
+} from '../http/objects.js';
+import { isRetryable, RETRYABLE_STATUSES, type RetryPolicy, withRetries } from '../http/retry.js';
+import { createAgent, loadTransport } from '../http/undici.js';
+import { displayUrl, parseHttpUrl } from '../core/urls.js';
+import { encodePath } from '../http/request-path.js';
+import type { QueryParams } from '../naming/query-vocabulary.js';
+import { describeValue, type ReceivedRecord } from './records.js';
+import {
+  credentialHeaders,
+  type DialectChoices,
+  freshChoices,
+  prefixedRoutesExist,
+  routePrefix,
+  type ServiceCredentials,
+  type ServiceRoute,
+} from './dialect.js';
+import { queryAllPages } from './query.js';
+import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
+import type { HttpClientOptions, HttpQueryOptions } from './types.js';
+
+/** API answers are small JSON documents; anything bigger is not the service. */
+const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
+
+/** The client of the service and of the object store behind its pre-signed URLs. */
+export class HttpClient {
+  /** Service base URL, no trailing slash. */
+  readonly baseUrl: string;
+  readonly #credentials: ServiceCredentials;
+  /** What this client has learned of the service's dialect; each choice costs at most one extra request. */
+  readonly #choices: DialectChoices = freshChoices();
+  readonly #policy: RetryPolicy;
+  readonly #connectTimeoutMs: number;
+  readonly #idleTimeoutMs: number;
+  readonly #log: ((line: string) => void) | undefined;
+  readonly #injected: Dispatcher | undefined;
+  readonly #proxy: ProxySettings | undefined;
+  #agent: Promise<Dispatcher> | undefined;
+  #closed = false;
+
+  constructor(options: HttpClientOptions) {
+    const parsed = parseHttpUrl(options.url);
+    if (parsed === 'not a URL') {
+      throw new ValidationError([`Invalid service URL ${JSON.stringify(options.url)}: it is not a URL.`]);
+    }
+    if (parsed === 'not http(s)') {
+      throw new ValidationError([
+        `Invalid service URL ${JSON.stringify(options.url)}: only http:// and https:// are supported.`,
+      ]);
+    }
+    this.baseUrl = options.url.replace(/\/+$/, '');
+    this.#credentials = { apiKey: options.apiKey || undefined, token: options.token || undefined };
+    this.#policy = {
+      attempts: Math.max(1, Math.floor(options.attempts ?? 4)),
+      retryBaseMs: Math.max(0, options.retryBaseMs ?? 250),
+      maxRetryAfterMs: Math.max(0, options.maxRetryAfterMs ?? 30_000),
+      log: options.log,
+    };
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+    this.#log = options.log;
+    this.#injected = options.dispatcher;
+    this.#proxy = options.proxy;
+  }
+
+  /** What this client has learned so far of the service's routes, `latest` form and paging. */
+  get dialect(): Readonly<DialectChoices> {
+    return { ...this.#choices };
+  }
+
+  /**
+   * GET /upload/<key> -> the pre-signed PUT URL. 409 (the specification's string or today's
+   * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'.
+   */
+  async presignUpload(key: string, signal?: AbortSignal): Promise<string> {
+    const { url, answer } = await this.#callRoute('upload', `/${encodePath(key, 'upload key')}`, signal);
+    if (answer.status === 409) throw apiError('GET', url, answer, 'E_ALREADY_EXISTS');
+    if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
+    const target = typeof answer.body === 'string' ? answer.body.trim() : undefined;
+    if (target === undefined) {
+      throw new ProtocolError(
+        `GET ${url}: expected the pre-signed upload URL, got ${describeValue(answer.body)}.`,
+      );
+    }
+    return checkObjectUrl(target, `GET ${url}`, 'upload');
+  }
+
+  /** GET /download/<path> -> the object URL from Location / download_url (not followed here). 404 -> ApiError code 'E_NOT_FOUND'. */
+  async resolveDownload(path: string, signal?: AbortSignal): Promise<string> {
+    const { url, answer } = await this.#callRoute(
+      'download',
+      `/${encodePath(path, 'download path')}`,
+      signal,
+    );
+    if (answer.status === 404) throw apiError('GET', url, answer, 'E_NOT_FOUND');
+    if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
+    const body = answer.body;
+    const fromBody =
+      body !== null && typeof body === 'object' && !Array.isArray(body)
+        ? (body as Record<string, unknown>).download_url
+        : undefined;
+    const location = answer.headers.location ?? (typeof fromBody === 'string' ? fromBody : undefined);
+    if (location === undefined) {
+      throw new ProtocolError(
+        `GET ${url}: the answer (${answer.status}) names no file URL (no Location header, no download_url); got ${describeValue(body)}.`,
+      );
+    }
+    return checkObjectUrl(location, `GET ${url}`, 'download', url);
+  }
+
+  /**
+   * GET /query -> checked records, every page of them. Parameters go by their service names and are checked
+   * before sending. A service that pages is asked `offset`/`limit` pages until a short one; one that refuses
+   * those parameters (a 400 naming one) is asked once without them, and one that ignores them (more records than
+   * a page, or the same page twice) has already answered in full. `version: 'latest'` is sent as
+   * `version=latest`, or as `latest=true` once the service has refused the first form with a 400 naming it.
+   * Records of a naming form this version does not check are kept and counted for `onNewerForms`.
+   */
+  query(params: QueryParams, options: HttpQueryOptions | AbortSignal = {}): Promise<ReceivedRecord[]> {
+    return queryAllPages(
+      {
+        choices: this.#choices,
+        learn: (name, value, why) => this.#learn(name, value, why),
+        callRoute: (route, rest, signal) => this.#callRoute(route, rest, signal),
+      },
+      params,
+      options instanceof AbortSignal ? { signal: options } : options,
+    );
+  }
+
+  /**
+   * GET of a pre-signed object URL, optionally of bytes `start` to `end` (inclusive) only, and only while the
+   * object's ETag is `ifMatch` (a 412 otherwise); retried until the headers arrive.
+   */
+  getObject(url: string, options: GetObjectOptions = {}): Promise<ObjectResponse> {
+    return getObjectWith(this.#objectTransport(), url, options);
+  }
+
+  /** PUT to a pre-signed URL with Content-Length (and Content-MD5 when given), never an API key. */
+  putObject(url: string, options: PutObjectOptions): Promise<{ etag: string | undefined }> {
+    return putObjectWith(this.#objectTransport(), url, options);
+  }
+
+  /** Runs `work` with the client's retry policy (exponential backoff with jitter). `isRetryable` decides per error. */
+  retry<T>(
+    work: (attempt: number) => Promise<T>,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<T> {
+    return withRetries(this.#policy, work, options.signal);
+  }
+
+  /** True for errors the retry policy retries (network resets, timeouts, 429/502/503/504 ApiErrors). */
+  static isRetryable(error: unknown): boolean {
+    return isRetryable(error);
+  }
+
+  /** Closes the connections this client opened (an injected dispatcher stays open: its owner closes it). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const agent = this.#agent;
+    this.#agent = undefined;
+    if (agent) await (await agent).close();
+  }
+
+  /** What the object-store transfers need of this client: one request, and the retry policy. */
+  #objectTransport(): ObjectTransport {
+    return {
+      send: (outgoing) => this.#send(outgoing),
+      retry: (work, signal) => this.retry(work, { signal }),
+    };
+  }
+
+  #apiUrl(pathAndQuery: string): URL {
+    return new URL(`${this.baseUrl}${pathAndQuery}`);
+  }
+
+  /** Notes a choice about the service for the rest of the run, and says so in the request log. */
+  #learn<Name extends keyof DialectChoices>(name: Name, value: DialectChoices[Name], why: string): void {
+    if (this.#choices[name] === value) return;
+    this.#choices[name] = value;
+    this.#log?.(`service: ${why}`);
+  }
+
+  /**
+   * One GET of a route, with the client's credentials: first under the prefix they call for; while it is not
+   * known whether the service has prefixed routes, a 404 there is asked once of the plain route, and the pair of
+   * answers decides for the rest of the run (see `prefixedRoutesExist`).
+   */
+  async #callRoute(
+    route: ServiceRoute,
+    rest: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ url: URL; answer: ApiAnswer }> {
+    const headers = credentialHeaders(this.#credentials);
+    const prefix = routePrefix(route, this.#credentials, this.#choices);
+    const url = this.#apiUrl(`${prefix}/${route}${rest}`);
+    const answer = await this.#callApi(url, headers, signal);
+    if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') return { url, answer };
+    if (answer.status !== 404) {
+      this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
+      return { url, answer };
+    }
+    const plainUrl = this.#apiUrl(`/${route}${rest}`);
+    const plain = await this.#callApi(plainUrl, headers, signal);
+    if (prefixedRoutesExist(answer, plain)) {
+      this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
+      return { url, answer };
+    }
+    this.#learn('prefixedRoutes', 'no', `the service has no ${prefix}/ routes: plain routes for this run`);
+    return { url: plainUrl, answer: plain };
+  }
+
+  #dispatcher(): Promise<Dispatcher> {
+    if (this.#injected) return Promise.resolve(this.#injected);
+    if (this.#closed) return Promise.reject(new Error('This client is closed.'));
+    this.#agent ??= createAgent({
+      connectTimeoutMs: this.#connectTimeoutMs,
+      idleTimeoutMs: this.#idleTimeoutMs,
+      proxy: this.#proxy,
+    });
+    return this.#agent;
+  }
+
+  #timeouts(): { connectMs: number; idleMs: number } {
+    return { connectMs: this.#connectTimeoutMs, idleMs: this.#idleTimeoutMs };
+  }
+
+  /** One request, transport errors translated; the caller reads or dumps the body. */
+  async #send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData> {
+    const { method, url, peer, signal } = outgoing;
+    const shown = peer === 'service' ? url.href : displayUrl(url);
+    const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
+    const started = Date.now();
+    try {
+      const response = await request.call(dispatcher, {
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method,
+        headers: outgoing.headers,
+        body: outgoing.body ?? null,
+        signal,
+        headersTimeout: this.#idleTimeoutMs,
+        bodyTimeout: this.#idleTimeoutMs,
+        ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
+      });
+      this.#log?.(`${method} ${shown} -> ${response.statusCode} (${Date.now() - started} ms)`);
+      return response;
+    } catch (error) {
+      outgoing.body?.destroy();
+      this.#log?.(`${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`);
+      throw transportError({ method, url, error, peer, signal, timeouts: this.#timeouts() });
+    }
+  }
+
+  /** A GET to the API with retries; answers with retryable statuses are retried, others returned. */
+  async #callApi(
+    url: URL,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<ApiAnswer> {
+    return this.retry(
+      async () => {
+        const response = await this.#send({ method: 'GET', url, peer: 'service', headers, signal });
+        let text: string;
+        try {
+          text = await readText(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
+        } catch (error) {
+          throw transportError({
+            method: 'GET',
+            url,
+            error,
+            peer: 'service',
+            signal,
+            timeouts: this.#timeouts(),
+          });
+        }
+        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);
+        if (RETRYABLE_STATUSES.has(answer.status)) throw apiError('GET', url, answer);
+        return answer;
+      },
+      { signal },
+    );
+  }
+}

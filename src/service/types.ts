@@ -1,0 +1,38 @@
+/** The shapes the service client takes: its settings and how it queries. */
+import type { Dispatcher } from 'undici';
+import type { ProxySettings } from '../core/config.js';
+
+/** Settings of an `HttpClient`. */
+export interface HttpClientOptions {
+  /** Service base URL, no trailing slash. */
+  url: string;
+  /** Sent as `X-api-key` on every request to the service (never to the object store); routes go to `/api-key/`. */
+  apiKey?: string | undefined;
+  /** Sent as `Authorization: Bearer` on every request to the service; routes go to `/authorized/`. */
+  token?: string | undefined;
+  /** Injectable transport (unit tests reach msw handlers through it); default: one keep-alive Agent. */
+  dispatcher?: Dispatcher | undefined;
+  /** Proxies for the default agent (`Config.proxy`); ignored with an injected dispatcher. */
+  proxy?: ProxySettings | undefined;
+  /** Attempts per request, retries included; default 4. */
+  attempts?: number | undefined;
+  /** First backoff delay in ms, doubled on every retry (with jitter); default 250. */
+  retryBaseMs?: number | undefined;
+  /** Longest wait a `Retry-After` header may ask for, in ms; default 30 000. */
+  maxRetryAfterMs?: number | undefined;
+  /** Time allowed to open a connection, in ms; default 10 000. */
+  connectTimeoutMs?: number | undefined;
+  /** Time allowed without any data while waiting for headers or body bytes, in ms; default 30 000. */
+  idleTimeoutMs?: number | undefined;
+  /** Receives one line per request and per retry (the command line prints them with `--debug`). */
+  log?: ((line: string) => void) | undefined;
+}
+
+/** How `HttpClient.query` asks. */
+export interface HttpQueryOptions {
+  signal?: AbortSignal | undefined;
+  /** Records per page asked of a service that pages (1 to 10,000); default 10,000. */
+  pageSize?: number | undefined;
+  /** Called once, when the answer holds records of a naming form this version does not check, with their count. */
+  onNewerForms?: ((count: number) => void) | undefined;
+}

@@ -1,0 +1,326 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
+import { md5FromEtag } from '../core/checksum.js';
+import { ApiError, LocalFileError, ValidationError } from '../core/errors.js';
+import { LOCAL_LAYOUT, resolveLocalPath } from '../naming/layout.js';
+import { type MissionFile, parseName } from '../naming/names.js';
+import { discardBody } from '../download/pump.js';
+import type { HttpClient } from '../service/client.js';
+import { md5Digest, openExactly } from './source.js';
+
+/**
+ * Progress of one file: while its MD5 is computed (`phase: 'hashing'`, with `hashed` bytes read so far), while
+ * bytes go out (`phase: 'sending'`), and once more with `done` when the file is settled.
+ */
+export interface UploadProgress {
+  localPath: string;
+  key: string;
+  sent: number;
+  total: number;
+  /** What the file is going through, on events without `done`. */
+  phase?: 'hashing' | 'sending';
+  /** With `phase: 'hashing'`: bytes of the file hashed so far. */
+  hashed?: number;
+  done?: UploadResult['status'];
+  /** With `done` 'failed': why. */
+  error?: Error;
+}
+
+/** How to upload. */
+export interface UploadOptions {
+  /** The local data root: relative paths are looked up below it first. */
+  dataDir: string;
+  /** The working directory relative paths are looked up in next; default the process's. */
+  cwd?: string | undefined;
+  /** Files uploaded at once; default 4. */
+  concurrency?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((event: UploadProgress) => void) | undefined;
+  /** Called once the names are checked, with the number of distinct files to transfer. */
+  onStart?: ((files: number) => void) | undefined;
+  /**
+   * Send the file's MD5 (`Content-MD5`) so the store refuses bytes that changed on the way; default true.
+   * Hashing reads the whole file once more before sending it: on a fast link that costs about as much time as
+   * the transfer itself.
+   */
+  checksum?: boolean | undefined;
+}
+
+/**
+ * The outcome for one file. `exists` means the store held the file already with the same bytes (same size and
+ * MD5): the upload is done. A stored file with other bytes, or whose bytes cannot be compared, is `failed`.
+ */
+export interface UploadResult {
+  localPath: string;
+  key: string;
+  status: 'uploaded' | 'exists' | 'failed';
+  bytes: number;
+  error?: Error;
+}
+
+/** The part of the HTTP client the upload engine uses. */
+export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
+
+/** Default number of files uploaded at once. */
+export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+
+/** How an upload the store held already, with the same bytes, is reported. */
+export const ALREADY_STORED = 'already stored (same bytes)';
+
+/**
+ * Uploads files. Every name is checked before any request or file access (a `ValidationError` lists each bad
+ * file's problems); the same storage key given twice is sent once. Never throws for a single file's
+ * failure: each result carries its status and error.
+ */
+export async function uploadFiles(
+  http: UploadHttp,
+  paths: readonly string[],
+  options: UploadOptions,
+): Promise<UploadResult[]> {
+  const planned = planUploads(paths);
+  options.onStart?.(planned.length);
+  const cwd = options.cwd ?? process.cwd();
+  const results: UploadResult[] = new Array(planned.length);
+  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
+  const link = linkSignal(options.signal, concurrency);
+  const perFile: UploadOptions = link ? { ...options, signal: link.signal } : options;
+  const stop = new BatchStop();
+  await runPool(planned.length, concurrency, async (index) => {
+    const plan = planned[index] as PlannedUpload;
+    const stopped = stop.notAttempted();
+    const result: UploadResult = stopped
+      ? { localPath: plan.argument, key: plan.file.path, status: 'failed', bytes: 0, error: stopped }
+      : await uploadOne(http, plan, cwd, perFile);
+    stop.note(result.error);
+    results[index] = result;
+    options.onProgress?.({
+      localPath: result.localPath,
+      key: result.key,
+      sent: result.bytes,
+      total: result.bytes,
+      done: result.status,
+      ...(result.error ? { error: result.error } : {}),
+    });
+  }).finally(() => link?.dispose());
+  return results;
+}
+
+interface PlannedUpload {
+  /** The path as given. */
+  argument: string;
+  file: MissionFile;
+}
+
+/** A file `upload` would send, as a dry run sees it: its storage key and where it was found, or why not. */
+export interface UploadPreview {
+  /** The path as given. */
+  argument: string;
+  key: string;
+  /** The local file found; undefined when none was. */
+  localPath: string | undefined;
+  /** Its size in bytes, when found. */
+  size: number | undefined;
+  /** Why the file cannot be sent (not found, unreadable). */
+  error?: Error;
+}
+
+/**
+ * What `uploadFiles` would do, without any request: every name is checked (a `ValidationError` as there) and each
+ * file looked for where `uploadFiles` looks.
+ */
+export async function previewUploads(
+  paths: readonly string[],
+  options: { dataDir: string; cwd?: string | undefined },
+): Promise<UploadPreview[]> {
+  const cwd = options.cwd ?? process.cwd();
+  const previews: UploadPreview[] = [];
+  for (const plan of planUploads(paths)) {
+    try {
+      const found = await locate(plan, options.dataDir, cwd);
+      previews.push({
+        argument: plan.argument,
+        key: plan.file.path,
+        localPath: found.path,
+        size: found.size,
+      });
+    } catch (error) {
+      previews.push({
+        argument: plan.argument,
+        key: plan.file.path,
+        localPath: undefined,
+        size: undefined,
+        error: error as Error,
+      });
+    }
+  }
+  return previews;
+}
+
+function planUploads(paths: readonly string[]): PlannedUpload[] {
+  const problems: string[] = [];
+  const hints = new Set<string>();
+  const planned = new Map<string, PlannedUpload>();
+  for (const argument of paths) {
+    // The service keys a file by its name alone, so the name is what must follow the rules.
+    const name = argument.split(/[\\/]/).pop() ?? '';
+    let file: MissionFile;
+    try {
+      file = parseName(name);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const problem of error.problems) problems.push(`${argument}: ${problem}`);
+      // The client's suggestions (did you mean mag?) ride along as the hint.
+      if (error.hint) hints.add(error.hint);
+      continue;
+    }
+    if (!planned.has(file.path)) planned.set(file.path, { argument, file });
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
+  }
+  return [...planned.values()];
+}
+
+/**
+ * Where a path given to `upload` may be, in the order they are tried: inside the data root, in the working
+ * directory, and as given when absolute. A bare file name is also looked for at its place in the local layout,
+ * where `download` puts files and where products are expected to be.
+ */
+export function uploadCandidates(
+  argument: string,
+  dataDir: string,
+  cwd: string,
+  file?: MissionFile,
+): string[] {
+  const places = isAbsolute(argument)
+    ? [resolve(argument)]
+    : [join(dataDir, argument), resolve(cwd, argument)];
+  if (file && !/[\\/]/.test(argument)) places.push(resolveLocalPath(dataDir, file));
+  return [...new Set(places)];
+}
+
+/** A file as it was measured before sending: what the store must end up holding, or nothing. */
+interface MeasuredFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+async function locate(plan: PlannedUpload, dataDir: string, cwd: string): Promise<MeasuredFile> {
+  const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
+  for (const path of tried) {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (info.isFile()) return { path, size: info.size, mtimeMs: info.mtimeMs };
+  }
+  throw new LocalFileError(`File not found: ${plan.argument} (looked for ${tried.join(', ')}).`, {
+    code: 'E_FILE_NOT_FOUND',
+    hint:
+      `Files to upload are expected inside the data root in the layout ${LOCAL_LAYOUT}, ` +
+      `e.g. ${join(dataDir, ...plan.file.path.split('/'))}; run from the folder that contains the data root ` +
+      'and give the path inside it, or give a path relative to the working directory, or an absolute path.',
+  });
+}
+
+async function uploadOne(
+  http: UploadHttp,
+  plan: PlannedUpload,
+  cwd: string,
+  options: UploadOptions,
+): Promise<UploadResult> {
+  const key = plan.file.path;
+  const signal = options.signal;
+  let localPath = plan.argument;
+  try {
+    if (signal?.aborted) throw abortedError(signal);
+    const found = await locate(plan, options.dataDir, cwd);
+    localPath = found.path;
+    const hash = () =>
+      md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
+        options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed }),
+      );
+    let url: string;
+    try {
+      url = await http.presignUpload(key, signal);
+    } catch (error) {
+      if (!isAlreadyStored(error)) throw error;
+      const difference = await differenceFromStored(http, key, found, hash, signal);
+      if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
+      throw new ApiError(
+        { method: error.method, url: error.url, status: error.status, message: difference },
+        { code: 'E_ALREADY_EXISTS', cause: error },
+      );
+    }
+    // Hashed only once the service has accepted the name: a refusal (403) is reported at once.
+    const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
+    await http.putObject(url, {
+      size: found.size,
+      ...(contentMd5 ? { contentMd5 } : {}),
+      open: () => openExactly(localPath, found.size, found.mtimeMs),
+      ...(signal ? { signal } : {}),
+      onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
+    });
+    return { localPath, key, status: 'uploaded', bytes: found.size };
+  } catch (error) {
+    return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
+  }
+}
+
+/**
+ * How the stored copy of `key` differs from the local file, or undefined when it holds the same bytes. A
+ * one-byte ranged GET gives the stored size (Content-Range) and ETag, a plain MD5 of the bytes for a single-part
+ * object; a re-run of an upload batch thus counts the files it stored before as done.
+ */
+async function differenceFromStored(
+  http: UploadHttp,
+  key: string,
+  local: MeasuredFile,
+  hash: () => Promise<Buffer>,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  let size: number;
+  let etag: string | undefined;
+  try {
+    const url = await http.resolveDownload(key, signal);
+    const probe = await http.getObject(url, { start: 0, end: 0, signal });
+    discardBody(probe.body);
+    const range = /\/(\d+)\s*$/.exec(firstHeader(probe.headers['content-range']) ?? '');
+    size = range
+      ? Number(range[1])
+      : probe.status === 200
+        ? Number(firstHeader(probe.headers['content-length']))
+        : Number.NaN;
+    etag = firstHeader(probe.headers.etag);
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    const reason = error instanceof Error ? error.message : String(error);
+    return `already stored; its bytes could not be compared with this file's (${reason})`;
+  }
+  if (size !== local.size) {
+    return `already stored with other bytes: the stored file has ${Number.isNaN(size) ? 'an unknown number of' : size} bytes, this one ${local.size}`;
+  }
+  const stored = md5FromEtag(etag);
+  if (!stored) {
+    return `already stored with the same size (${size} bytes); whether its bytes are the same is unknown: the store states no MD5 (ETag ${etag ?? 'missing'})`;
+  }
+  const mine = await hash();
+  if (!mine.equals(stored)) {
+    return `already stored with other bytes of the same size (${size}): the stored MD5 is ${stored.toString('hex')}, this file's ${mine.toString('hex')}`;
+  }
+  return undefined;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function isAlreadyStored(error: unknown): error is ApiError {
+  return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
+}
