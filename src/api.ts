@@ -1,11 +1,11 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
 import { type Config, describeProxy, loadConfig } from './core/config.js';
-import { type DownloadOptions, type DownloadResult, downloadFiles } from './download/engine.js';
 import { ValidationError } from './core/errors.js';
+import { type DownloadOptions, type DownloadResult, downloadFiles } from './download/engine.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
-import type { ReceivedRecord } from './service/records.js';
 import { HttpClient } from './service/client.js';
+import type { ReceivedRecord } from './service/records.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload/engine.js';
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */

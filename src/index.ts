@@ -3,7 +3,6 @@ export type { CreateClientOptions, MissionDataClient } from './api.js';
 export { createClient } from './api.js';
 export type { Config, ConfigFlags, LoadConfigOptions, SettingName, SettingSource } from './core/config.js';
 export { DEFAULT_URL, loadConfig } from './core/config.js';
-export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/engine.js';
 export {
   AbortedError,
   ApiError,
@@ -17,7 +16,9 @@ export {
   UsageError,
   ValidationError,
 } from './core/errors.js';
+export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/engine.js';
 export type { ApiAnswer } from './http/envelope.js';
+export type { GetObjectOptions, ObjectResponse, PutObjectOptions } from './http/objects.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
 export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './naming/mission.js';
@@ -30,10 +31,9 @@ export {
   parsePathOrName,
   parseScienceName,
 } from './naming/names.js';
+export type { QueryFilters, QueryParams, QueryRecord } from './naming/query-vocabulary.js';
 export type { OutputFormat } from './output.js';
 export { formatCsv, formatJson, formatTable } from './output.js';
-export type { QueryFilters, QueryParams, QueryRecord } from './naming/query-vocabulary.js';
 export { HttpClient } from './service/client.js';
-export type { GetObjectOptions, ObjectResponse, PutObjectOptions } from './http/objects.js';
 export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

@@ -4,7 +4,12 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { didYouMean } from '../naming/did-you-mean.js';
-import { FILTER_NAMES, type FilterName, QUERY_FILTERS, type QueryFilters } from '../naming/query-vocabulary.js';
+import {
+  FILTER_NAMES,
+  type FilterName,
+  QUERY_FILTERS,
+  type QueryFilters,
+} from '../naming/query-vocabulary.js';
 
 /** Options shared by every client command, declared once. */
 export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [

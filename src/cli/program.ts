@@ -4,6 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Argument, Command, CommanderError, Option } from 'commander';
+import { ExitCode, isMissionDataError } from '../core/errors.js';
+import { OUTPUT_FORMATS } from '../output.js';
+import type { CompletionShell } from './commands/completion.js';
+import { commandLineHint } from './hints.js';
+import type { CommandIO, GlobalOptions } from './io.js';
 import {
   collect,
   EXAMPLES,
@@ -14,21 +19,30 @@ import {
   withChoices,
   withOptions,
 } from './options.js';
-import type { CompletionShell } from './commands/completion.js';
-import { commandLineHint } from './hints.js';
-import type { CommandIO, GlobalOptions } from './io.js';
-import { ExitCode, isMissionDataError } from '../core/errors.js';
-import { OUTPUT_FORMATS } from '../output.js';
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
+/**
+ * The package's version, from its package.json: one folder up from the bundle (`dist/mission-data.js`), two
+ * from this module's own place (`src/cli/`, `dist/cli/`, where tests import it).
+ */
+function packageVersion(): string {
+  for (const path of ['../package.json', '../../package.json']) {
+    let text: string;
+    try {
+      text = readFileSync(new URL(path, import.meta.url), 'utf8');
+    } catch {
+      continue;
+    }
+    const found = JSON.parse(text) as { name?: string; version?: string };
+    if (found.name === 'mission-data' && typeof found.version === 'string') return found.version;
+  }
+  return 'unknown';
+}
 
 /** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
 export function buildProgram(io: CommandIO, run: (work: () => Promise<number | undefined>) => void): Command {
   const program = new Command('mission-data')
     .description("Find, download and upload files of the science data center's file store.")
-    .version(packageJson.version, '-V, --version', 'print the version')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .enablePositionalOptions()
     .showSuggestionAfterError(true)

@@ -8,6 +8,12 @@ import type { Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
+import { isMissionDataError, LocalFileError } from '../core/errors.js';
+import { sleep } from '../http/retry.js';
+import { sameAsStored, sumOf } from './existing-file.js';
+import { checkWritableRoot, folderStaysInside } from './local-root.js';
+import { initialState } from './object-state.js';
+import { PartBusy, PartFile } from './part-file.js';
 import {
   type Batch,
   FolderCache,
@@ -16,20 +22,14 @@ import {
   type PlannedDownload,
   planDownloads,
 } from './plan.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
+import { ChecksumMismatch, receiveObject } from './receive.js';
 import {
   DEFAULT_DOWNLOAD_CONCURRENCY,
   type DownloadHttp,
   type DownloadOptions,
   type DownloadResult,
 } from './types.js';
-import { isMissionDataError, LocalFileError } from '../core/errors.js';
-import { sameAsStored, sumOf } from './existing-file.js';
-import { sleep } from '../http/retry.js';
-import { checkWritableRoot, folderStaysInside } from './local-root.js';
-import { PartBusy, PartFile } from './part-file.js';
-import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
-import { initialState } from './object-state.js';
-import { ChecksumMismatch, receiveObject } from './receive.js';
 import { VerifiedRecord } from './verified.js';
 
 export {

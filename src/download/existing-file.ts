@@ -5,9 +5,9 @@
 import { createReadStream, type Stats } from 'node:fs';
 import { abortedError } from '../core/batch.js';
 import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from '../core/checksum.js';
-import type { DownloadHttp } from './types.js';
+import { discardBody } from '../http/objects.js';
 import { localError } from './local-root.js';
-import { discardBody } from './pump.js';
+import type { DownloadHttp } from './types.js';
 
 /** How the verified-download record names a checksum: `<algorithm>:<hex>`. */
 export function sumOf(checksum: ExpectedChecksum): string {

@@ -27,4 +27,3 @@ export function initialState(part: PartFile): ObjectState {
     ? { written: resumed.written, total: resumed.size, etag: resumed.etag, finished: resumed.parts }
     : { written: 0, total: undefined, etag: undefined };
 }
-

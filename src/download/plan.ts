@@ -5,10 +5,10 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../core/batch.js';
-import type { DownloadHttp, DownloadOptions } from './types.js';
 import { ValidationError } from '../core/errors.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../naming/layout.js';
 import { ensureFolderInside } from './local-root.js';
+import type { DownloadHttp, DownloadOptions } from './types.js';
 import type { VerifiedRecord } from './verified.js';
 
 export interface PlannedDownload {

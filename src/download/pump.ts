@@ -6,9 +6,9 @@ import type { Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
 import { ProtocolError } from '../core/errors.js';
-import type { PartFile } from './part-file.js';
+import { discardBody } from '../http/objects.js';
 import type { ObjectState } from './object-state.js';
-import type { ObjectResponse } from '../http/objects.js';
+import type { PartFile } from './part-file.js';
 
 /** Received chunks are written in batches of this size (see `pump`). */
 const WRITE_BATCH_BYTES = 1024 * 1024;
@@ -119,27 +119,4 @@ export function pump(
         finish(body.errored ?? new Error('the connection closed before the body ended'));
     });
   });
-}
-
-/** Drops a body that is not wanted: destroying it makes undici emit an error, which nobody needs to hear. */
-export function discardBody(body: Readable): void {
-  body.on('error', () => undefined);
-  body.destroy();
-}
-
-/** A response header by its lower-case name, the first value when repeated. */
-export function header(response: ObjectResponse, name: string): string | undefined {
-  const value =
-    response.headers[name] ??
-    Object.entries(response.headers).find(([key]) => key.toLowerCase() === name)?.[1];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** A numeric header, refused when it is not a whole number. */
-export function numericHeader(response: ObjectResponse, name: string, url: string): number | undefined {
-  const value = header(response, name);
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim()))
-    throw new ProtocolError(`GET ${url}: unreadable ${name} ${JSON.stringify(value)}.`);
-  return Number(value);
 }

@@ -9,9 +9,10 @@ import type { Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
-import type { PartFile } from './part-file.js';
-import { discardBody, header, pump } from './pump.js';
+import { discardBody, header } from '../http/objects.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
+import type { PartFile } from './part-file.js';
+import { pump } from './pump.js';
 
 /** How a large object is split. */
 export interface RangedPlan {

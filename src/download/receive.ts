@@ -10,12 +10,12 @@ import {
 } from '../core/checksum.js';
 import { ApiError, NetworkError, ProtocolError } from '../core/errors.js';
 import { displayUrl } from '../core/urls.js';
-import type { PartFile } from './part-file.js';
-import { discardBody, header, numericHeader, pump } from './pump.js';
-import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
-import type { HttpClient } from '../service/client.js';
 import type { ObjectResponse } from '../http/objects.js';
+import { discardBody, header, numericHeader } from '../http/objects.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
+import type { PartFile } from './part-file.js';
+import { pump } from './pump.js';
+import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
 
 /** One object to receive. */
 export interface ReceiveJob {

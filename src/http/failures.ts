@@ -15,8 +15,8 @@ import {
   type Peer,
 } from '../core/errors.js';
 import { snippet } from '../core/text.js';
-import { type ApiAnswer, markupText, messageOf, parseRetryAfter, readText } from './envelope.js';
 import { displayUrl } from '../core/urls.js';
+import { type ApiAnswer, markupText, messageOf, parseRetryAfter, readText } from './envelope.js';
 
 /** Transport failures that mean the connection broke or went quiet: worth another attempt. */
 export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([

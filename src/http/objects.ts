@@ -3,9 +3,9 @@ import { pipeline, type Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Peer, ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
+import { parseHttpUrl } from '../core/urls.js';
 import { objectError } from './failures.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
-import { parseHttpUrl } from '../core/urls.js';
 
 /** The answer of an object GET. */
 export interface ObjectResponse {
@@ -158,4 +158,27 @@ export function countBytes(source: Readable, onBytes: ((sent: number) => void) |
     // Errors travel to `counter` (and from there to the request); nothing more to do here.
   });
   return counter;
+}
+
+/** Drops a body that is not wanted: destroying it makes undici emit an error, which nobody needs to hear. */
+export function discardBody(body: Readable): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** A response header by its lower-case name, the first value when repeated. */
+export function header(response: ObjectResponse, name: string): string | undefined {
+  const value =
+    response.headers[name] ??
+    Object.entries(response.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A numeric header, refused when it is not a whole number. */
+export function numericHeader(response: ObjectResponse, name: string, url: string): number | undefined {
+  const value = header(response, name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value.trim()))
+    throw new ProtocolError(`GET ${url}: unreadable ${name} ${JSON.stringify(value)}.`);
+  return Number(value);
 }

@@ -2,8 +2,9 @@
  * The rules of each part of a file name, and the messages that report them, worded as the service words them.
  * Plain functions without zod: the query vocabulary and the command line's option table use them at start-up.
  */
-import { didYouMean } from './did-you-mean.js';
+
 import { ValidationError } from '../core/errors.js';
+import { didYouMean } from './did-you-mean.js';
 import { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './mission.js';
 
 /** The version form `vXX-YY`. */

@@ -3,6 +3,7 @@
  * the rules of each name part from `name-parts.ts`.
  */
 import { ValidationError } from '../core/errors.js';
+import * as z from '../core/zod.js';
 import {
   ANCILLARY_EXTENSIONS,
   ANCILLARY_FOLDER,
@@ -26,7 +27,6 @@ import {
   VERSION_FORM,
 } from './name-parts.js';
 import { assertSafeRelativePath, hasControlCharacter } from './path-safety.js';
-import * as z from '../core/zod.js';
 
 const instrumentSchema = z.enum(INSTRUMENTS);
 const dataLevelSchema = z.enum(DATA_LEVELS);

@@ -3,8 +3,9 @@
  * help and value check, and the record a query answers with. The command line declares its options from
  * this table, the client builds its parameters from it and the reference server parses them with it.
  */
-import { didYouMean } from './did-you-mean.js';
+
 import { ValidationError } from '../core/errors.js';
+import { didYouMean } from './did-you-mean.js';
 import {
   ANCILLARY_EXTENSIONS,
   DATA_LEVELS,

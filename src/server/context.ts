@@ -1,7 +1,7 @@
 /** What every route of the reference server works with. */
 import type { IncomingMessage } from 'node:http';
-import type { MetadataIndex } from './metadata/memory-index.js';
-import type { ObjectStore } from './objects/folder-store.js';
+import type { MetadataIndex } from './metadata/metadata-index.js';
+import type { ObjectStore } from './objects/object-store.js';
 import type { UrlSigner } from './objects/presign.js';
 import type { WireMode } from './wire.js';
 

@@ -3,7 +3,6 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { apiResponse } from './routes/api-routes.js';
 import {
   type CredentialCheck,
   DIALECTS,
@@ -11,18 +10,19 @@ import {
   requestTarget,
   type ServerContext,
 } from './context.js';
-import { MetadataIndex } from './metadata/memory-index.js';
+import { MemoryIndex } from './metadata/memory-index.js';
+import { FolderStore } from './objects/folder-store.js';
+import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
+import { apiResponse } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
 import { handleObject, isObjectPath } from './routes/object-routes.js';
-import { ObjectStore } from './objects/folder-store.js';
-import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
-import { loadStoreSecret, UrlSigner } from './objects/presign.js';
 import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
 
 export type { Dialect } from './context.js';
 export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
-export type { IndexQuery, MetadataRecord } from './metadata/memory-index.js';
+export type { IndexQuery, MetadataIndex, MetadataRecord } from './metadata/metadata-index.js';
+export type { ObjectStore, StoredObject } from './objects/object-store.js';
 export type { WireMode } from './wire.js';
 export { WIRE_MODES } from './wire.js';
 
@@ -71,7 +71,7 @@ export interface ReferenceServer {
   port: number;
   /** The store folder, symlinks resolved. */
   storeDir: string;
-  /** Number of objects in the metadata index. */
+  /** Number of objects in the metadata index when the server started. */
   readonly objectCount: number;
   /** Stops listening, ends every connection and waits for interrupted uploads to be cleaned up. */
   close(): Promise<void>;
@@ -110,16 +110,19 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   if (options.secret !== undefined && options.secret.length < 16) {
     throw new Error('The signing secret must have at least 16 characters.');
   }
-  const store = await ObjectStore.open(storeDir, { uploadIdleTimeoutMs: options.uploadIdleTimeoutMs });
-  const secret = options.secret ?? (await loadStoreSecret(store.root));
-  const index = new MetadataIndex(await store.scan());
+  const store = await FolderStore.open(storeDir, {
+    uploadIdleTimeoutMs: options.uploadIdleTimeoutMs,
+    secret: options.secret,
+  });
+  const index = new MemoryIndex(await store.list());
+  const objectCount = await index.count();
   const pending = new Set<Promise<unknown>>();
   let url = '';
 
   const context: ServerContext = {
     store,
     index,
-    signer: new UrlSigner(secret),
+    signer: store.signer,
     wire,
     dialect,
     checkApiKey: options.apiKeys && options.apiKeys.length > 0 ? secretChecker(options.apiKeys) : undefined,
@@ -215,9 +218,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     url,
     port: address.port,
     storeDir: store.root,
-    get objectCount() {
-      return index.size;
-    },
+    objectCount,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));

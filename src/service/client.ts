@@ -1,8 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../core/config.js';
 import { ProtocolError, ValidationError } from '../core/errors.js';
+import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, errorCode, transportError } from '../http/failures.js';
+import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
 import {
   checkObjectUrl,
   getObjectWith,
@@ -10,12 +12,10 @@ import {
   type OutgoingRequest,
   putObjectWith,
 } from '../http/objects.js';
+import { encodePath } from '../http/request-path.js';
 import { isRetryable, RETRYABLE_STATUSES, type RetryPolicy, withRetries } from '../http/retry.js';
 import { createAgent, loadTransport } from '../http/undici.js';
-import { displayUrl, parseHttpUrl } from '../core/urls.js';
-import { encodePath } from '../http/request-path.js';
 import type { QueryParams } from '../naming/query-vocabulary.js';
-import { describeValue, type ReceivedRecord } from './records.js';
 import {
   credentialHeaders,
   type DialectChoices,
@@ -26,7 +26,7 @@ import {
   type ServiceRoute,
 } from './dialect.js';
 import { queryAllPages } from './query.js';
-import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
+import { describeValue, type ReceivedRecord } from './records.js';
 import type { HttpClientOptions, HttpQueryOptions } from './types.js';
 
 /** API answers are small JSON documents; anything bigger is not the service. */

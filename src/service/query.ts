@@ -6,7 +6,6 @@ import { ProtocolError, ValidationError } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
 import { checkQueryParams, type QueryParams } from '../naming/query-vocabulary.js';
-import { checkQueryAnswer, type ReceivedRecord } from './records.js';
 import {
   DEFAULT_PAGE_SIZE,
   type DialectChoices,
@@ -14,6 +13,7 @@ import {
   refusesParameter,
   type ServiceRoute,
 } from './dialect.js';
+import { checkQueryAnswer, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
 /** What a query needs of the service client: the choices learned so far, and one call of a route. */

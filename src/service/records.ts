@@ -1,10 +1,10 @@
 /** Query records: the shape of one element of a `GET /query` answer, and the checks every record passes. */
 import { ProtocolError, ValidationError } from '../core/errors.js';
+import { snippet } from '../core/text.js';
+import * as z from '../core/zod.js';
 import { locateFile } from '../naming/layout.js';
 import { unsafePathReason } from '../naming/path-safety.js';
 import type { QueryRecord } from '../naming/query-vocabulary.js';
-import { snippet } from '../core/text.js';
-import * as z from '../core/zod.js';
 
 /** The zod schema of one query record; extra fields pass through untouched. */
 export const queryRecordSchema = z.looseObject({
@@ -131,4 +131,3 @@ export function describeValue(value: unknown): string {
     return `an object with keys ${Object.keys(value).slice(0, 8).join(', ') || '(none)'}`;
   return `${typeof value} ${String(value)}`;
 }
-

@@ -3,9 +3,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError, LocalFileError, ValidationError } from '../core/errors.js';
+import { discardBody } from '../http/objects.js';
 import { LOCAL_LAYOUT, resolveLocalPath } from '../naming/layout.js';
 import { type MissionFile, parseName } from '../naming/names.js';
-import { discardBody } from '../download/pump.js';
 import type { HttpClient } from '../service/client.js';
 import { md5Digest, openExactly } from './source.js';
 

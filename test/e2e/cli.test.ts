@@ -36,7 +36,8 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
 }
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/cli/program.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(root, 'dist/cli/program.js')))
+    throw new Error('dist/ is missing: run `npm run build` first');
 });
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'mission-cli-'));

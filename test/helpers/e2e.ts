@@ -40,7 +40,8 @@ export interface CliOptions {
 
 /** Throws unless `npm run build` has produced dist/. */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist/cli/program.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist/cli/program.js')))
+    throw new Error('dist/ is missing: run `npm run build` first');
 }
 
 /** The clean environment a run gets: no MISSION_* or IMAP_* variables of the machine running the tests. */

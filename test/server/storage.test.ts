@@ -16,8 +16,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { formatRequestLog } from '../../src/cli/commands/serve.js';
 import { ApiError, HttpClient } from '../../src/index.js';
 import { MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
-import { digestsOfFile } from '../../src/server/objects/checksums.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
+import { digestsOfFile } from '../../src/server/objects/checksums.js';
 import { storeFailureAnswer } from '../../src/server/routes/object-put-route.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {

@@ -4,7 +4,13 @@ import { HttpResponse, http, type RequestHandler } from 'msw';
 import { Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { commandLineHint } from '../../src/cli/hints.js';
-import { AbortedError, ApiError, NetworkError, ProtocolError, ValidationError } from '../../src/core/errors.js';
+import {
+  AbortedError,
+  ApiError,
+  NetworkError,
+  ProtocolError,
+  ValidationError,
+} from '../../src/core/errors.js';
 import { parseRetryAfter, readEnvelope } from '../../src/http/envelope.js';
 import { HttpClient } from '../../src/service/client.js';
 import type { HttpClientOptions } from '../../src/service/types.js';

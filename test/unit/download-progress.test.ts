@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatBar,
-  formatBytes,
-  formatDuration,
-  formatPair,
-  formatTimeLeft,
-} from '../../src/cli/format.js';
+import { formatBar, formatBytes, formatDuration, formatPair, formatTimeLeft } from '../../src/cli/format.js';
 import { TransferReporter } from '../../src/cli/progress.js';
 import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/core/errors.js';
 import { screenText } from '../helpers/screen.js';

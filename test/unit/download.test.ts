@@ -9,10 +9,10 @@ import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/cli/commands/download.js';
-import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download/engine.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
-import { HttpClient } from '../../src/service/client.js';
+import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download/engine.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
+import { HttpClient } from '../../src/service/client.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
 import { compareVersions, isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
-import { formatName, parseName, parsePath, parsePathOrName, parseScienceName } from '../../src/naming/names.js';
+import {
+  formatName,
+  parseName,
+  parsePath,
+  parsePathOrName,
+  parseScienceName,
+} from '../../src/naming/names.js';
 import { unsafePathReason } from '../../src/naming/path-safety.js';
 import { queryValueProblem, unknownQueryParameterMessage } from '../../src/naming/query-vocabulary.js';
 

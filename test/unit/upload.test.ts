@@ -8,7 +8,12 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/core/errors.js';
 import { HttpClient } from '../../src/service/client.js';
-import { previewUploads, type UploadHttp, type UploadProgress, uploadFiles } from '../../src/upload/engine.js';
+import {
+  previewUploads,
+  type UploadHttp,
+  type UploadProgress,
+  uploadFiles,
+} from '../../src/upload/engine.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const KEY_A = `imap/mag/l1a/2024/01/${NAME_A}`;

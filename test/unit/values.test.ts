@@ -3,8 +3,8 @@
  * calls an impossible date that, while the reference server keeps the service's own words.
  */
 import { describe, expect, it } from 'vitest';
-import { closestChoices, didYouMean, editDistance } from '../../src/naming/did-you-mean.js';
 import { ValidationError } from '../../src/core/errors.js';
+import { closestChoices, didYouMean, editDistance } from '../../src/naming/did-you-mean.js';
 import { DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
 import { calendarDateProblem, messages, namePartHint } from '../../src/naming/name-parts.js';
 import { parseName } from '../../src/naming/names.js';

@@ -1,12 +1,12 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import type { MissionDataClient } from '../../api.js';
 import { abortedError } from '../../core/batch.js';
-import { filterFlag, pickFilters } from '../options.js';
-import type { DownloadPreview, DownloadResult } from '../../download/engine.js';
 import { ExitCode, UsageError } from '../../core/errors.js';
+import type { DownloadPreview, DownloadResult } from '../../download/engine.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { filterFlag, pickFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */

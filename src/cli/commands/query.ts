@@ -1,10 +1,10 @@
 /** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
 
-import { filterFlag, pickFilters } from '../options.js';
 import { UsageError } from '../../core/errors.js';
-import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { filterFlag, pickFilters } from '../options.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {

@@ -1,28 +1,13 @@
-/** The metadata index: one record per stored object, derived from its name and mtime, queried in memory. */
-import type { QueryParameter, QueryRecord, QueryTable } from '../../naming/query-vocabulary.js';
-import type { StoredObject } from '../objects/folder-store.js';
-
-/**
- * A checked query, by the service's parameter names (the library's `IndexQuery` name them for callers);
- * every filter given must match (AND).
- */
-export interface IndexQuery extends Partial<Record<Exclude<QueryParameter, 'table'>, string>> {
-  table: QueryTable;
-  /** Keep only the highest version per series among the rows that pass the other filters. */
-  latest?: boolean;
-}
-
-/** Which slice of the ordered answer to return: `limit` records (all when undefined) after the first `offset`. */
-export interface QueryPage {
-  offset: number;
-  limit?: number | undefined;
-}
-
-/**
- * The query record (the one the client reads) with what this server always fills in: `end_date` (null for an
- * ancillary file whose name has a single date) and `ingestion_date`, when the object was stored.
- */
-export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
+/** The in-memory metadata index: one record per stored object, derived from its name and mtime. */
+import type { QueryTable } from '../../naming/query-vocabulary.js';
+import type { StoredObject } from '../objects/object-store.js';
+import {
+  type IndexQuery,
+  type MetadataIndex,
+  type MetadataRecord,
+  type QueryPage,
+  recordOf,
+} from './metadata-index.js';
 
 /**
  * A record as the index keeps it: words as small integers and dates as numbers, so a query over
@@ -78,11 +63,6 @@ class Words {
   }
 }
 
-/** `YYYY-MM-DD HH:MM:SS` in UTC. */
-export function formatIngestionDate(mtimeMs: number): string {
-  return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');
-}
-
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 const EMPTY_ARRAY = Buffer.from('[]');
@@ -100,45 +80,25 @@ function byKey(a: IndexedRecord, b: IndexedRecord): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-/** The record an object is listed as. */
-export function recordOf(object: StoredObject): MetadataRecord {
-  const { file } = object;
-  const ingestion_date = formatIngestionDate(object.mtimeMs);
-  return file.kind === 'science'
-    ? {
-        file_path: file.path,
-        instrument: file.instrument,
-        data_level: file.dataLevel,
-        descriptor: file.descriptor,
-        start_date: file.startDate,
-        end_date: file.endDate,
-        version: file.version,
-        extension: file.extension,
-        ingestion_date,
-      }
-    : {
-        file_path: file.path,
-        instrument: file.instrument,
-        descriptor: file.descriptor,
-        start_date: file.startDate,
-        end_date: file.endDate ?? null,
-        version: file.version,
-        extension: file.extension,
-        ingestion_date,
-      };
+function emptyTables(): Record<QueryTable, Table> {
+  return { science: { all: [], byInstrument: new Map() }, ancillary: { all: [], byInstrument: new Map() } };
 }
 
 /** Records of every stored object, kept sorted by `file_path` per table and per instrument. */
-export class MetadataIndex {
-  readonly #byKey = new Map<string, IndexedRecord>();
-  readonly #words = new Words();
-  readonly #tables: Record<QueryTable, Table> = {
-    science: { all: [], byInstrument: new Map() },
-    ancillary: { all: [], byInstrument: new Map() },
-  };
+export class MemoryIndex implements MetadataIndex {
+  #byKey = new Map<string, IndexedRecord>();
+  #words = new Words();
+  #tables = emptyTables();
 
-  /** Builds the index of a scanned store in one sort. */
+  /** Builds the index of a listed store in one sort. */
   constructor(objects: readonly StoredObject[] = []) {
+    this.#build(objects);
+  }
+
+  #build(objects: readonly StoredObject[]): void {
+    this.#byKey = new Map();
+    this.#words = new Words();
+    this.#tables = emptyTables();
     for (const object of objects) {
       const record = this.#indexed(object);
       if (this.#byKey.has(record.key)) continue;
@@ -182,34 +142,36 @@ export class MetadataIndex {
     };
   }
 
-  /** Number of indexed objects. */
-  get size(): number {
+  async count(): Promise<number> {
     return this.#byKey.size;
   }
 
-  /** True when `key` is indexed. */
-  has(key: string): boolean {
+  async has(key: string): Promise<boolean> {
     return this.#byKey.has(key);
   }
 
-  /** Adds (or replaces) the record of a newly stored object. */
-  add(object: StoredObject): void {
-    const record = this.#indexed(object);
-    const table = this.#tables[record.table];
-    const previous = this.#byKey.get(record.key);
-    this.#byKey.set(record.key, record);
-    for (const list of [table.all, this.#instrumentList(table, record.instrument)]) {
-      const at = insertionPoint(list, record.key);
-      if (previous && list[at]?.key === record.key) list[at] = record;
-      else list.splice(at, 0, record);
-    }
+  async get(key: string): Promise<MetadataRecord | undefined> {
+    const record = this.#byKey.get(key);
+    return record && (JSON.parse(record.bytes.subarray(1).toString('utf8')) as MetadataRecord);
   }
 
-  /**
-   * The records matching every filter, ordered by `file_path`, as the chunks of a JSON array: one
-   * pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization.
-   */
-  queryChunks(filters: IndexQuery, page?: QueryPage): Buffer[] {
+  async add(object: StoredObject): Promise<boolean> {
+    if (this.#byKey.has(object.file.path)) return false;
+    const record = this.#indexed(object);
+    const table = this.#tables[record.table];
+    this.#byKey.set(record.key, record);
+    for (const list of [table.all, this.#instrumentList(table, record.instrument)]) {
+      list.splice(insertionPoint(list, record.key), 0, record);
+    }
+    return true;
+  }
+
+  async rebuild(objects: readonly StoredObject[]): Promise<void> {
+    this.#build(objects);
+  }
+
+  /** One pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization. */
+  async queryChunks(filters: IndexQuery, page?: QueryPage): Promise<Buffer[]> {
     let rows = this.#query(filters);
     // The order is by file_path and stable, so consecutive pages concatenate to the unpaged answer.
     if (page) rows = rows.slice(page.offset, page.limit === undefined ? undefined : page.offset + page.limit);
@@ -222,11 +184,6 @@ export class MetadataIndex {
     }
     chunks[rows.length + 1] = CLOSE;
     return chunks;
-  }
-
-  /** The records matching every filter, ordered by `file_path`. */
-  query(filters: IndexQuery, page?: QueryPage): MetadataRecord[] {
-    return JSON.parse(Buffer.concat(this.queryChunks(filters, page)).toString('utf8')) as MetadataRecord[];
   }
 
   #query(filters: IndexQuery): IndexedRecord[] {

@@ -14,7 +14,17 @@ import {
   readSidecar,
   writeSidecar,
 } from './checksums.js';
-import { type PutOptions, STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+import { STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+import type {
+  ObjectStore,
+  OpenObject,
+  PresignOptions,
+  PutOptions,
+  PutResult,
+  SignedMethod,
+  StoredObject,
+} from './object-store.js';
+import { loadStoreSecret, UrlSigner } from './presign.js';
 
 /** The dot-folder holding uploads in progress; on the store's file system so the final link is atomic. */
 export const INCOMING_FOLDER = '.incoming';
@@ -28,32 +38,18 @@ export const UPLOAD_IDLE_TIMEOUT_MS = 60_000;
 /** Checksums kept in memory, so a GET of a hot object reads no sidecar; beyond this the oldest are forgotten. */
 const CACHED_CHECKSUMS = 50_000;
 
-/** A stored object found by a scan or written by a PUT. */
-export interface StoredObject {
-  file: MissionFile;
-  size: number;
-  mtimeMs: number;
-}
-
-/** An object a PUT stored, with the checksums of its bytes. */
-export interface PutResult extends StoredObject, Digests {}
-
-/** Options of `ObjectStore.open`. */
-export interface ObjectStoreOptions {
+/** Options of `FolderStore.open`. */
+export interface FolderStoreOptions {
   /** An upload that sends no body bytes for this long is given up with 408; default 60 s. */
   uploadIdleTimeoutMs?: number | undefined;
-}
-
-/** An object opened for reading: its descriptor and its stat, taken from the same open file. */
-export interface OpenObject {
-  handle: FileHandle;
-  stats: Stats;
+  /** The secret pre-signed URLs are signed with; default the store's own (made on first use). */
+  secret?: string | undefined;
 }
 
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
-/** Files under one store folder, addressed only by keys that passed the naming rules. */
-export class ObjectStore {
+/** Files under one store folder, addressed only by keys that passed the naming rules, served by the server itself. */
+export class FolderStore implements ObjectStore {
   /** Digests being computed, by key, size and mtime: concurrent first GETs of an object hash it once. */
   readonly #hashing = new Map<string, Promise<Digests>>();
   /** Digests known, by key; each use checks them against the open file's size and mtime. */
@@ -64,10 +60,16 @@ export class ObjectStore {
     readonly root: string,
     /** An upload that sends no body bytes for this long is given up. */
     readonly uploadIdleTimeoutMs: number,
+    /** Signs the URLs of `presign` and checks those the object routes receive. */
+    readonly signer: UrlSigner,
   ) {}
 
+  get location(): string {
+    return this.root;
+  }
+
   /** Opens (creating if needed) the store folder. */
-  static async open(storeDir: string, options: ObjectStoreOptions = {}): Promise<ObjectStore> {
+  static async open(storeDir: string, options: FolderStoreOptions = {}): Promise<FolderStore> {
     const idle = options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS;
     if (!Number.isFinite(idle) || idle <= 0 || idle > 2 ** 31 - 1) {
       throw new Error(`Invalid upload idle timeout ${idle}: give a number of milliseconds above 0.`);
@@ -79,7 +81,8 @@ export class ObjectStore {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       throw new StoreError(`Cannot use ${folder} as the store folder (${code}).`, { cause: error });
     }
-    const store = new ObjectStore(await realpath(folder), idle);
+    const root = await realpath(folder);
+    const store = new FolderStore(root, idle, new UrlSigner(options.secret ?? (await loadStoreSecret(root))));
     const incoming = join(store.root, INCOMING_FOLDER);
     await mkdir(incoming).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
@@ -159,7 +162,7 @@ export class ObjectStore {
   }
 
   /** Opens a stored regular file for reading; undefined when there is none (symlinks are never followed). */
-  async openForRead(key: string): Promise<OpenObject | undefined> {
+  async open(key: string): Promise<OpenObject | undefined> {
     const path = this.#pathOf(key);
     if (!(await this.#realFolder(key))) return undefined;
     let handle: FileHandle;
@@ -173,18 +176,34 @@ export class ObjectStore {
       await handle.close();
       return undefined;
     }
-    return { handle, stats };
+    return {
+      size: stats.size,
+      mtime: stats.mtime,
+      digests: () => this.#digestsOf(key, handle, stats),
+      stream: (start, end) =>
+        createReadStream('', { fd: handle, start, end, highWaterMark: STREAM_BUFFER_BYTES, autoClose: true }),
+      close: () => handle.close(),
+    };
   }
 
-  /** A read stream over an open object, from `start` to `end` inclusive; it closes the file when done. */
-  readStream(object: OpenObject, start: number, end: number): Readable {
-    return createReadStream('', {
-      fd: object.handle,
-      start,
-      end,
-      highWaterMark: STREAM_BUFFER_BYTES,
-      autoClose: true,
-    });
+  async head(key: string): Promise<StoredObject | undefined> {
+    const file = parsePath(key);
+    if (!(await this.#realFolder(key))) return undefined;
+    const stats = await lstat(this.#pathOf(key)).catch(() => undefined);
+    return stats?.isFile() ? { file, size: stats.size, mtimeMs: stats.mtimeMs } : undefined;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    if (!(await this.head(key))) return false;
+    await rm(this.#pathOf(key), { force: true });
+    const sidecar = await this.#sidecarPath(key, false);
+    if (sidecar !== undefined) await rm(sidecar, { force: true });
+    this.#checksums.delete(key);
+    return true;
+  }
+
+  presign(method: SignedMethod, key: string, options: PresignOptions): string {
+    return this.signer.sign(options.baseUrl, method, key, Date.now(), options.lifetimeSeconds);
   }
 
   /**
@@ -210,8 +229,8 @@ export class ObjectStore {
    * The checksums of an open object: from memory or its sidecar when they were recorded for this size and mtime,
    * otherwise computed from the file (once, however many requests ask at the same time) and saved.
    */
-  async digestsOf(key: string, object: OpenObject): Promise<Digests> {
-    const { size, mtimeMs } = object.stats;
+  async #digestsOf(key: string, handle: FileHandle, stats: Stats): Promise<Digests> {
+    const { size, mtimeMs } = stats;
     const known = this.#checksums.get(key);
     if (known && known.size === size && known.mtimeMs === mtimeMs) return known;
     const sidecar = await this.#sidecarPath(key, false);
@@ -224,7 +243,7 @@ export class ObjectStore {
     let work = this.#hashing.get(id);
     if (!work) {
       work = (async () => {
-        const digests = await digestsOfFile(object.handle, size);
+        const digests = await digestsOfFile(handle, size);
         await this.#saveChecksum(key, { ...digests, size, mtimeMs }).catch(() => undefined);
         return digests;
       })().finally(() => this.#hashing.delete(id));
@@ -262,7 +281,7 @@ export class ObjectStore {
    * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
    * that is several times faster than one promise per file, and the event loop still turns between folders.
    */
-  async scan(): Promise<StoredObject[]> {
+  async list(prefix = ''): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     const walk = async (folder: string, key: string): Promise<void> => {
       let entries: Dirent[];
@@ -294,6 +313,6 @@ export class ObjectStore {
       }
     };
     await walk(this.root, '');
-    return found;
+    return prefix === '' ? found : found.filter((object) => object.file.path.startsWith(prefix));
   }
 }

@@ -6,17 +6,10 @@ import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { ChecksumRecord, Digests } from './checksums.js';
+import type { PutOptions } from './object-store.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
-
-/** How a PUT body is taken in. */
-export interface PutOptions {
-  /** The raw Content-MD5 digest the client sent, checked against the bytes. */
-  md5?: Buffer | undefined;
-  /** Called once the temporary file is open and before the body is read (the route sends 100 Continue then). */
-  onReady?: (() => void) | undefined;
-}
 
 /** Why a PUT did not store its object, when the request is to blame. */
 export class PutRejected extends Error {

@@ -8,8 +8,8 @@ import { parseName } from '../../naming/names.js';
 import { unsafePathReason } from '../../naming/path-safety.js';
 import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
 import { OBJECT_PREFIX } from '../objects/presign.js';
-import { parseQueryParameters } from './query-parameters.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
+import { parseQueryParameters } from './query-parameters.js';
 
 /** The real service's answer to `/download` without a path. */
 export const DOWNLOAD_NO_FILE_MESSAGE =
@@ -238,24 +238,28 @@ export async function upload(
     throw error;
   }
   const baseUrl = context.baseUrl(req);
-  if (context.index.has(key) || (await context.store.occupied(key))) {
+  if ((await context.index.has(key)) || (await context.store.occupied(key))) {
     if (access !== 'plain') return fileExistsResponse(key);
     return messageResponse(409, `${baseUrl}${OBJECT_PREFIX}${key} already exists.`);
   }
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json' },
-    body: context.signer.sign(baseUrl, 'PUT', key),
+    body: context.store.presign('PUT', key, { baseUrl }),
   };
 }
 
 /** `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a pre-signed GET URL of a stored object. */
-export function download(context: ServerContext, req: IncomingMessage, rest: string): ApiResponse {
+export async function download(
+  context: ServerContext,
+  req: IncomingMessage,
+  rest: string,
+): Promise<ApiResponse> {
   if (rest === '') return messageResponse(400, DOWNLOAD_NO_FILE_MESSAGE);
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
-  if (!context.index.has(rest)) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = context.signer.sign(context.baseUrl(req), 'GET', rest);
+  if (!(await context.index.has(rest))) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
+  const url = context.store.presign('GET', rest, { baseUrl: context.baseUrl(req) });
   return {
     statusCode: 302,
     headers: { 'Content-Type': 'text/html', Location: url },
@@ -264,12 +268,12 @@ export function download(context: ServerContext, req: IncomingMessage, rest: str
 }
 
 /** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
-export function query(context: ServerContext, target: RequestTarget): ApiResponse {
+export async function query(context: ServerContext, target: RequestTarget): Promise<ApiResponse> {
   const parsed = parseQueryParameters(target.query, context.dialect);
   if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
   return {
     statusCode: 200,
     headers: { ...QUERY_HEADERS },
-    body: new RawJson(context.index.queryChunks(parsed.filters, parsed.page)),
+    body: new RawJson(await context.index.queryChunks(parsed.filters, parsed.page)),
   };
 }

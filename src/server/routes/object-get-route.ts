@@ -1,9 +1,9 @@
 /** The GET and HEAD object routes: whole objects, byte ranges and conditional requests. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { contentMd5Of, crc32HeaderOf, type Digests, etagOf } from '../objects/checksums.js';
 import type { ServerContext } from '../context.js';
-import type { OpenObject } from '../objects/folder-store.js';
+import { contentMd5Of, crc32HeaderOf, type Digests, etagOf } from '../objects/checksums.js';
+import type { OpenObject } from '../objects/object-store.js';
 import { sendText } from './object-text.js';
 
 /** A `Range` header resolved against an object's size: the bytes to send, a 416, or the whole object. */
@@ -64,8 +64,8 @@ export async function getObject(
   key: string,
   head: boolean,
 ): Promise<void> {
-  const object: OpenObject | undefined = context.index.has(key)
-    ? await context.store.openForRead(key)
+  const object: OpenObject | undefined = (await context.index.has(key))
+    ? await context.store.open(key)
     : undefined;
   if (!object) {
     sendText(res, 404, `No such object: ${key}`);
@@ -73,12 +73,12 @@ export async function getObject(
   }
   let digests: Digests;
   try {
-    digests = await context.track(context.store.digestsOf(key, object));
+    digests = await context.track(object.digests());
   } catch (error) {
-    await object.handle.close();
+    await object.close();
     throw error;
   }
-  const { size, mtime } = object.stats;
+  const { size, mtime } = object;
   const etag = etagOf(digests.md5);
   const lastModified = mtime.toUTCString();
   const headers: Record<string, string> = {
@@ -90,12 +90,12 @@ export async function getObject(
   // RFC 9110 section 13.2.2: If-Match is evaluated first, then If-None-Match, then If-Range.
   const ifMatch = req.headers['if-match'];
   if (ifMatch !== undefined && !entityTagMatches(ifMatch, etag, 'strong')) {
-    await object.handle.close();
+    await object.close();
     sendText(res, 412, `Precondition failed: the object's ETag is ${etag}, not ${ifMatch}.`, { ETag: etag });
     return;
   }
   if (entityTagMatches(req.headers['if-none-match'], etag, 'weak')) {
-    await object.handle.close();
+    await object.close();
     res.writeHead(304, headers);
     res.end();
     return;
@@ -105,7 +105,7 @@ export async function getObject(
   const rangeAllowed = ifRange === undefined || ifRange === etag || ifRange === lastModified;
   const range = rangeAllowed ? parseRange(req.headers.range, size) : undefined;
   if (range === 'malformed' || range === 'unsatisfiable') {
-    await object.handle.close();
+    await object.close();
     const message =
       range === 'malformed'
         ? `Invalid Range ${JSON.stringify(req.headers.range)}: use bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX.`
@@ -124,12 +124,12 @@ export async function getObject(
   headers['Content-Length'] = String(end - start + 1);
   res.writeHead(range ? 206 : 200, headers);
   if (head || end < start) {
-    await object.handle.close();
+    await object.close();
     res.end();
     return;
   }
   try {
-    await pipeline(context.store.readStream(object, start, end), res);
+    await pipeline(object.stream(start, end), res);
   } catch {
     // The client went away mid-download; the read stream closed the file.
   }

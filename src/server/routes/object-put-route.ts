@@ -1,9 +1,9 @@
 /** The PUT object route: an upload checked, stored, and a store's refusal answered while its body arrives. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { etagOf } from '../objects/checksums.js';
 import type { ServerContext } from '../context.js';
-import type { PutResult } from '../objects/folder-store.js';
+import { etagOf } from '../objects/checksums.js';
 import { PutRejected, StoreWriteError } from '../objects/folder-write.js';
+import type { PutResult } from '../objects/object-store.js';
 import { plainText, sendText } from './object-text.js';
 
 /**
@@ -93,7 +93,7 @@ export async function putObject(
       return;
     }
   }
-  if (context.index.has(key) || (await context.store.occupied(key))) {
+  if ((await context.index.has(key)) || (await context.store.occupied(key))) {
     sendText(res, 409, `${key} already exists.`);
     return;
   }
@@ -135,7 +135,7 @@ export async function putObject(
     }
     throw error;
   }
-  context.index.add(stored);
+  await context.index.add(stored);
   res.writeHead(200, { ETag: etagOf(stored.md5), 'Content-Length': '0' });
   res.end();
 }

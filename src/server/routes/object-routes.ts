@@ -4,10 +4,10 @@ import { ValidationError } from '../../core/errors.js';
 import { parsePath } from '../../naming/names.js';
 import { unsafePathReason } from '../../naming/path-safety.js';
 import type { RequestTarget, ServerContext } from '../context.js';
+import { OBJECT_PREFIX } from '../objects/presign.js';
 import { getObject } from './object-get-route.js';
 import { type ObjectOutcome, putObject } from './object-put-route.js';
 import { sendText } from './object-text.js';
-import { OBJECT_PREFIX } from '../objects/presign.js';
 
 const ALLOWED = 'GET, HEAD, PUT';
 

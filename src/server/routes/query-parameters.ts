@@ -3,7 +3,7 @@
 import type { QueryTable } from '../../naming/query-vocabulary.js';
 import { QUERY_PARAMETERS, type QueryParameter, queryValueProblem } from '../../naming/query-vocabulary.js';
 import type { Dialect } from '../context.js';
-import type { IndexQuery, QueryPage } from '../metadata/memory-index.js';
+import type { IndexQuery, QueryPage } from '../metadata/metadata-index.js';
 
 /** The most records one page (`limit`) holds. */
 export const MAX_QUERY_LIMIT = 10_000;

@@ -1,0 +1,72 @@
+/**
+ * The layers of src/ and the one direction of imports between them (see each folder's README.md):
+ * cli -> api/output -> download | upload -> service -> http -> naming -> core, and the reference server on
+ * naming and core only. `npm test` runs this through `npm run deps`; a violation names both files.
+ */
+const LAYERS = [
+  ['core', '^src/core/'],
+  ['naming', '^src/naming/'],
+  ['http', '^src/http/'],
+  ['service', '^src/service/'],
+  ['engines', '^src/(download|upload)/'],
+  ['library', '^src/(api|output)\\.ts$'],
+  ['cli', '^src/cli/'],
+  ['index', '^src/index\\.ts$'],
+];
+
+const upward = LAYERS.slice(0, -1).map(([name, path], at) => ({
+  name: `${name}-imports-upward`,
+  comment: `${name} may import only the layers below it: ${
+    LAYERS.slice(0, at)
+      .map(([below]) => below)
+      .join(', ') || 'nothing of src/'
+  }.`,
+  severity: 'error',
+  from: { path },
+  to: {
+    path: LAYERS.slice(at + 1)
+      .map(([, above]) => above)
+      .join('|'),
+  },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'Import circles hide which module owns what; move the shared part below both.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'engines-stay-apart',
+      comment: 'The download and upload engines share only what lies below them.',
+      severity: 'error',
+      from: { path: '^src/(download|upload)/' },
+      to: { path: '^src/(download|upload)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'server-on-naming-and-core',
+      comment: 'The reference server stands on the naming rules and core only, never on the client.',
+      severity: 'error',
+      from: { path: '^src/server/' },
+      to: { path: '^src/', pathNot: '^src/(core|naming|server)/' },
+    },
+    {
+      name: 'server-only-through-serve',
+      comment: 'Only the serve command loads the reference server; the client never pays for it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(server/|cli/commands/serve\\.ts$)' },
+      to: { path: '^src/server/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports count: a type from above ties a layer to it as much as a value does.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '\\.d\\.ts$' },
+  },
+};

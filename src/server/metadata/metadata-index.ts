@@ -1,0 +1,81 @@
+/**
+ * The seam between the routes and the records of stored files. The routes see only this interface; the
+ * in-memory index (`memory-index.ts`) is one implementation. Every method is asynchronous, so an index kept in
+ * a database fits the same routes.
+ */
+import type { QueryParameter, QueryRecord, QueryTable } from '../../naming/query-vocabulary.js';
+import type { StoredObject } from '../objects/object-store.js';
+
+/**
+ * A checked query, by the service's parameter names (the library's `IndexQuery` name them for callers);
+ * every filter given must match (AND).
+ */
+export interface IndexQuery extends Partial<Record<Exclude<QueryParameter, 'table'>, string>> {
+  table: QueryTable;
+  /** Keep only the highest version per series among the rows that pass the other filters. */
+  latest?: boolean;
+}
+
+/** Which slice of the ordered answer to return: `limit` records (all when undefined) after the first `offset`. */
+export interface QueryPage {
+  offset: number;
+  limit?: number | undefined;
+}
+
+/**
+ * The query record (the one the client reads) with what this server always fills in: `end_date` (null for an
+ * ancillary file whose name has a single date) and `ingestion_date`, when the object was stored.
+ */
+export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
+
+/** The records of the archive's files, one per storage path. */
+export interface MetadataIndex {
+  /** Number of records. */
+  count(): Promise<number>;
+  /** True when `key` has a record. */
+  has(key: string): Promise<boolean>;
+  /** The record of `key`, if any. */
+  get(key: string): Promise<MetadataRecord | undefined>;
+  /** Adds the record of a stored object; false (nothing changed) when its path already has one: one wins. */
+  add(object: StoredObject): Promise<boolean>;
+  /**
+   * The records matching every filter, ordered by `file_path`, as the chunks of one JSON array (a large
+   * answer is copied, not serialized); consecutive pages concatenate to the unpaged answer.
+   */
+  queryChunks(filters: IndexQuery, page?: QueryPage): Promise<Buffer[]>;
+  /** Replaces every record by those of `objects` (a store's listing). */
+  rebuild(objects: readonly StoredObject[]): Promise<void>;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC. */
+export function formatIngestionDate(mtimeMs: number): string {
+  return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** The record an object is listed as. */
+export function recordOf(object: StoredObject): MetadataRecord {
+  const { file } = object;
+  const ingestion_date = formatIngestionDate(object.mtimeMs);
+  return file.kind === 'science'
+    ? {
+        file_path: file.path,
+        instrument: file.instrument,
+        data_level: file.dataLevel,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      }
+    : {
+        file_path: file.path,
+        instrument: file.instrument,
+        descriptor: file.descriptor,
+        start_date: file.startDate,
+        end_date: file.endDate ?? null,
+        version: file.version,
+        extension: file.extension,
+        ingestion_date,
+      };
+}

@@ -1,0 +1,75 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { cruise, type ICruiseOptions } from 'dependency-cruiser';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const rules = createRequire(import.meta.url)(join(ROOT, '.dependency-cruiser.cjs')) as {
+  forbidden: NonNullable<NonNullable<ICruiseOptions['ruleSet']>['forbidden']>;
+  options: ICruiseOptions & { tsConfig?: unknown };
+};
+
+/** The rule violations of the tree under `baseDir`/src, as `rule: from -> to`. */
+async function violations(baseDir: string): Promise<string[]> {
+  const { tsConfig: _tsConfig, ...options } = rules.options;
+  const result = await cruise(['src'], {
+    ...options,
+    baseDir,
+    validate: true,
+    ruleSet: { forbidden: rules.forbidden },
+  });
+  if (typeof result.output === 'string') throw new Error('dependency-cruiser gave text, not a result');
+  return result.output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
+}
+
+const trees: string[] = [];
+async function tree(files: Record<string, string>): Promise<string> {
+  const base = await mkdtemp(join(tmpdir(), 'layering-'));
+  trees.push(base);
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(base, path)), { recursive: true });
+    await writeFile(join(base, path), text);
+  }
+  return base;
+}
+afterAll(() => Promise.all(trees.map((t) => rm(t, { recursive: true, force: true }))));
+
+describe('the layering rule (.dependency-cruiser.cjs, run by npm test)', () => {
+  it('holds for src/', async () => {
+    expect(await violations(ROOT)).toEqual([]);
+  });
+
+  it('fails an upward import and names both files', async () => {
+    const base = await tree({
+      'src/core/errors.ts': "import { program } from '../cli/program.js';\nexport const e = program;\n",
+      'src/cli/program.ts': 'export const program = 1;\n',
+    });
+    expect(await violations(base)).toEqual(['core-imports-upward: src/core/errors.ts -> src/cli/program.ts']);
+  });
+
+  it('fails an import circle, a server import from the client and the client in the server', async () => {
+    const base = await tree({
+      'src/download/pump.ts': "import { r } from './receive.js';\nexport const p = r;\n",
+      'src/download/receive.ts': "import { p } from './pump.js';\nexport const r = () => p;\n",
+      'src/service/client.ts': "import { s } from '../server/index.js';\nexport const c = s;\n",
+      'src/server/index.ts': "import { u } from '../upload/engine.js';\nexport const s = u;\n",
+      'src/upload/engine.ts': 'export const u = 1;\n',
+    });
+    const found = await violations(base);
+    expect(found).toContain('no-circular: src/download/pump.ts -> src/download/receive.ts');
+    expect(found).toContain('server-only-through-serve: src/service/client.ts -> src/server/index.ts');
+    expect(found).toContain('server-on-naming-and-core: src/server/index.ts -> src/upload/engine.ts');
+  });
+
+  it('lets the engines share only what lies below them', async () => {
+    const base = await tree({
+      'src/upload/engine.ts': "import { d } from '../download/pump.js';\nexport const u = d;\n",
+      'src/download/pump.ts': 'export const d = 1;\n',
+    });
+    expect(await violations(base)).toEqual([
+      'engines-stay-apart: src/upload/engine.ts -> src/download/pump.ts',
+    ]);
+  });
+});
