@@ -22,28 +22,62 @@ interface PathProblem {
 
 /**
  * Returns what makes `path` unsafe to use as a storage path or a path below a local root, or undefined
- * when it is safe: absolute paths, `..`, `.`, empty segments, backslashes, NUL and control characters,
- * and percent-encoded forms of any of these.
+ * when it is safe: absolute paths, `..`, `.` and any other segment starting with a dot (`..;`), empty
+ * segments, backslashes, NUL and control characters, and percent-encoded forms of any of these; the message
+ * names the segment where that helps.
  */
 export function unsafePathReason(path: string): string | undefined {
-  const problem = literalPathProblem(path) ?? percentPathProblem(path);
+  const problem = literalPathProblem(path, true) ?? percentPathProblem(path) ?? dotLedProblem(path);
   if (!problem) return undefined;
   return problem.advice ? `${problem.what}; ${problem.advice}` : problem.what;
 }
 
-function literalPathProblem(path: string): PathProblem | undefined {
+function literalPathProblem(path: string, nameSegment: boolean): PathProblem | undefined {
+  const inSegment = nameSegment ? segmentOf : () => '';
   if (path.length === 0) return { what: 'it is empty' };
-  if (path.includes('\u0000')) return { what: 'it contains a NUL character' };
-  if (CONTROL_CHARACTERS.test(path)) return { what: 'it contains a control character' };
+  if (path.includes('\u0000')) return { what: `it contains a NUL character${inSegment(path, '\u0000')}` };
+  const control = CONTROL_CHARACTERS.exec(path)?.[0];
+  if (control !== undefined) return { what: `it contains a control character${inSegment(path, control)}` };
   if (path.includes('\\'))
-    return { what: "it contains a backslash ('\\')", advice: "use '/' between folders" };
+    return {
+      what: `it contains a backslash ('\\')${inSegment(path, '\\')}`,
+      advice: "use '/' between folders",
+    };
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) {
     return { what: 'it is absolute', advice: 'give a path relative to the data root' };
   }
   const segments = path.split('/');
   if (segments.includes('..')) return { what: "it contains a '..' segment" };
   if (segments.includes('.')) return { what: "it contains a '.' segment" };
-  if (segments.includes('')) return { what: "it contains an empty segment ('//' or a trailing '/')" };
+  const empty = segments.indexOf('');
+  if (empty >= 0) {
+    const where =
+      empty === segments.length - 1
+        ? 'at the end'
+        : `after ${JSON.stringify(segments.slice(0, empty).join('/'))}`;
+    return { what: `it contains an empty segment ('//' or a trailing '/') ${where}` };
+  }
+  return undefined;
+}
+
+/** ` in the segment "…"` for the segment of `path` that holds `part`, when the path has several segments. */
+function segmentOf(path: string, part: string): string {
+  const segments = path.split('/');
+  if (segments.length < 2) return '';
+  const segment = segments.find((candidate) => candidate.includes(part));
+  return segment === undefined ? '' : ` in the segment ${JSON.stringify(segment)}`;
+}
+
+function dotLedProblem(path: string): PathProblem | undefined {
+  const segments = path.split('/');
+  // Proxies and stores may treat `..;`, `.../` or `.%2e` like `..`; no folder or file of the store starts with a dot.
+  const dotted = segments.find((segment) => segment.startsWith('.'));
+  if (dotted !== undefined) {
+    return {
+      what: `its segment ${JSON.stringify(dotted)} starts with a dot`,
+      advice: 'no folder or file of the store does',
+    };
+  }
   return undefined;
 }
 
@@ -52,12 +86,12 @@ function percentPathProblem(path: string): PathProblem | undefined {
   if (!path.includes('%')) return undefined;
   const decoded = decodeRepeatedly(path);
   if (decoded !== path) {
-    const inner = literalPathProblem(decoded.replaceAll('%', ''));
+    const inner = literalPathProblem(decoded.replaceAll('%', ''), false);
     if (inner) return { ...inner, what: `${inner.what} once percent-decoded` };
     if (decoded.split('/').length !== path.split('/').length)
-      return { what: "it contains a percent-encoded '/'" };
+      return { what: `it contains a percent-encoded '/'${segmentOf(path, '%')}` };
   }
-  return { what: "it contains '%', which no file path of the store has" };
+  return { what: `it contains '%'${segmentOf(path, '%')}, which no file path of the store has` };
 }
 
 function decodeRepeatedly(value: string): string {

@@ -345,7 +345,16 @@ describe('parsePath', () => {
     ['%0a', `imap/mag/l1a/2024/01/${name}%0a`, 'a control character once percent-decoded'],
     ['%c2%85', `imap/mag/l1a/2024/01/${name}%c2%85`, 'a control character once percent-decoded'],
     ['double encoding', `imap/%252e%252e/${name}`, "a '..' segment once percent-decoded"],
-    ['a plain %', `imap/mag/l1a/2024/01/100%${name}`, "'%'"],
+    ['a plain %', `imap/mag/l1a/2024/01/100%${name}`, "'%' in the segment \"100%"],
+    ['a ..; segment', `imap/..;/..;/outside/${name}`, 'its segment "..;" starts with a dot'],
+    ['a ... segment', `imap/.../mag/${name}`, 'its segment "..." starts with a dot'],
+    ['a hidden folder', `imap/.checksums/mag/${name}`, 'its segment ".checksums" starts with a dot'],
+    ['a control character, named by segment', `imap/ma\u0007g/${name}`, 'in the segment "ma\\u0007g"'],
+    [
+      'an empty segment, placed',
+      `imap/mag//l1a/${name}`,
+      "empty segment ('//' or a trailing '/') after \"imap/mag\"",
+    ],
   ])('rejects a path with %s, saying what is wrong', (_why, path, reason) => {
     const error = (() => {
       try {
