@@ -42,6 +42,11 @@ export interface QueryOptions {
    * (a newer service's): they are kept, and downloadable by their `file_path`.
    */
   onNewerForms?: ((count: number) => void) | undefined;
+  /**
+   * Called once, with the count returned, when the service cannot page and its answer has a count services cap
+   * answers at (or it said there were more): the result may be cut. Narrow the filters to be sure.
+   */
+  onPossiblyCut?: ((returned: number) => void) | undefined;
 }
 
 /** A client of the service. */

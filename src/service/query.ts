@@ -16,6 +16,18 @@ import {
 import { checkQueryAnswer, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
+/**
+ * Page sizes services cap their answers at without saying so. A page of exactly one of these sizes, smaller
+ * than the page asked for, may be a cut answer: the next page is asked for (an empty one ends the query).
+ */
+const COMMON_CAPS: ReadonlySet<number> = new Set([100, 200, 250, 500, 1000, 2000, 2500, 5000]);
+
+/** The total a service states for the whole answer (`X-Total-Count`), if any. */
+function statedTotal(answer: ApiAnswer): number | undefined {
+  const value = answer.headers['x-total-count'];
+  return value !== undefined && /^\d{1,12}$/.test(value.trim()) ? Number(value) : undefined;
+}
+
 /** What a query needs of the service client: the choices learned so far, and one call of a route. */
 export interface QueryingService {
   readonly choices: Readonly<DialectChoices>;
@@ -33,7 +45,7 @@ export async function queryAllPages(
   params: QueryParams,
   options: HttpQueryOptions,
 ): Promise<ReceivedRecord[]> {
-  const { signal, pageSize = DEFAULT_PAGE_SIZE, onNewerForms } = options;
+  const { signal, pageSize = DEFAULT_PAGE_SIZE, onNewerForms, onPossiblyCut } = options;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new ValidationError([
       `Invalid page size ${pageSize}: give a whole number from 1 to ${MAX_PAGE_SIZE}.`,
@@ -43,6 +55,8 @@ export async function queryAllPages(
   const records: ReceivedRecord[] = [];
   let newerForms = 0;
   let previous: { first: string; last: string } | undefined;
+  let unpagedAnswer: { count: number; total: number | undefined } | undefined;
+  let cap: number | undefined;
   for (;;) {
     const page = service.choices.paging === 'no' ? undefined : { offset: records.length, limit: pageSize };
     const { url, answer, paged } = await queryRequest(service, filters, page, signal);
@@ -64,18 +78,40 @@ export async function queryAllPages(
       if (records.length === 0) {
         records.push(...received);
         newerForms += checked.newerForms;
+        unpagedAnswer = { count: received.length, total: statedTotal(answer) };
       }
       break;
     }
     records.push(...received);
     newerForms += checked.newerForms;
-    if (!paged || received.length < pageSize) break;
+    if (!paged) {
+      unpagedAnswer = { count: received.length, total: statedTotal(answer) };
+      break;
+    }
+    const total = statedTotal(answer);
+    // The first short page of a common cap's size sets the cap; a later page shorter than it is the last.
+    if (cap === undefined && received.length < pageSize && COMMON_CAPS.has(received.length)) {
+      cap = received.length;
+    }
+    const more =
+      received.length >= pageSize ||
+      (total !== undefined ? total > records.length : cap !== undefined && received.length >= cap);
+    if (!more) break;
     if (records.length > pageSize && service.choices.paging === 'unknown') {
       service.learn('paging', 'yes', 'the service pages query answers');
     }
     previous = bounds;
   }
   if (newerForms > 0) onNewerForms?.(newerForms);
+  // A service that cannot page and answered with a capped-looking count (or said there were more) may have cut it.
+  if (
+    unpagedAnswer &&
+    (unpagedAnswer.total !== undefined
+      ? unpagedAnswer.total > unpagedAnswer.count
+      : COMMON_CAPS.has(unpagedAnswer.count))
+  ) {
+    onPossiblyCut?.(unpagedAnswer.count);
+  }
   return records;
 }
 

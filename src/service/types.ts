@@ -35,4 +35,9 @@ export interface HttpQueryOptions {
   pageSize?: number | undefined;
   /** Called once, when the answer holds records of a naming form this version does not check, with their count. */
   onNewerForms?: ((count: number) => void) | undefined;
+  /**
+   * Called once, with the count returned, when a service that cannot page answered with a count services cap
+   * answers at (or said there were more): the result may be cut.
+   */
+  onPossiblyCut?: ((returned: number) => void) | undefined;
 }

@@ -52,7 +52,14 @@ export async function download(
     let list = targets;
     if (!list) {
       // Filter values are checked by the library before the configuration is read or anything is sent.
-      const records = await client.query(filters, { signal: io.signal });
+      let cutAt: number | undefined;
+      const records = await client.query(filters, {
+        signal: io.signal,
+        onPossiblyCut: (returned) => {
+          cutAt = returned;
+        },
+      });
+      if (cutAt !== undefined) io.stderr.write((await import('./query.js')).possiblyCutWarning(cutAt));
       list = records.map((record) => record.file_path);
       if (list.length === 0) {
         if (!options.quiet) io.stderr.write('No files match the query; nothing to download.\n');

@@ -19,6 +19,11 @@ export function newerFormsWarning(count: number): string {
   return `Warning: ${records} a naming form this version does not check; shown as received, and downloadable by their file_path.\n`;
 }
 
+/** The warning under an answer a service that cannot page may have cut. */
+export function possiblyCutWarning(returned: number): string {
+  return `Warning: the service returned ${returned} records and cannot be asked for more pages; the result may be cut at ${returned}. Narrow the filters (a shorter date range, one level) to be sure of seeing every match.\n`;
+}
+
 /** Runs `query`: checks every value before any request, then prints the matching records on stdout. */
 export async function query(options: QueryCommandOptions, io: CommandIO): Promise<number> {
   const format = options.outputFormat ?? 'table';
@@ -48,16 +53,22 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
       : undefined;
   try {
     let newerForms = 0;
+    let cutAt: number | undefined;
     const records = await client.query(filters, {
       signal: io.signal,
       pageSize: options.pageSize,
       onNewerForms: (count) => {
         newerForms = count;
       },
+      onPossiblyCut: (returned) => {
+        cutAt = returned;
+      },
     });
     spinner?.stop();
-    // After the spinner is gone, so the line is not erased with it.
+    // After the spinner is gone, so the lines are not erased with it.
     if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
+    // Shown even with --quiet: a result that may be incomplete is not noise.
+    if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));
     // A table for a terminal fits its width; into a pipe or a file it is drawn in full.
     const width = io.stdout.isTTY ? io.stdout.columns : undefined;
     io.stdout.write(formatRecords(records, format, { width }));
