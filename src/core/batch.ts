@@ -47,6 +47,41 @@ export async function runPool(
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
 }
 
+/**
+ * Holds every file of a batch but the first until the service has answered the first one (or the first one
+ * ended): a failure that stops the batch (a refused key, an unreachable service) is then known before the other
+ * files ask, and an early stop costs one request instead of one per running transfer.
+ */
+export class FirstAnswer {
+  readonly #opened: Promise<void>;
+  #open: () => void = () => undefined;
+
+  constructor() {
+    this.#opened = new Promise((resolve) => {
+      this.#open = resolve;
+    });
+  }
+
+  /** Lets the rest of the batch go; later calls do nothing. */
+  open(): void {
+    this.#open();
+  }
+
+  /** Resolves once `open` was called, or at once when `signal` aborts (the transfer then sees the abort). */
+  wait(signal: AbortSignal | undefined): Promise<void> {
+    if (!signal) return this.#opened;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      void this.#opened.then(done);
+    });
+  }
+}
+
 /** The error a cancelled transfer fails with, worded from the signal's reason. */
 export function abortedError(signal: AbortSignal): AbortedError {
   const reason: unknown = signal.reason;

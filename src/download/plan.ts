@@ -95,7 +95,14 @@ async function lookUp(batch: Batch, { file, localPath }: PlannedDownload): Promi
   if (!options.force && present && batch.verified.matches(file.path, present)) return { kind: 'skip' };
   const stopped = batch.stop.notAttempted();
   if (stopped) return { kind: 'stopped', error: stopped };
-  const url = await batch.http.resolveDownload(file.path, options.signal);
+  let url: string;
+  try {
+    url = await batch.http.resolveDownload(file.path, options.signal);
+  } catch (error) {
+    // Noted at once: the files waiting for this first answer look at the batch's stop next.
+    if (error instanceof Error) batch.stop.note(error);
+    throw error;
+  }
   return { kind: 'fetch', url, present };
 }
 
@@ -140,7 +147,15 @@ export class Lookups {
   #start(index: number): Promise<Lookup> {
     let lookup = this.#started.get(index);
     if (!lookup) {
-      lookup = lookUp(this.batch, this.files[index] as PlannedDownload);
+      const file = this.files[index] as PlannedDownload;
+      // The first look-up goes alone: the others follow once it has its answer (see `FirstAnswer`).
+      lookup =
+        index === 0
+          ? lookUp(this.batch, file)
+          : this.#start(0).then(
+              () => lookUp(this.batch, file),
+              () => lookUp(this.batch, file),
+            );
       // Heard by the file's own transfer when it starts; a batch cancelled before then never asks.
       lookup.catch(() => undefined);
       this.#started.set(index, lookup);

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../core/config.js';
-import { ProtocolError, ValidationError } from '../core/errors.js';
+import { AbortedError, ProtocolError, ValidationError } from '../core/errors.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, errorCode, transportError } from '../http/failures.js';
@@ -47,6 +47,8 @@ export class HttpClient {
   readonly #proxy: ProxySettings | undefined;
   #agent: Promise<Dispatcher> | undefined;
   #closed = false;
+  /** Settles when the request that is learning whether the service has prefixed routes has its answer. */
+  #routeLearning: Promise<void> | undefined;
 
   constructor(options: HttpClientOptions) {
     const parsed = parseHttpUrl(options.url);
@@ -202,10 +204,39 @@ export class HttpClient {
     signal: AbortSignal | undefined,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const headers = credentialHeaders(this.#credentials);
-    const prefix = routePrefix(route, this.#credentials, this.#choices);
+    let prefix = routePrefix(route, this.#credentials, this.#choices);
+    // The first request to a service goes alone: the others wait for what it learns instead of each paying
+    // for the fallback.
+    while (prefix !== '' && this.#choices.prefixedRoutes === 'unknown' && this.#routeLearning) {
+      await settledOrAborted(this.#routeLearning, signal);
+      prefix = routePrefix(route, this.#credentials, this.#choices);
+    }
+    if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') {
+      const url = this.#apiUrl(`${prefix}/${route}${rest}`);
+      return { url, answer: await this.#callApi(url, headers, signal) };
+    }
+    let learnt = () => undefined as void;
+    this.#routeLearning = new Promise<void>((resolve) => {
+      learnt = resolve;
+    });
+    try {
+      return await this.#learnRoute(route, rest, prefix, headers, signal);
+    } finally {
+      this.#routeLearning = undefined;
+      learnt();
+    }
+  }
+
+  /** A route asked under `prefix`, and of the plain route after a 404 there; the pair decides for the run. */
+  async #learnRoute(
+    route: ServiceRoute,
+    rest: string,
+    prefix: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ): Promise<{ url: URL; answer: ApiAnswer }> {
     const url = this.#apiUrl(`${prefix}/${route}${rest}`);
     const answer = await this.#callApi(url, headers, signal);
-    if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') return { url, answer };
     if (answer.status !== 404) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };
@@ -291,4 +322,18 @@ export class HttpClient {
       { signal },
     );
   }
+}
+
+/** Waits for `work` to settle, or throws an `AbortedError` as soon as `signal` aborts. */
+async function settledOrAborted(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return work;
+  if (signal.aborted) throw new AbortedError(undefined, { cause: signal.reason });
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError(undefined, { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
+import { abortedError, BatchStop, FirstAnswer, failureOf, linkSignal, runPool } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError, LocalFileError, ValidationError } from '../core/errors.js';
 import { discardBody } from '../http/objects.js';
@@ -86,13 +86,16 @@ export async function uploadFiles(
   const link = linkSignal(options.signal, concurrency);
   const perFile: UploadOptions = link ? { ...options, signal: link.signal } : options;
   const stop = new BatchStop();
+  const first = new FirstAnswer();
   await runPool(planned.length, concurrency, async (index) => {
     const plan = planned[index] as PlannedUpload;
+    if (index > 0) await first.wait(perFile.signal);
     const stopped = stop.notAttempted();
     const result: UploadResult = stopped
       ? { localPath: plan.argument, key: plan.file.path, status: 'failed', bytes: 0, error: stopped }
-      : await uploadOne(http, plan, cwd, perFile);
+      : await uploadOne(http, plan, cwd, perFile, index === 0 ? () => first.open() : undefined);
     stop.note(result.error);
+    if (index === 0) first.open();
     results[index] = result;
     options.onProgress?.({
       localPath: result.localPath,
@@ -234,6 +237,8 @@ async function uploadOne(
   plan: PlannedUpload,
   cwd: string,
   options: UploadOptions,
+  /** Called once the service has accepted the name (or said it is stored): the batch's first answer. */
+  onAnswered?: () => void,
 ): Promise<UploadResult> {
   const key = plan.file.path;
   const signal = options.signal;
@@ -249,8 +254,10 @@ async function uploadOne(
     let url: string;
     try {
       url = await http.presignUpload(key, signal);
+      onAnswered?.();
     } catch (error) {
       if (!isAlreadyStored(error)) throw error;
+      onAnswered?.();
       const difference = await differenceFromStored(http, key, found, hash, signal);
       if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
       throw new ApiError(

@@ -71,16 +71,16 @@ describe('bad input', () => {
 });
 
 describe('an unreachable service', () => {
-  it('fails the first files once each with the reason, a hint once, and sums up the rest in one line', async () => {
+  it('asks once, fails that file with the reason and a hint, and sums up the rest in one line', async () => {
     const names = Array.from({ length: 40 }, (_, index) => scienceName('mag', index + 1));
     const result = await runCli(['download', '-', '--url', 'http://127.0.0.1:9'], {
       cwd: home,
       input: `${names.join('\n')}\n`,
     });
     expect(result.code).toBe(1);
-    // The default concurrency starts 8 files before the first refusal is known; each is printed once.
-    expect(result.stderr).toContain('Stopped: 32 files not attempted, as the service could not be reached.');
-    expect(result.stderr.match(/connection refused/g)).toHaveLength(8);
+    // The first file asks alone; once it is refused, no other file asks.
+    expect(result.stderr).toContain('Stopped: 39 files not attempted, as the service could not be reached.');
+    expect(result.stderr.match(/connection refused/g)).toHaveLength(1);
     expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
     expect(await listFiles(home)).toEqual([]);
   });
