@@ -215,7 +215,7 @@ export class HttpClient {
       const url = this.#apiUrl(`${prefix}/${route}${rest}`);
       return { url, answer: await this.#callApi(url, headers, signal) };
     }
-    let learnt = () => undefined as void;
+    let learnt: () => void = () => undefined;
     this.#routeLearning = new Promise<void>((resolve) => {
       learnt = resolve;
     });
