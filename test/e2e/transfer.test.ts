@@ -58,7 +58,6 @@ describe('bad input', () => {
     [['download', '--instrument', 'hit', '--start-date', '2024-01-01'], 'YYYYMMDD'],
     [['download', '--instrument', 'jupiter'], 'Invalid instrument'],
     [['download', '--concurrency', '0', SMALL], '--concurrency must be a whole number from 1 to 64'],
-    [['download', '-'], 'stdin held no file paths'],
     [['upload', 'notes.txt'], 'Invalid filename notes.txt'],
     [['upload', 'imap_hit_l1a_x_20240101_20240101_v01-00.pkts'], 'Invalid extension'],
   ])('exits 2 before any request: %j', async (args, message) => {

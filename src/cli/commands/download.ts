@@ -45,7 +45,9 @@ export async function download(
   }
   const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
   if (targets && targets.length === 0) {
-    throw new UsageError('Nothing to download: stdin held no file paths.');
+    // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
+    if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
+    return ExitCode.Success;
   }
   const client = clientFor(options, io);
   try {
