@@ -1,7 +1,8 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
+import { abortedError } from './core/batch.js';
 import { type Config, describeProxy, loadConfig } from './core/config.js';
-import { ValidationError } from './core/errors.js';
+import { AbortedError, ValidationError } from './core/errors.js';
 import { type DownloadOptions, type DownloadResult, downloadFiles } from './download/engine.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
@@ -49,7 +50,15 @@ export interface QueryOptions {
   onPossiblyCut?: ((returned: number) => void) | undefined;
 }
 
-/** A client of the service. */
+/**
+ * A client of the service.
+ *
+ * One rule for cancelling, on every call: once its `signal` aborts, the call rejects with an `AbortedError`
+ * (code `E_ABORTED`). A batch call (`download`, `upload`) attaches what it did to that error as `results`: one
+ * result per file, those finished as they are, those cut short `failed` with the bytes kept for a resume, those
+ * never begun `failed` with code `E_NOT_ATTEMPTED`. Without an abort, a batch never rejects for one file's
+ * failure: each result carries its own status and error.
+ */
 export interface MissionDataClient {
   /** Metadata records of the stored files matching every filter (at least one besides `table`), every page. */
   query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
@@ -118,12 +127,14 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
         typeof target === 'string' ? target : target.file_path,
       );
       const { config, http } = await ready();
-      return downloadFiles(http, paths, { ...downloadOptions, dataDir: config.dataDir });
+      const results = await downloadFiles(http, paths, { ...downloadOptions, dataDir: config.dataDir });
+      return unlessAborted(results, downloadOptions.signal);
     },
     async upload(paths, uploadOptions = {}) {
       const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
       const { config, http } = await ready();
-      return uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
+      const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
+      return unlessAborted(results, uploadOptions.signal);
     },
     async config() {
       return (await ready()).config;
@@ -134,4 +145,11 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       if (current) await (await current.catch(() => undefined))?.http.close();
     },
   };
+}
+
+/** A batch's results, or the `AbortedError` carrying them when the batch was cancelled (see `MissionDataClient`). */
+function unlessAborted<Result extends object>(results: Result[], signal: AbortSignal | undefined): Result[] {
+  if (!signal?.aborted) return results;
+  const reason = abortedError(signal);
+  throw new AbortedError(reason.message, { cause: signal.reason, results });
 }

@@ -1,5 +1,5 @@
 /** The mission-data library: the public names, re-exported. */
-export type { CreateClientOptions, MissionDataClient } from './api.js';
+export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
 export type { Config, ConfigFlags, LoadConfigOptions, SettingName, SettingSource } from './core/config.js';
 export { DEFAULT_URL, loadConfig } from './core/config.js';
@@ -35,5 +35,6 @@ export type { QueryFilters, QueryParams, QueryRecord } from './naming/query-voca
 export type { OutputFormat } from './output.js';
 export { formatCsv, formatJson, formatTable } from './output.js';
 export { HttpClient } from './service/client.js';
+export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

@@ -26,11 +26,18 @@ function flagAdvice(error: MissionDataError): { joiner: string; advice: string }
       advice: 'pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
     };
   }
+  // A refusal from the service itself (an object-store address shows its credentials as `?…`).
   if (
     error instanceof ApiError &&
     (error.status === 401 || error.status === 403) &&
-    error.url.includes('/upload/')
+    !error.url.includes('?…')
   ) {
+    if (error.url.includes('/authorized/')) {
+      return {
+        joiner: ': ',
+        advice: 'pass --token, set MISSION_ACCESS_TOKEN, or run `mission-data config set token <token>`.',
+      };
+    }
     return {
       joiner: ': ',
       advice: 'pass --api-key, set MISSION_API_KEY, or run `mission-data config set api-key <key>`.',

@@ -105,7 +105,17 @@ Examples:
   )
     .option('-f, --force', 'replace files that exist already')
     .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
-    .option('--verbose', 'on a terminal, a line for every file (not only skipped or failed ones)')
+    .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
+    .addOption(
+      withChoices(
+        new Option(
+          '--output-format <format>',
+          'stdout: local paths, one per line (the default off a terminal), or a JSON record per file',
+        ),
+        ['paths', 'json'],
+        'output formats',
+      ),
+    )
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
     .option(
       '--connections <n>',
@@ -130,7 +140,7 @@ Examples:
     .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
     .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
     .option('--dry-run', 'check names and find the files; send nothing, ask the service nothing')
-    .option('--verbose', 'on a terminal, a line for every file (not only already stored or failed ones)')
+    .option('--verbose', 'a line for every file, those already stored included')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
     );
@@ -255,9 +265,12 @@ function onStdoutError(error: NodeJS.ErrnoException): void {
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const controller = new AbortController();
   let interrupted = false;
+  // 128 + the signal's number, as shells report it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
+  let interruptedStatus: number = ExitCode.Interrupted;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) process.exit(ExitCode.Interrupted); // A second Ctrl-C leaves at once.
+    if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
     interrupted = true;
+    interruptedStatus = signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
     controller.abort(new Error(`Interrupted by ${signal}`));
   };
   process.on('SIGINT', onSignal);
@@ -278,14 +291,14 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     });
     await program.parseAsync([...argv]);
     const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
-    return interrupted && status !== ExitCode.Success ? ExitCode.Interrupted : status;
+    return interrupted && status !== ExitCode.Success ? interruptedStatus : status;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version end with exit code 0; everything else commander rejects is a usage error.
       return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
     }
     const status = printError(error, io, debug);
-    return interrupted ? ExitCode.Interrupted : status;
+    return interrupted ? interruptedStatus : status;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

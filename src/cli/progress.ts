@@ -1,20 +1,19 @@
 /**
  * Progress and summaries of the transfer commands, on stderr. On a terminal that animates: one refreshing line
  * (files, bytes of the known total, a bar, percentage, rate and time left; the MD5 pass of an upload shown as
- * such), with a line kept above it for each file skipped or failed (every file with `verbose`). Anywhere else
- * (pipes, `CI`, `TERM=dumb`): one plain line per file. When quiet: only failures. Each failure is printed once,
- * when it happens; the end adds the summary, the files a stopped batch left alone, and hints.
+ * such; `stalled N s` once no byte came for a while), with a line kept above it for each failed file (every file
+ * with `verbose`). Anywhere else (pipes, `CI`, `TERM=dumb`): one plain line per file fetched or failed, and a
+ * progress line every 10 s. Unchanged files (a verified copy, already stored) get a line only with `verbose`.
+ * When quiet: only failures. Each failure is printed once, when it happens; the end adds the summary and hints.
  */
-import { isMissionDataError, NOT_ATTEMPTED } from '../core/errors.js';
-import { formatBar, formatBytes, formatDuration, formatPair, formatRate, formatTimeLeft } from './format.js';
+import { AbortedError, isMissionDataError, NOT_ATTEMPTED } from '../core/errors.js';
+import { formatBar, formatBytes, formatPair, formatTimeLeft } from './format.js';
 import { commandLineHint } from './hints.js';
+import { type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
+import { summaryLines } from './summary.js';
 
-/** Where progress goes (the command's stderr). */
-export interface ProgressStream {
-  write(text: string): unknown;
-  isTTY?: boolean;
-  columns?: number;
-}
+export type { ProgressStream } from './status-line.js';
+export { canAnimate } from './status-line.js';
 
 /** Words of one kind of transfer, for lines and summaries. */
 export interface TransferWords {
@@ -41,8 +40,10 @@ export interface ReporterOptions {
   debug?: boolean | undefined;
   /** Statuses that count as failures (each printed once, with its reason, as it happens). */
   failures: readonly string[];
-  /** Statuses given a line of their own on a terminal too (e.g. `skipped`); the others are only counted. */
+  /** Statuses given a line of their own on a terminal too; the others are only counted. */
   listed?: readonly string[] | undefined;
+  /** Statuses of files left as they were (`skipped`, `exists`): a line only with `verbose`, anywhere. */
+  unchanged?: readonly string[] | undefined;
   /** A line for every file on a terminal, whatever its status. */
   verbose?: boolean | undefined;
   /**
@@ -52,51 +53,15 @@ export interface ReporterOptions {
   animate?: boolean | undefined;
   /** Clock, for tests. */
   now?: () => number;
+  /** Redraws on a timer (so a stall shows), and off a terminal prints a line every 10 s; default true. */
+  ticking?: boolean | undefined;
 }
 
 const REFRESH_MS = 100;
-/** Rate and time left are measured over this much recent time, so they follow a link that speeds up or stalls. */
-const RATE_WINDOW_MS = 5000;
 const BAR_MAX = 30;
 const BAR_MIN = 10;
-/**
- * Whether a refreshing line may be drawn on `stream`: ora's own rule (its `isEnabled` default: a TTY, `TERM`
- * not `dumb`, no `CI` variable), asked of ora itself so the spinner of `query` and the transfer line agree.
- * ora is loaded only for a TTY: pipes never pay for it.
- */
-export async function canAnimate(stream: ProgressStream): Promise<boolean> {
-  if (!stream.isTTY) return false;
-  const { default: ora } = await import('ora');
-  return ora({ stream: stream as NodeJS.WritableStream }).isEnabled;
-}
-
-/** Bytes per second over the last few seconds, from samples of a running count. */
-class RateMeter {
-  private readonly samples: Array<{ at: number; count: number }> = [];
-
-  add(at: number, count: number): void {
-    this.samples.push({ at, count });
-    while (this.samples.length > 2 && at - (this.samples[0]?.at ?? at) > RATE_WINDOW_MS) this.samples.shift();
-  }
-
-  /** Bytes per ms, or undefined before there is a span to measure over. */
-  perMs(): number | undefined {
-    const first = this.samples[0];
-    const last = this.samples.at(-1);
-    if (!first || !last || last.at - first.at < 200) return undefined;
-    return (last.count - first.count) / (last.at - first.at);
-  }
-}
-
-interface InFlight {
-  /** Bytes transferred so far. */
-  bytes: number;
-  /** Size of the file, when known. */
-  total: number | undefined;
-  /** Bytes hashed so far, while the file's MD5 is being computed (uploads). */
-  hashed: number | undefined;
-}
-
+/** How often a line that does not refresh (a pipe, a log) reports progress. */
+export const PLAIN_PROGRESS_MS = 10_000;
 /**
  * Follows a batch of transfers and renders them. Call `progress` (or `hashing`) as work is done, `settled` once
  * per file and `finish` at the end.
@@ -113,6 +78,13 @@ export class TransferReporter {
   private notAttemptedWhy: string | undefined;
   private failedCount = 0;
   private settledBytes = 0;
+  /** Bytes of failed files, kept in their part files for the next run. */
+  private keptBytes = 0;
+  private dataRootFailureShown = false;
+  /** When the byte count last grew (or the batch began). */
+  private lastByteAt: number;
+  private lastBytes = 0;
+  private ticker: ReturnType<typeof setInterval> | undefined;
   private settledFiles = 0;
   private lastDraw = Number.NEGATIVE_INFINITY;
   private lineShown = false;
@@ -128,6 +100,13 @@ export class TransferReporter {
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.animate = (options.animate ?? Boolean(stream.isTTY)) && !options.quiet;
+    this.lastByteAt = this.started;
+    if (options.ticking !== false && !options.quiet) {
+      this.ticker = this.animate
+        ? setInterval(() => this.draw(true), 1000)
+        : setInterval(() => this.plainProgress(), PLAIN_PROGRESS_MS);
+      this.ticker.unref?.();
+    }
   }
 
   /** Sets the number of files once it is known. */
@@ -137,16 +116,26 @@ export class TransferReporter {
 
   /** Bytes moved so far for one file, and its size when known. */
   progress(label: string, bytes: number, total?: number): void {
-    if (!this.animate) return;
     this.inFlight.set(label, { bytes, total: total ?? this.inFlight.get(label)?.total, hashed: undefined });
-    this.draw(false);
+    if (this.animate) this.draw(false);
+  }
+
+  /** One file waits for another process that is downloading it. */
+  waiting(label: string, pid: number): void {
+    const file = this.inFlight.get(label);
+    this.inFlight.set(label, {
+      bytes: file?.bytes ?? 0,
+      total: file?.total,
+      hashed: undefined,
+      waitingFor: pid,
+    });
+    if (this.animate) this.draw(true);
   }
 
   /** Bytes of one file read so far to compute its MD5, before it is sent. */
   hashing(label: string, hashed: number, total: number): void {
-    if (!this.animate) return;
     this.inFlight.set(label, { bytes: 0, total, hashed });
-    this.draw(false);
+    if (this.animate) this.draw(false);
   }
 
   /** One file is settled (done, skipped or failed). */
@@ -154,22 +143,40 @@ export class TransferReporter {
     this.inFlight.delete(file.label);
     this.settledFiles += 1;
     this.settledBytes += file.bytes;
-    this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
     if (isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED) {
+      // Counted apart from failures; a cancellation says why in the closing note, not here.
       this.notAttempted += 1;
-      this.notAttemptedWhy ??= file.error.message.replace(/^not attempted: /, '');
+      if (!(file.error.cause instanceof AbortedError)) {
+        this.notAttemptedWhy ??= file.error.message.replace(/^not attempted: /, '');
+      }
       if (this.animate) this.draw(this.settledFiles === this.totalFiles);
       return;
     }
+    this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
     const failed = this.options.failures.includes(file.status);
     if (failed) {
       this.failedCount += 1;
+      this.keptBytes += file.bytes;
       const hint = commandLineHint(file.error);
       if (hint) this.hints.add(hint);
     }
-    const shown = this.animate
-      ? failed || this.options.verbose || (this.options.listed ?? []).includes(file.status)
-      : failed || !this.options.quiet;
+    // A full or read-only data root fails every file in flight the same way: its cause is told once.
+    const repeated =
+      failed &&
+      isMissionDataError(file.error) &&
+      file.error.code === 'E_DATA_ROOT' &&
+      this.dataRootFailureShown;
+    if (failed && isMissionDataError(file.error) && file.error.code === 'E_DATA_ROOT')
+      this.dataRootFailureShown = true;
+    const unchanged = (this.options.unchanged ?? []).includes(file.status);
+    const shown = repeated
+      ? false
+      : failed ||
+        (unchanged
+          ? Boolean(this.options.verbose) && !this.options.quiet
+          : this.animate
+            ? this.options.verbose || (this.options.listed ?? []).includes(file.status)
+            : !this.options.quiet);
     if (shown) {
       this.clearLine();
       // On a terminal the file's name stands for its storage path (the path follows from the name), so the kept
@@ -188,27 +195,36 @@ export class TransferReporter {
     return bytes;
   }
 
-  /** Clears the progress line and prints the summary (unless quiet), the files not attempted, and hints. */
+  /** Bytes of the files that failed, kept in their part files for a resume. */
+  get bytesKept(): number {
+    return this.keptBytes;
+  }
+
+  /** Clears the progress line and prints the summary (unless quiet), why files were not started, and hints. */
   finish(extra?: string): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
     this.clearLine();
-    const elapsed = this.now() - this.started;
-    if (!this.options.quiet) {
-      const parts = Object.entries(this.words.statuses).map(
-        ([status, word]) => `${this.counts.get(status) ?? 0} ${word}`,
-      );
-      const bytes = this.settledBytes;
-      const rate = bytes > 0 ? ` (${formatRate(bytes, elapsed)})` : '';
-      this.stream.write(
-        `${parts.join(', ')}; ${formatBytes(bytes)} in ${formatDuration(elapsed)}${rate}.${extra ? ` ${extra}` : ''}\n`,
-      );
-    }
-    const left = this.notAttempted;
-    if (left > 0) {
-      this.stream.write(
-        `Stopped: ${left} file${left === 1 ? '' : 's'} not attempted, as ${this.notAttemptedWhy ?? 'the batch stopped'}.\n`,
-      );
-    }
+    const lines = summaryLines({
+      statuses: this.words.statuses,
+      counts: this.counts,
+      notStarted: this.notAttempted,
+      notStartedWhy: this.notAttemptedWhy,
+      bytes: this.settledBytes,
+      keptBytes: this.keptBytes,
+      elapsedMs: this.now() - this.started,
+    });
+    // Quiet keeps only why files were left alone: the counts are the summary proper.
+    const shown = this.options.quiet ? lines.filter((line) => line.startsWith('Stopped:')) : lines;
+    if (extra && !this.options.quiet) shown.push(extra);
+    for (const line of shown) this.stream.write(`${line}\n`);
     for (const hint of this.hints) this.stream.write(`Hint: ${hint}\n`);
+  }
+
+  /** Off a terminal: the state of the batch as one plain line, so a long run is not silent in a log. */
+  private plainProgress(): void {
+    if (this.settledFiles >= this.totalFiles) return;
+    this.stream.write(`${this.status(this.now(), 200)}\n`);
   }
 
   private line(file: SettledFile): string {
@@ -277,15 +293,30 @@ export class TransferReporter {
     const head = `${files}  ${amount}  ${Math.floor(Math.min(1, fraction) * 100)}%`;
     const tail = [
       rate !== undefined && rate > 0 ? `${formatBytes(Math.round(rate * 1000))}/s` : undefined,
-      remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined,
+      this.waitNote(active, now) ??
+        (remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined),
     ].filter((part): part is string => part !== undefined);
+    // The bar keeps one width for a given terminal, so the line does not jump as its numbers change.
+    const bar = Math.min(BAR_MAX, Math.max(BAR_MIN, width - 60));
     for (let keep = tail.length; keep >= 0; keep -= 1) {
       const after = keep > 0 ? `  ${tail.slice(0, keep).join('  ')}` : '';
-      const room = width - head.length - after.length - 3;
-      if (room >= BAR_MIN) return `${head} ${formatBar(fraction, Math.min(BAR_MAX, room))}${after}`;
+      if (head.length + bar + 3 + after.length <= width) return `${head} ${formatBar(fraction, bar)}${after}`;
       if (head.length + after.length <= width) return `${head}${after}`;
     }
     return head.length <= width ? head : files;
+  }
+
+  private waitNote(active: readonly InFlight[], now: number): string | undefined {
+    const bytes = this.bytes;
+    if (bytes !== this.lastBytes) {
+      this.lastBytes = bytes;
+      this.lastByteAt = now;
+    }
+    return waitNote(active, {
+      bytes,
+      quietMs: now - this.lastByteAt,
+      unfinished: this.settledFiles < this.totalFiles,
+    });
   }
 
   /** The bytes of the whole batch, once every file still to come is in flight with a known size. */

@@ -91,6 +91,16 @@ export function abortedError(signal: AbortSignal): AbortedError {
   );
 }
 
+/**
+ * The error of a file the batch never began because it was cancelled first: counted as not started, apart from
+ * the files that failed (issue 19: Ctrl-C reported every file still queued as a failure of its own).
+ */
+export function notStartedError(signal: AbortSignal): MissionDataError {
+  return new MissionDataError('not attempted: the batch was cancelled', NOT_ATTEMPTED, ExitCode.Failure, {
+    cause: abortedError(signal),
+  });
+}
+
 /** The error a file's result carries: a cancellation is reported as one, whatever broke on the way. */
 export function failureOf(error: unknown, signal: AbortSignal | undefined): Error {
   const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;

@@ -5,8 +5,10 @@ export const ExitCode = {
   Success: 0,
   Failure: 1,
   Usage: 2,
-  /** Ctrl-C or SIGTERM: 128 + SIGINT, as shells report it. */
+  /** Ctrl-C: 128 + SIGINT, as shells report it. */
   Interrupted: 130,
+  /** SIGTERM: 128 + SIGTERM, as shells report it. */
+  Terminated: 143,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -144,8 +146,15 @@ export class LocalFileError extends MissionDataError {
 
 /** The operation was cancelled by an `AbortSignal` or by Ctrl-C. */
 export class AbortedError extends MissionDataError {
-  constructor(message = 'Cancelled.', options: ErrorOptions = {}) {
+  /**
+   * From a batch call (`download`, `upload`) cut short: one result per file, as far as the batch got (files cut
+   * short `failed` with the bytes kept for a resume, files never begun `failed` with code `E_NOT_ATTEMPTED`).
+   */
+  readonly results: readonly object[] | undefined;
+
+  constructor(message = 'Cancelled.', options: ErrorOptions & { results?: readonly object[] } = {}) {
     super(message, 'E_ABORTED', ExitCode.Failure, options);
+    this.results = options.results;
   }
 }
 

@@ -7,7 +7,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { abortedError, BatchStop, failureOf, linkSignal, runPool } from '../core/batch.js';
+import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { sleep } from '../http/retry.js';
 import { sameAsStored, sumOf } from './existing-file.js';
@@ -141,44 +141,64 @@ async function downloadOne(
   const result = (
     status: DownloadResult['status'],
     bytes: number,
-    verified: boolean,
+    verified: boolean | string,
     error?: Error,
-  ): DownloadResult =>
-    error
-      ? { path: file.path, localPath, status, bytes, verified, error }
-      : { path: file.path, localPath, status, bytes, verified };
+  ): DownloadResult => {
+    // `verified` is the checksum algorithm when known (`crc32`, `md5`, ...).
+    const done: DownloadResult = { path: file.path, localPath, status, bytes, verified: verified !== false };
+    if (typeof verified === 'string' && verified !== '') done.checksum = verified;
+    if (error) done.error = error;
+    return done;
+  };
+  const recorded = () => batch.verified.algorithmOf(file.path) ?? true;
   const { http, options } = batch;
   const signal = options.signal;
+  /** Bytes of this file received in this run: kept in the part for a resume when the file fails. */
+  let receivedNow = 0;
+  let began = false;
   try {
     const found = await lookup;
     if (signal?.aborted) throw abortedError(signal);
-    if (found.kind === 'skip') return result('skipped', 0, true);
+    if (found.kind === 'skip') return result('skipped', 0, recorded());
     if (found.kind === 'stopped') return result('failed', 0, false, found.error);
     const { url, present } = found;
     if (!options.force && present?.isFile()) {
       const verifiedBy = await sameAsStored(http, url, localPath, present, signal);
       if (verifiedBy) {
         batch.verified.add(file.path, present, sumOf(verifiedBy));
-        return result('skipped', 0, true);
+        return result('skipped', 0, verifiedBy.algorithm);
       }
     }
     let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
     for (;;) {
       try {
         const part = await PartFile.claim(localPath, listed);
+        began = true;
         return await fetchInto(part, url, present);
       } catch (error) {
         if (!(error instanceof PartBusy)) throw error;
+        if (listed) {
+          options.onProgress?.({
+            path: file.path,
+            localPath,
+            received: 0,
+            total: undefined,
+            waitingFor: error.pid,
+          });
+        }
       }
       // Another process is downloading this file: wait for it, then look again (its copy is verified).
       listed = undefined;
       await sleep(BUSY_POLL_MS, signal);
       await batch.verified.refresh();
       const now = await lstat(localPath).catch(() => undefined);
-      if (!options.force && now && batch.verified.matches(file.path, now)) return result('skipped', 0, true);
+      if (!options.force && now && batch.verified.matches(file.path, now))
+        return result('skipped', 0, recorded());
     }
   } catch (error) {
-    return result('failed', 0, false, failureOf(error, signal));
+    // Cancelled before a byte of it was asked for: not started, rather than one more failure.
+    if (signal?.aborted && !began) return result('failed', 0, false, notStartedError(signal));
+    return result('failed', receivedNow, false, failureOf(error, signal));
   }
 
   async function fetchInto(part: PartFile, url: string, present: Stats | undefined): Promise<DownloadResult> {
@@ -197,8 +217,10 @@ async function downloadOne(
             connections: Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
-          onBytes: (bytes, total) =>
-            options.onProgress?.({ path: file.path, localPath, received: bytes, total }),
+          onBytes: (bytes, total) => {
+            receivedNow = bytes;
+            options.onProgress?.({ path: file.path, localPath, received: bytes, total });
+          },
         });
       try {
         received = await receive();
@@ -227,7 +249,7 @@ async function downloadOne(
       return result(
         present ? 'replaced' : 'downloaded',
         received.transferred,
-        received.verifiedBy !== undefined,
+        received.verifiedBy?.algorithm ?? false,
       );
     } catch (error) {
       // An interrupted or dropped transfer leaves its part for the next run to resume; anything else is discarded.

@@ -12,6 +12,8 @@ export interface DownloadProgress {
   verified?: boolean;
   /** With `done: 'failed'`: why. */
   error?: Error;
+  /** Sent once when another process is downloading the same file: its process id (this one waits for it). */
+  waitingFor?: number;
 }
 
 /** How to download. */
@@ -42,10 +44,15 @@ export interface DownloadResult {
   path: string;
   localPath: string;
   status: 'downloaded' | 'replaced' | 'skipped' | 'failed';
-  /** Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume). */
+  /**
+   * Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume).
+   * For a failed file: the bytes it had on disk when it failed, kept in its part file for the next run to resume.
+   */
   bytes: number;
   /** True when the file's bytes were checked against the store's checksum (always, for a skipped file). */
   verified: boolean;
+  /** The checksum the bytes were checked with (`crc32`, `md5`, `sha1`, `sha256`), when verified and known. */
+  checksum?: string;
   error?: Error;
 }
 

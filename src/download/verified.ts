@@ -71,6 +71,12 @@ export class VerifiedRecord {
     );
   }
 
+  /** The algorithm `path` was verified with (`crc32`, `md5`, ...), when it is recorded. */
+  algorithmOf(path: string): string | undefined {
+    const sum = this.#entries.get(path)?.sum;
+    return sum?.slice(0, sum.indexOf(':'));
+  }
+
   /** Reads what other processes appended since the last read. */
   async refresh(): Promise<void> {
     if (!this.file) return;

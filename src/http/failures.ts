@@ -70,21 +70,30 @@ export function apiError(method: string, url: URL, answer: ApiAnswer, code?: Err
     { method, url: url.href, status: answer.status, message: messageOf(answer) },
     {
       code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
-      hint: statusHint(answer.status, url),
+      hint: statusHint(answer.status, url, 'service'),
       retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
     },
   );
 }
 
-function statusHint(status: number, url: URL): string | undefined {
+function statusHint(status: number, url: URL, peer: Peer): string | undefined {
   if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
   if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';
   if (status === 429) return 'The service is limiting requests; wait a little and try again.';
-  if ((status === 401 || status === 403) && url.pathname.includes('/upload/')) {
-    return 'Uploads need a valid API key.';
+  if (status === 401 || status === 403) {
+    // Only the object store's pre-signed addresses expire; a refusal from the service itself is about the
+    // credentials sent to it, whatever the route (issue 19: a wrong key on query was told its URL expired).
+    if (peer === 'object store') {
+      return url.search.length > 0
+        ? 'The pre-signed URL may have expired; run the command again.'
+        : undefined;
+    }
+    if (url.pathname.includes('/upload/')) return 'Uploads need a valid API key.';
+    if (url.pathname.startsWith('/authorized/') || url.pathname.includes('/authorized/')) {
+      return 'The bearer token is not valid for this service.';
+    }
+    return 'The API key is not valid for this service.';
   }
-  if (status === 403 && url.search.length > 0)
-    return 'The pre-signed URL may have expired; run the command again.';
   return undefined;
 }
 
@@ -110,7 +119,7 @@ export async function objectError(
     { method, url: shown, status, message },
     {
       code: status === 404 ? 'E_NOT_FOUND' : 'E_API',
-      hint: statusHint(status, url),
+      hint: statusHint(status, url, 'object store'),
       retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
     },
   );

@@ -5,6 +5,7 @@
  */
 
 import { ValidationError } from '../core/errors.js';
+import { reversedRanges } from './date-ranges.js';
 import { didYouMean } from './did-you-mean.js';
 import {
   ANCILLARY_EXTENSIONS,
@@ -311,6 +312,7 @@ export function toQueryParams(filters: QueryFilters): QueryParams {
       problems.push(`Unknown query filter ${JSON.stringify(name)}. Filters are: ${FILTER_NAMES.join(', ')}.`);
     }
   }
+  problems.push(...reversedRanges(params));
   if (problems.length > 0) throw new ValidationError(problems);
   return params;
 }
@@ -333,6 +335,7 @@ export function checkQueryParams(params: Readonly<Record<string, string | undefi
     if (problem) problems.push(problem);
     search.set(name, value);
   }
+  problems.push(...reversedRanges(params));
   if (problems.length > 0) throw new ValidationError(problems);
   return search;
 }

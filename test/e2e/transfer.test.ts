@@ -58,7 +58,6 @@ describe('bad input', () => {
     [['download', '--instrument', 'hit', '--start-date', '2024-01-01'], 'YYYYMMDD'],
     [['download', '--instrument', 'jupiter'], 'Invalid instrument'],
     [['download', '--concurrency', '0', SMALL], '--concurrency must be a whole number from 1 to 64'],
-    [['download', '-'], 'stdin held no file paths'],
     [['upload', 'notes.txt'], 'Invalid filename notes.txt'],
     [['upload', 'imap_hit_l1a_x_20240101_20240101_v01-00.pkts'], 'Invalid extension'],
   ])('exits 2 before any request: %j', async (args, message) => {
@@ -79,7 +78,7 @@ describe('an unreachable service', () => {
     });
     expect(result.code).toBe(1);
     // The first file asks alone; once it is refused, no other file asks.
-    expect(result.stderr).toContain('Stopped: 39 files not attempted, as the service could not be reached.');
+    expect(result.stderr).toContain('Stopped: 39 files not started, as the service could not be reached.');
     expect(result.stderr.match(/connection refused/g)).toHaveLength(1);
     expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
     expect(await listFiles(home)).toEqual([]);
@@ -108,13 +107,13 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       const first = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
       expect(first.code).toBe(0);
       expect(first.stderr).toContain(`downloaded ${SMALL_PATH}`);
-      expect(first.stderr).toContain('1 downloaded, 0 replaced, 0 skipped (verified), 0 failed');
+      expect(first.stderr).toContain('1 downloaded;');
       expect(first.stderr).toContain("All 1 verified against the store's checksums.");
 
       const second = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
       expect(second.code).toBe(0);
-      expect(second.stderr).toContain(`skipped (verified) ${SMALL_PATH}`);
-      expect(second.stderr).toContain('0 downloaded, 0 replaced, 1 skipped (verified), 0 failed');
+      expect(second.stderr).not.toContain(SMALL_PATH);
+      expect(second.stderr).toContain('1 skipped (verified);');
 
       await writeFile(local(SMALL_PATH), 'edited locally');
       const third = await runCli(['download', '--url', server.url, SMALL], { cwd: home });
@@ -124,7 +123,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
 
       const forced = await runCli(['download', '--url', server.url, '--force', SMALL_PATH], { cwd: home });
       expect(forced.code).toBe(0);
-      expect(forced.stderr).toContain('0 downloaded, 1 replaced, 0 skipped (verified), 0 failed');
+      expect(forced.stderr).toContain('1 replaced;');
       expect((await readFile(local(SMALL_PATH))).equals(SMALL_BYTES)).toBe(true);
     });
 
@@ -197,7 +196,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       expect(first.stderr).toContain('1 uploaded');
       const second = await runCli(['upload', `imap/glows/l2/2024/01/${name}`, SMALL], { cwd: home, env });
       expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`already stored (same bytes) imap/glows/l2/2024/01/${name}`);
+      expect(second.stderr).toContain('1 already stored (same bytes)');
       expect(second.stderr).toContain('File not found');
       expect(second.stderr).toContain('<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename>');
     });
@@ -353,7 +352,8 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
           expect(await waitFor(() => proxy.stalled && existsSync(part()), 20_000)).toBe(true);
           child.kill(signal);
           const result = await done;
-          expect(result.code).toBe(130);
+          // 128 + the signal's number, as shells report it.
+          expect(result.code).toBe(signal === 'SIGTERM' ? 143 : 130);
           expect(result.stderr).toContain('Cancelled');
           expect(await listFiles(home)).toEqual([
             `data/${LARGE_PATH}.part.${child.pid}`,

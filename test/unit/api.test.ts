@@ -3,10 +3,17 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpResponse, http } from 'msw';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import { AbortedError, ApiError, ValidationError } from '../../src/core/errors.js';
-import type { DownloadProgress, UploadProgress } from '../../src/index.js';
+import type {
+  DownloadProgress,
+  DownloadResult,
+  MissionDataClient,
+  QueryOptions,
+  ReceivedRecord,
+  UploadProgress,
+} from '../../src/index.js';
 import * as library from '../../src/index.js';
 import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
@@ -251,11 +258,27 @@ describe('createClient', () => {
     await expect(client.query({ instrument: 'mag' }, { signal: controller.signal })).rejects.toBeInstanceOf(
       AbortedError,
     );
-    const [aborted] = await client.download(PATH, { signal: controller.signal });
+    // One rule for every call: an aborted call rejects with AbortedError; a batch's error carries its results
+    // (a file never begun counts as not attempted, not as one more failure).
+    const rejected = await client.download(PATH, { signal: controller.signal }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(rejected).toBeInstanceOf(AbortedError);
+    const [aborted] = (rejected as AbortedError).results as DownloadResult[];
     expect(aborted?.status).toBe('failed');
-    expect(aborted?.error).toBeInstanceOf(AbortedError);
+    expect(aborted?.error).toMatchObject({ code: 'E_NOT_ATTEMPTED' });
+    await expect(client.upload([], { signal: controller.signal })).rejects.toBeInstanceOf(AbortedError);
     const [missing] = await client.download(PATH);
     expect(missing?.error).toBeInstanceOf(ApiError);
     expect(missing?.error).toMatchObject({ status: 404, code: 'E_NOT_FOUND' });
+  });
+});
+
+describe('public types (issue 19)', () => {
+  it("exports every type the client's calls take or return", () => {
+    expectTypeOf<Parameters<MissionDataClient['query']>[1]>().toEqualTypeOf<QueryOptions | undefined>();
+    expectTypeOf<Awaited<ReturnType<MissionDataClient['query']>>>().toEqualTypeOf<ReceivedRecord[]>();
+    expectTypeOf<Awaited<ReturnType<MissionDataClient['download']>>>().toEqualTypeOf<DownloadResult[]>();
   });
 });

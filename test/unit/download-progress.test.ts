@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatBar, formatBytes, formatDuration, formatPair, formatTimeLeft } from '../../src/cli/format.js';
 import { TransferReporter } from '../../src/cli/progress.js';
-import { LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/core/errors.js';
+import { AbortedError, LocalFileError, MissionDataError, NOT_ATTEMPTED } from '../../src/core/errors.js';
 import { screenText } from '../helpers/screen.js';
 
 function stream(isTTY: boolean, columns = 60) {
@@ -83,8 +83,8 @@ describe('TransferReporter off a terminal', () => {
     expect(out.text()).toBe(
       [
         'failed imap/a: 403 Forbidden',
-        '0 downloaded, 0 skipped, 4 failed; 0 B in 1.0 s.',
-        'Stopped: 3 files not attempted, as the service refused the API key (403).',
+        '1 failed, 3 not started; 0 B in 1.0 s.',
+        'Stopped: 3 files not started, as the service refused the API key (403).',
         '',
       ].join('\n'),
     );
@@ -101,9 +101,7 @@ describe('TransferReporter off a terminal', () => {
     reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: 200 });
     reporter.finish();
     expect(out.text()).not.toContain('\r');
-    expect(out.text()).toBe(
-      'downloaded imap/a (200 B)\n1 downloaded, 0 skipped, 0 failed; 200 B in 1.0 s (200 B/s).\n',
-    );
+    expect(out.text()).toBe('downloaded imap/a (200 B)\n1 downloaded; 200 B in 1.0 s (200 B/s).\n');
   });
 });
 
@@ -184,6 +182,167 @@ describe('TransferReporter on a terminal', () => {
       for (const line of out.text().split('\r\u001b[2K')) expect(line.length).toBeLessThan(columns);
       expect(screenText(out.text(), columns)).toHaveLength(1);
     }
+  });
+});
+
+describe('issue 19: quiet no-ops, honest counts, stalls and waits', () => {
+  const DOWNLOAD_WORDS = {
+    active: 'Downloading',
+    statuses: {
+      downloaded: 'downloaded',
+      replaced: 'replaced',
+      skipped: 'skipped (verified)',
+      failed: 'failed',
+    },
+  };
+
+  it.each([true, false])(
+    'a re-run prints no line per unchanged file (terminal: %s), only the counts',
+    (tty) => {
+      const out = stream(tty, 80);
+      const reporter = new TransferReporter(out, 2000, DOWNLOAD_WORDS, {
+        failures: ['failed'],
+        unchanged: ['skipped'],
+        animate: tty,
+        ticking: false,
+        now: clock(),
+      });
+      for (let index = 0; index < 2000; index += 1) {
+        reporter.settled({ label: `imap/swe/f${index}.cdf`, status: 'skipped', bytes: 0 });
+      }
+      reporter.finish();
+      expect(screenText(out.text(), 80)).toEqual([
+        expect.stringMatching(/^2,000 skipped \(verified\); 0 B in /),
+      ]);
+    },
+  );
+
+  it('with verbose, unchanged files get their line', () => {
+    const out = stream(false);
+    const reporter = new TransferReporter(out, 1, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      unchanged: ['skipped'],
+      verbose: true,
+      ticking: false,
+      now: clock(),
+    });
+    reporter.settled({ label: 'imap/a', status: 'skipped', bytes: 0 });
+    reporter.finish();
+    expect(out.text()).toContain('skipped (verified) imap/a\n');
+  });
+
+  it('on Ctrl-C counts done, failed and not started apart, with the bytes kept for a resume', () => {
+    const out = stream(false);
+    const reporter = new TransferReporter(out, 6, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: clock(),
+    });
+    reporter.settled({ label: 'imap/a', status: 'downloaded', bytes: MiB });
+    reporter.settled({
+      label: 'imap/b',
+      status: 'failed',
+      bytes: 3 * MiB,
+      error: new AbortedError('Cancelled.'),
+    });
+    for (const label of ['imap/c', 'imap/d', 'imap/e', 'imap/f']) {
+      const error = new MissionDataError('not attempted: the batch was cancelled', NOT_ATTEMPTED, 1, {
+        cause: new AbortedError(),
+      });
+      reporter.settled({ label, status: 'failed', bytes: 0, error });
+    }
+    reporter.finish('Interrupted; run the same command again to resume.');
+    const lines = out.text().split('\n');
+    // No line per file not started, and none of them counted as failed.
+    expect(out.text()).not.toContain('imap/c');
+    expect(lines).toContain('3.0 MiB of unfinished files kept; the next run resumes them.');
+    expect(lines.find((line) => line.includes('not started'))).toMatch(
+      /^1 downloaded, 1 failed, 4 not started; 4\.0 MiB in /,
+    );
+    expect(lines).toContain('Interrupted; run the same command again to resume.');
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('a full data root is told once, however many files were in flight', () => {
+    const out = stream(false);
+    const reporter = new TransferReporter(out, 3, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: clock(),
+    });
+    for (const label of ['imap/a', 'imap/b', 'imap/c']) {
+      const error = new LocalFileError(`Cannot write ${label}: the disk is full (ENOSPC).`, {
+        code: 'E_DATA_ROOT',
+      });
+      reporter.settled({ label, status: 'failed', bytes: 0, error });
+    }
+    reporter.finish();
+    expect(out.text().match(/the disk is full/g)).toHaveLength(1);
+    expect(out.text()).toContain('3 failed;');
+  });
+
+  it('turns the time left into "stalled N s" after a few seconds without a byte, and the rate decays', () => {
+    let now = 0;
+    const reporter = new TransferReporter(stream(true, 100), 1, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: () => now,
+    });
+    const line = () => reporter.status(now, 99);
+    for (let second = 1; second <= 3; second += 1) {
+      now = second * 1000;
+      reporter.progress('imap/big', second * 10 * MiB, 500 * MiB);
+    }
+    expect(line()).toMatch(/10\.0 MiB\/s {2}\d+ s left$/);
+    now = 7000;
+    expect(line()).toMatch(/stalled 4 s$/);
+    now = 12_000;
+    expect(line()).not.toMatch(/MiB\/s/);
+    expect(line()).toMatch(/stalled 9 s$/);
+  });
+
+  it('says "connecting…" before the first byte and names the process it waits for', () => {
+    let now = 0;
+    const reporter = new TransferReporter(stream(true, 120), 2, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: () => now,
+    });
+    now = 500;
+    expect(reporter.status(now, 119)).toMatch(/connecting…$/);
+    reporter.waiting('imap/a', 4242);
+    expect(reporter.status(now, 119)).toMatch(/waiting for process 4242 that is downloading the same file$/);
+  });
+
+  it('off a terminal prints a progress line every 10 s', async () => {
+    const { vi } = await import('vitest');
+    vi.useFakeTimers();
+    try {
+      const out = stream(false);
+      const reporter = new TransferReporter(out, 2, DOWNLOAD_WORDS, { failures: ['failed'] });
+      reporter.progress('imap/a', 5 * MiB, 10 * MiB);
+      vi.advanceTimersByTime(10_500);
+      expect(out.text()).toMatch(/^Downloading 0\/2 {2}5\.0 MiB/);
+      reporter.finish();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps the bar one width while the numbers change', () => {
+    const widths = new Set<number>();
+    let now = 0;
+    const reporter = new TransferReporter(stream(true, 100), 1, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: () => now,
+    });
+    for (const done of [1, 9, 10, 99, 100, 450]) {
+      now += 1000;
+      reporter.progress('imap/big', done * MiB, 500 * MiB);
+      widths.add(reporter.status(now, 99).match(/\[[#.]+\]/)?.[0].length ?? 0);
+    }
+    expect(widths.size).toBe(1);
   });
 });
 

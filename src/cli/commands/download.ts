@@ -1,13 +1,18 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import type { MissionDataClient } from '../../api.js';
 import { abortedError } from '../../core/batch.js';
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import type { DownloadPreview, DownloadResult } from '../../download/engine.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { filterFlag, pickFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
+import {
+  DOWNLOAD_OUTPUT_FORMATS,
+  type DownloadOutputFormat,
+  formatDownloadResults,
+} from './download-output.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
@@ -21,6 +26,8 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   connections?: number | undefined;
   /** Part size of a large file, in MiB. */
   partSize?: number | undefined;
+  /** What stdout gets: local paths (`paths`, the default off a terminal) or one JSON record per file. */
+  outputFormat?: DownloadOutputFormat | undefined;
 }
 
 /** Downloads the named files (or every match of the filters); returns the exit status. */
@@ -29,6 +36,11 @@ export async function download(
   options: DownloadCommandOptions,
   io: CommandIO,
 ): Promise<number> {
+  if (options.outputFormat !== undefined && !DOWNLOAD_OUTPUT_FORMATS.includes(options.outputFormat)) {
+    throw new UsageError(
+      `Invalid --output-format ${JSON.stringify(options.outputFormat)}. Choose from ${DOWNLOAD_OUTPUT_FORMATS.join(', ')}.`,
+    );
+  }
   const filters = pickFilters(options);
   const given = Object.keys(filters).map((name) => filterFlag(name as keyof QueryFilters));
   if (paths.length > 0 && given.length > 0) {
@@ -45,7 +57,9 @@ export async function download(
   }
   const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
   if (targets && targets.length === 0) {
-    throw new UsageError('Nothing to download: stdin held no file paths.');
+    // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
+    if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
+    return ExitCode.Success;
   }
   const client = clientFor(options, io);
   try {
@@ -73,7 +87,13 @@ export async function download(
       return ExitCode.Success;
     }
     const results = await runDownloads(client, list, options, io);
-    return results.some((result) => result.status === 'failed') ? ExitCode.Failure : ExitCode.Success;
+    // Off a terminal, stdout gets the local path of each file in place (for `| xargs ...`); with
+    // --output-format json, anywhere, a record per file.
+    const format = options.outputFormat ?? (io.stdout.isTTY ? undefined : 'paths');
+    if (format) io.stdout.write(formatDownloadResults(results, format));
+    return results.some((result) => result.status === 'failed') || io.signal.aborted
+      ? ExitCode.Failure
+      : ExitCode.Success;
   } finally {
     await client.close();
   }
@@ -102,28 +122,36 @@ async function runDownloads(
       quiet: options.quiet,
       debug: options.debug,
       failures: ['failed'],
-      listed: ['skipped'],
+      unchanged: ['skipped'],
       verbose: options.verbose,
       animate,
     },
   );
-  const results = await client.download(targets, {
-    force: Boolean(options.force),
-    concurrency: options.concurrency,
-    connections: options.connections,
-    partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
-    signal: io.signal,
-    onStart: (files) => reporter.setTotal(files),
-    onProgress: (event) => {
-      if (!event.done) return reporter.progress(event.path, event.received, event.total);
-      reporter.settled({
-        label: event.path,
-        status: event.done,
-        bytes: event.received,
-        error: event.error,
-      });
-    },
-  });
+  let results: DownloadResult[];
+  try {
+    results = await client.download(targets, {
+      force: Boolean(options.force),
+      concurrency: options.concurrency,
+      connections: options.connections,
+      partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
+      signal: io.signal,
+      onStart: (files) => reporter.setTotal(files),
+      onProgress: (event) => {
+        if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
+        if (!event.done) return reporter.progress(event.path, event.received, event.total);
+        reporter.settled({
+          label: event.path,
+          status: event.done,
+          bytes: event.received,
+          error: event.error,
+        });
+      },
+    });
+  } catch (error) {
+    // A cancelled batch rejects with what it did (the library's one rule for aborts).
+    if (!(error instanceof AbortedError) || !error.results) throw error;
+    results = error.results as DownloadResult[];
+  }
   reporter.finish(
     io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
   );

@@ -40,7 +40,7 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         quiet: options.quiet,
         debug: options.debug,
         failures: ['failed'],
-        listed: ['exists'],
+        unchanged: ['exists'],
         verbose: options.verbose,
         animate,
       },

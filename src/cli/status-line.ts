@@ -1,0 +1,73 @@
+/**
+ * Pieces of the refreshing transfer line: whether it may animate, the rate over recent time, and what stands in
+ * for the time left while nothing arrives.
+ */
+/** Where progress goes (the command's stderr). */
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/** Rate and time left are measured over this much recent time, so they follow a link that speeds up or stalls. */
+const RATE_WINDOW_MS = 5000;
+/** After this long without a byte, the line says `stalled N s` instead of a time left. */
+export const STALL_MS = 3000;
+
+/**
+ * Whether a refreshing line may be drawn on `stream`: ora's own rule (its `isEnabled` default: a TTY, `TERM`
+ * not `dumb`, no `CI` variable), asked of ora itself so the spinner of `query` and the transfer line agree.
+ * ora is loaded only for a TTY: pipes never pay for it.
+ */
+export async function canAnimate(stream: ProgressStream): Promise<boolean> {
+  if (!stream.isTTY) return false;
+  const { default: ora } = await import('ora');
+  return ora({ stream: stream as NodeJS.WritableStream }).isEnabled;
+}
+
+/** Bytes per second over the last few seconds, from samples of a running count. */
+export class RateMeter {
+  private readonly samples: Array<{ at: number; count: number }> = [];
+
+  add(at: number, count: number): void {
+    this.samples.push({ at, count });
+    while (this.samples.length > 2 && at - (this.samples[0]?.at ?? at) > RATE_WINDOW_MS) this.samples.shift();
+  }
+
+  /** Bytes per ms, or undefined before there is a span to measure over. */
+  perMs(): number | undefined {
+    const first = this.samples[0];
+    const last = this.samples.at(-1);
+    if (!first || !last || last.at - first.at < 200) return undefined;
+    return (last.count - first.count) / (last.at - first.at);
+  }
+}
+
+export interface InFlight {
+  /** Bytes transferred so far. */
+  bytes: number;
+  /** Size of the file, when known. */
+  total: number | undefined;
+  /** Bytes hashed so far, while the file's MD5 is being computed (uploads). */
+  hashed: number | undefined;
+  /** The process this file waits for, while another one is downloading it. */
+  waitingFor?: number | undefined;
+}
+
+/**
+ * What stands in for the time left while nothing arrives: another process holds a file, no byte came yet
+ * (`connecting…`), or none for `STALL_MS` (`stalled N s`, while the rate decays over its window).
+ */
+export function waitNote(
+  active: readonly InFlight[],
+  batch: { bytes: number; quietMs: number; unfinished: boolean },
+): string | undefined {
+  const waiting = active.find((file) => file.waitingFor !== undefined);
+  if (waiting && active.every((file) => file.bytes === 0 || file.waitingFor !== undefined)) {
+    return `waiting for process ${waiting.waitingFor} that is downloading the same file`;
+  }
+  if (!batch.unfinished || active.some((file) => file.hashed !== undefined)) return undefined;
+  if (batch.bytes === 0) return 'connecting…';
+  if (batch.quietMs >= STALL_MS) return `stalled ${Math.floor(batch.quietMs / 1000)} s`;
+  return undefined;
+}
