@@ -108,10 +108,12 @@ function quote(text: string): string {
 
 function bashScript(commands: readonly CommandModel[], bin: string): string {
   const all = commands.flatMap((command) => [command, ...command.subcommands]);
-  const valueCases = new Map<string, string>();
+  // An option's value completes alike in every command that has it, unless commands differ (each command's
+  // own `--output-format` choices): those flags get a case per command, matched on "<command> <flag>".
+  const bodies = new Map<string, Array<{ command: CommandModel; flags: string[]; body: string }>>();
   for (const command of all) {
     for (const option of command.options) {
-      const flags = [option.short, option.long].filter(Boolean).join('|');
+      const flags = [option.short, option.long].filter((flag): flag is string => Boolean(flag));
       const body =
         option.value.kind === 'words'
           ? `COMPREPLY=($(compgen -W ${quote(option.value.words.join(' '))} -- "$cur")); return 0;;`
@@ -120,8 +122,21 @@ function bashScript(commands: readonly CommandModel[], bin: string): string {
             : option.value.kind === 'any'
               ? 'return 0;;'
               : undefined;
-      // Every command gives an option of one name the same kind of value: one case per flag is enough.
-      if (body && !valueCases.has(option.long)) valueCases.set(option.long, `      ${flags}) ${body}`);
+      if (body) bodies.set(option.long, [...(bodies.get(option.long) ?? []), { command, flags, body }]);
+    }
+  }
+  const valueCases: string[] = [];
+  const commandValueCases: string[] = [];
+  for (const uses of bodies.values()) {
+    const first = uses[0];
+    if (!first) continue;
+    if (uses.every((use) => use.body === first.body)) {
+      valueCases.push(`      ${first.flags.join('|')}) ${first.body}`);
+      continue;
+    }
+    for (const use of uses) {
+      const patterns = use.flags.map((flag) => quote(`${use.command.path} ${flag}`)).join('|');
+      commandValueCases.push(`      ${patterns}) ${use.body}`);
     }
   }
   const optionCases = all.map(
@@ -171,8 +186,11 @@ ${name}() {
     esac
   done
   if [[ -n $path ]]; then
+    case "$path $prev" in
+${commandValueCases.join('\n')}
+    esac
     case "$prev" in
-${[...valueCases.values()].join('\n')}
+${valueCases.join('\n')}
     esac
   fi
   if [[ -z $path ]]; then
