@@ -55,7 +55,8 @@ export function formatCoverageJson(report: CoverageReport): string {
 /** The rows as CSV with a header row. */
 export function formatCoverageCsv(report: CoverageReport): string {
   const lines = [COVERAGE_FIELDS.join(',')];
-  for (const row of coverageRows(report)) lines.push(COVERAGE_FIELDS.map((field) => csvField(row[field])).join(','));
+  for (const row of coverageRows(report))
+    lines.push(COVERAGE_FIELDS.map((field) => csvField(row[field])).join(','));
   return `${lines.join('\n')}\n`;
 }
 

@@ -42,14 +42,15 @@ export function summaryLine(product: ProductCoverage): string {
   const total = product.days.length;
   const missing = total - product.present;
   const gaps = product.gaps.length;
-  const gapWords =
-    gaps === 0 ? 'no gaps' : `${missing} missing in ${gaps} ${gaps === 1 ? 'gap' : 'gaps'}`;
+  const gapWords = gaps === 0 ? 'no gaps' : `${missing} missing in ${gaps} ${gaps === 1 ? 'gap' : 'gaps'}`;
   return `${productName(product)}: ${product.present} of ${total} ${total === 1 ? 'day' : 'days'}, ${gapWords}`;
 }
 
 /** A gap in words: `2025-02-10 to 2025-02-12 (3 days)`, or one day's date. */
 export function showGap(gap: CoverageGap): string {
-  return gap.days === 1 ? showDate(gap.start) : `${showDate(gap.start)} to ${showDate(gap.end)} (${gap.days} days)`;
+  return gap.days === 1
+    ? showDate(gap.start)
+    : `${showDate(gap.start)} to ${showDate(gap.end)} (${gap.days} days)`;
 }
 
 /** The whole report: a calendar per product, then the legend. */
@@ -97,7 +98,8 @@ function productCalendar(product: ProductCoverage, report: CoverageReport): stri
 /** `v01-00 on 300 days`, per version, highest count first. */
 function latestVersions(product: ProductCoverage): string[] {
   const counts = new Map<string, number>();
-  for (const day of product.days) if (day.version) counts.set(day.version, (counts.get(day.version) ?? 0) + 1);
+  for (const day of product.days)
+    if (day.version) counts.set(day.version, (counts.get(day.version) ?? 0) + 1);
   return [...counts.entries()]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .map(([version, days]) => `${version} on ${days} ${days === 1 ? 'day' : 'days'}`);

@@ -27,7 +27,8 @@ export function buildCoverage(
     return { startDate: startDate ?? '', endDate: endDate ?? '', products: [] };
   }
   const products = new Map<string, MissionFile>();
-  for (const file of latest.values()) if (!products.has(productKey(file))) products.set(productKey(file), file);
+  for (const file of latest.values())
+    if (!products.has(productKey(file))) products.set(productKey(file), file);
   const first = dayNumber(startDate);
   const last = dayNumber(endDate);
   const calendars = [...products.entries()]

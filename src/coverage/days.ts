@@ -23,7 +23,10 @@ export function daysInMonth(year: number, month: number): number {
 }
 
 /** The months from `start` to `end` (day numbers), each as year, month (1-12) and the day number of its 1st. */
-export function monthsBetween(start: number, end: number): Array<{ year: number; month: number; first: number }> {
+export function monthsBetween(
+  start: number,
+  end: number,
+): Array<{ year: number; month: number; first: number }> {
   const months: Array<{ year: number; month: number; first: number }> = [];
   const from = dateOf(start);
   let year = Number(from.slice(0, 4));

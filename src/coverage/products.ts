@@ -8,7 +8,9 @@ import type { MissionFile } from '../naming/names.js';
 
 /** The product of a file, as a key. */
 export function productKey(file: MissionFile): string {
-  return [file.kind, file.instrument, file.kind === 'science' ? file.dataLevel : '', file.descriptor].join('|');
+  return [file.kind, file.instrument, file.kind === 'science' ? file.dataLevel : '', file.descriptor].join(
+    '|',
+  );
 }
 
 /** The product and start day of a file, as a key: the files of one key are versions of one another. */

@@ -39,7 +39,12 @@ export async function buildStatus(
         reason: entry.problem ?? 'breaks the naming rules',
       });
     } else if (!archivePaths.has(entry.file.path)) {
-      entries.push({ status: 'extra', path: entry.path, localPath: entry.localPath, reason: 'not in the archive' });
+      entries.push({
+        status: 'extra',
+        path: entry.path,
+        localPath: entry.localPath,
+        reason: 'not in the archive',
+      });
     } else held.push(entry);
   }
 
@@ -50,7 +55,12 @@ export async function buildStatus(
     const check = await checkAgainstRecord(options.record, entry.path, entry.localPath, options.signal);
     if (check.kind === 'unrecorded') unrecorded += 1;
     if (check.kind === 'changed') {
-      changed[index] = { status: 'changed', path: entry.path, localPath: entry.localPath, reason: check.reason };
+      changed[index] = {
+        status: 'changed',
+        path: entry.path,
+        localPath: entry.localPath,
+        reason: check.reason,
+      };
     }
   });
   for (const entry of changed) if (entry) entries.push(entry);
