@@ -3,6 +3,14 @@ import type { Dispatcher } from 'undici';
 import { abortedError } from './core/batch.js';
 import { type Config, describeProxy, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
+import {
+  coverageParams,
+  coverageReport,
+  type ReportOptions,
+  statusParams,
+  statusReport,
+} from './coverage/run.js';
+import type { CoverageReport, StatusReport } from './coverage/types.js';
 import { type DownloadOptions, type DownloadResult, downloadFiles } from './download/engine.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
@@ -72,6 +80,18 @@ export interface MissionDataClient {
     paths: string | readonly string[],
     options?: Omit<UploadOptions, 'dataDir'>,
   ): Promise<UploadResult[]>;
+  /**
+   * The coverage calendar of the products the filters select (at least one besides `table`): for each product,
+   * every day of the range with the archive's latest version and what the data root holds of it, and the gaps.
+   * One query of the archive, every page of it.
+   */
+  coverage(filters: QueryFilters, options?: ReportOptions): Promise<CoverageReport>;
+  /**
+   * How the data root differs from the archive within the filters' scope: files `missing` locally, `outdated`
+   * (a newer version in the archive), `extra` (not in the archive, or named against the rules) and `changed`
+   * (bytes no longer those verified when downloaded). Ingestion-day filters are refused: names do not carry them.
+   */
+  status(filters: QueryFilters, options?: ReportOptions): Promise<StatusReport>;
   /** The resolved configuration (URL, data root, where each came from). */
   config(): Promise<Config>;
   /** Closes the client's connections. */
@@ -135,6 +155,16 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       const { config, http } = await ready();
       const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
       return unlessAborted(results, uploadOptions.signal);
+    },
+    async coverage(filters, reportOptions = {}) {
+      coverageParams(filters);
+      const { config, http } = await ready();
+      return coverageReport(http, filters, { ...reportOptions, dataDir: config.dataDir });
+    },
+    async status(filters, reportOptions = {}) {
+      statusParams(filters);
+      const { config, http } = await ready();
+      return statusReport(http, filters, { ...reportOptions, dataDir: config.dataDir });
     },
     async config() {
       return (await ready()).config;

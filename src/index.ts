@@ -16,6 +16,18 @@ export {
   UsageError,
   ValidationError,
 } from './core/errors.js';
+export type { ReportOptions } from './coverage/run.js';
+export { statusTargets } from './coverage/status.js';
+export type {
+  CoverageDay,
+  CoverageGap,
+  CoverageReport,
+  DayState,
+  ProductCoverage,
+  StatusEntry,
+  StatusKind,
+  StatusReport,
+} from './coverage/types.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/engine.js';
 export type { ApiAnswer } from './http/envelope.js';
 export type { GetObjectOptions, ObjectResponse, PutObjectOptions } from './http/objects.js';

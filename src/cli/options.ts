@@ -26,7 +26,7 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  * where it does something (`query` writes no file, so the data root means nothing to it).
  */
 export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
-  '--data-dir': ['download', 'upload', 'list', 'get', 'set', 'unset'],
+  '--data-dir': ['download', 'upload', 'coverage', 'status', 'list', 'get', 'set', 'unset'],
 };
 
 /** The global options of one client command (or `config` subcommand). */
@@ -105,6 +105,16 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
     'MISSION_API_KEY=… mission-data upload imap/swe/l0/2025/01/*.pkts',
     'mission-data upload --data-dir /srv/mission/data --concurrency 8 imap/hit/l1a/2025/02/*.cdf',
+  ],
+  coverage: [
+    'mission-data coverage --instrument mag --data-level l1a --start-date 20250101 --end-date 20251231',
+    'mission-data coverage --instrument swe --output-format csv > swe-days.csv',
+    'mission-data coverage --instrument mag --html mag-coverage.html',
+  ],
+  status: [
+    'mission-data status --instrument mag --start-date 20250101 --end-date 20250131',
+    'mission-data status --instrument swe --data-level l1b --output-format json',
+    'mission-data status --instrument mag || mission-data download --update --instrument mag',
   ],
   serve: [
     'mission-data serve --demo',

@@ -104,6 +104,11 @@ Examples:
     FILTER_OPTIONS,
   )
     .option('-f, --force', 'replace files that exist already')
+    .option('--only-missing', 'with query options: fetch only the files `status` lists as missing')
+    .option(
+      '--update',
+      'with query options: fetch what `status` lists: missing, newer versions, changed files',
+    )
     .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
     .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
     .addOption(
@@ -133,6 +138,53 @@ Examples:
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/download.js')).download(paths, options, io)),
     );
+
+  withOptions(
+    clientCommand('coverage').description(
+      'which days the archive holds for each product, its gaps and what is here: a calendar, JSON or CSV',
+    ),
+    FILTER_OPTIONS,
+  )
+    .addOption(
+      withChoices(
+        new Option('--output-format <format>', 'a calendar, or one record per product and day'),
+        ['calendar', 'json', 'csv'],
+        'output formats',
+      ).default('calendar'),
+    )
+    .option('--html <file>', 'also write a self-contained web page with a calendar per product')
+    .option(
+      '--page-size <n>',
+      'records asked per page of a service that pages',
+      positiveInteger('--page-size', 10_000),
+      10_000,
+    )
+    .addHelpText(
+      'after',
+      '\nCalendar marks: # in the archive, @ here (latest version), ^ here (older than the archive), . no file.',
+    )
+    .action((options) => run(async () => (await import('./commands/coverage.js')).coverage(options, io)));
+
+  withOptions(
+    clientCommand('status').description(
+      'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any)',
+    ),
+    FILTER_OPTIONS,
+  )
+    .addOption(
+      withChoices(
+        new Option('--output-format <format>', 'a line per file, or JSON'),
+        ['text', 'json'],
+        'output formats',
+      ).default('text'),
+    )
+    .option(
+      '--page-size <n>',
+      'records asked per page of a service that pages',
+      positiveInteger('--page-size', 10_000),
+      10_000,
+    )
+    .action((options) => run(async () => (await import('./commands/status.js')).status(options, io)));
 
   clientCommand('upload')
     .description('upload files, each named and placed as the naming rules say')

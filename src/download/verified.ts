@@ -22,7 +22,8 @@ const FLUSH_EVERY_LINES = 64;
 /** A record with many more lines than files is rewritten when opened. */
 const COMPACT_ABOVE_LINES = 10_000;
 
-interface Entry {
+/** What the record holds of one file. */
+export interface VerifiedEntry {
   /** Storage path. */
   p: string;
   size: number;
@@ -34,7 +35,7 @@ interface Entry {
 
 /** The verified-download record of one data root. */
 export class VerifiedRecord {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, VerifiedEntry>();
   #offset = 0;
   #lines = 0;
   #appendFd: number | undefined;
@@ -57,6 +58,23 @@ export class VerifiedRecord {
     if (record.#lines > COMPACT_ABOVE_LINES && record.#lines > 2 * record.#entries.size)
       await record.#compact();
     return record;
+  }
+
+  /**
+   * Opens the record of `root` to read it only: nothing is created, and a root without a record vouches for no
+   * file. For reports on a data root (`status`), which must leave it as they found it.
+   */
+  static async read(root: string): Promise<VerifiedRecord> {
+    const folder = join(root, STATE_FOLDER);
+    const stats = await lstat(folder).catch(() => undefined);
+    const record = new VerifiedRecord(stats?.isDirectory() ? join(folder, RECORD_FILE) : undefined);
+    await record.refresh();
+    return record;
+  }
+
+  /** What the record says of `path`: the file's size, modification time and inode when verified, and its checksum. */
+  recorded(path: string): Readonly<VerifiedEntry> | undefined {
+    return this.#entries.get(path);
   }
 
   /** True when `path` was verified and the file there is still the one that was. */
@@ -112,7 +130,7 @@ export class VerifiedRecord {
    * (a large file, which another process may be waiting for), otherwise with the next few.
    */
   add(path: string, stats: Stats, sum: string, now = false): void {
-    const entry: Entry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
+    const entry: VerifiedEntry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
     this.#entries.set(path, entry);
     if (!this.file) return;
     this.#pending.push(`${JSON.stringify(entry)}\n`);
@@ -144,7 +162,7 @@ export class VerifiedRecord {
     if (line.trim() === '') return;
     this.#lines += 1;
     try {
-      const entry = JSON.parse(line) as Entry;
+      const entry = JSON.parse(line) as VerifiedEntry;
       if (typeof entry.p === 'string' && typeof entry.size === 'number') this.#entries.set(entry.p, entry);
     } catch {
       // A damaged line vouches for nothing.

@@ -106,24 +106,36 @@ function quote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
+/** What bash does with an option's value: offer words or folders, or leave it to the user. */
+function bashValueBody(value: ValueKind): string | undefined {
+  if (value.kind === 'words')
+    return `COMPREPLY=($(compgen -W ${quote(value.words.join(' '))} -- "$cur")); return 0;;`;
+  if (value.kind === 'directory') return 'COMPREPLY=($(compgen -d -- "$cur")); return 0;;';
+  return value.kind === 'any' ? 'return 0;;' : undefined;
+}
+
 function bashScript(commands: readonly CommandModel[], bin: string): string {
   const all = commands.flatMap((command) => [command, ...command.subcommands]);
-  const valueCases = new Map<string, string>();
+  // An option's value completes alike in every command that has it, unless commands differ (each has its own
+  // `--output-format` choices): such a flag gets a case per command, matched on "<command> <flag>".
+  const uses = new Map<string, Array<{ path: string; flags: string[]; body: string }>>();
   for (const command of all) {
     for (const option of command.options) {
-      const flags = [option.short, option.long].filter(Boolean).join('|');
-      const body =
-        option.value.kind === 'words'
-          ? `COMPREPLY=($(compgen -W ${quote(option.value.words.join(' '))} -- "$cur")); return 0;;`
-          : option.value.kind === 'directory'
-            ? 'COMPREPLY=($(compgen -d -- "$cur")); return 0;;'
-            : option.value.kind === 'any'
-              ? 'return 0;;'
-              : undefined;
-      // Every command gives an option of one name the same kind of value: one case per flag is enough.
-      if (body && !valueCases.has(option.long)) valueCases.set(option.long, `      ${flags}) ${body}`);
+      const body = bashValueBody(option.value);
+      const flags = [option.short, option.long].filter((flag): flag is string => Boolean(flag));
+      if (body)
+        uses.set(option.long, [...(uses.get(option.long) ?? []), { path: command.path, flags, body }]);
     }
   }
+  const same = [...uses.values()].filter((list) => list.every((use) => use.body === list[0]?.body));
+  const valueCases = same.map((list) => `      ${list[0]?.flags.join('|')}) ${list[0]?.body}`);
+  const commandValueCases = [...uses.values()]
+    .filter((list) => !same.includes(list))
+    .flatMap((list) =>
+      list.map(
+        (use) => `      ${use.flags.map((flag) => quote(`${use.path} ${flag}`)).join('|')}) ${use.body}`,
+      ),
+    );
   const optionCases = all.map(
     (command) => `      ${quote(command.path)}) words=${quote(flagsOf(command.options).join(' '))};;`,
   );
@@ -171,8 +183,11 @@ ${name}() {
     esac
   done
   if [[ -n $path ]]; then
+    case "$path $prev" in
+${commandValueCases.join('\n')}
+    esac
     case "$prev" in
-${[...valueCases.values()].join('\n')}
+${valueCases.join('\n')}
     esac
   fi
   if [[ -z $path ]]; then

@@ -17,6 +17,10 @@ import {
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   force?: boolean | undefined;
+  /** With query options: only the files `status` lists as missing. */
+  onlyMissing?: boolean | undefined;
+  /** With query options: what `status` lists (missing files, newer versions of outdated ones, changed ones). */
+  update?: boolean | undefined;
   concurrency?: number | undefined;
   /** Print what would be fetched and skipped; fetch nothing. */
   dryRun?: boolean | undefined;
@@ -55,6 +59,11 @@ export async function download(
       { hint: 'See mission-data download -h.' },
     );
   }
+  if ((options.onlyMissing || options.update) && paths.length > 0) {
+    throw new UsageError(
+      `${options.update ? '--update' : '--only-missing'} works with query options, which say what to compare; not with paths.`,
+    );
+  }
   const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
   if (targets && targets.length === 0) {
     // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
@@ -64,6 +73,16 @@ export async function download(
   const client = clientFor(options, io);
   try {
     let list = targets;
+    if (!list && (options.onlyMissing || options.update)) {
+      const { statusTargets } = await import('../../coverage/status.js');
+      const report = await client.status(filters, { signal: io.signal });
+      list = statusTargets(report, options.update ? 'update' : 'missing');
+      if (list.length === 0) {
+        if (!options.quiet)
+          io.stderr.write('Nothing to download: the local copy is in step with the archive.\n');
+        return ExitCode.Success;
+      }
+    }
     if (!list) {
       // Filter values are checked by the library before the configuration is read or anything is sent.
       let cutAt: number | undefined;

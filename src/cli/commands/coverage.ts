@@ -1,0 +1,54 @@
+/** `mission-data coverage`: the days the archive holds for each product, as a calendar, JSON, CSV or a web page. */
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ExitCode, LocalFileError } from '../../core/errors.js';
+import { formatCalendarHtml } from '../../coverage/calendar-html.js';
+import { formatCoverageCsv, formatCoverageJson } from '../../coverage/calendar-records.js';
+import { formatCalendar } from '../../coverage/calendar-text.js';
+import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { requiredFilters } from './status.js';
+
+/** How `coverage` prints: a calendar for people, or one record per product and day. */
+export type CoverageFormat = 'calendar' | 'json' | 'csv';
+
+/** The options commander hands to `coverage`. */
+export interface CoverageCommandOptions extends GlobalOptions, QueryFilters {
+  outputFormat?: CoverageFormat | undefined;
+  /** Also write a self-contained HTML page with an SVG calendar per product to this file. */
+  html?: string | undefined;
+  pageSize?: number | undefined;
+}
+
+/** Runs `coverage`: one query of the archive, one look at the data root, then the calendar on stdout. */
+export async function coverage(options: CoverageCommandOptions, io: CommandIO): Promise<number> {
+  const format = options.outputFormat ?? 'calendar';
+  const filters = requiredFilters(
+    options,
+    'coverage --instrument mag --data-level l1a --start-date 20250101',
+  );
+  const client = clientFor(options, io);
+  try {
+    const report = await client.coverage(filters, { signal: io.signal, pageSize: options.pageSize });
+    if (report.products.length === 0 && !options.quiet) io.stderr.write('No files match the filters.\n');
+    if (options.html) {
+      const target = resolve(options.html);
+      try {
+        await writeFile(target, formatCalendarHtml(report));
+      } catch (error) {
+        throw new LocalFileError(`Cannot write ${target}: ${(error as Error).message}`, { cause: error });
+      }
+      if (!options.quiet) io.stderr.write(`Wrote ${target}\n`);
+    }
+    const text =
+      format === 'json'
+        ? formatCoverageJson(report)
+        : format === 'csv'
+          ? formatCoverageCsv(report)
+          : formatCalendar(report);
+    io.stdout.write(text);
+    return ExitCode.Success;
+  } finally {
+    await client.close();
+  }
+}

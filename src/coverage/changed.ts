@@ -1,0 +1,55 @@
+/**
+ * Whether a local file still holds the bytes the download engine verified: the download record keeps each
+ * file's size, modification time, inode and checksum. A file whose stats still match is trusted as the engine
+ * trusts it; any other is hashed again and compared with the recorded checksum, so a file only touched or
+ * copied back in place is not called changed.
+ */
+import { createReadStream } from 'node:fs';
+import { lstat } from 'node:fs/promises';
+import { abortedError } from '../core/batch.js';
+import { type ChecksumAlgorithm, RunningChecksum } from '../core/checksum.js';
+import type { VerifiedRecord } from '../download/verified.js';
+
+/** What the download record says of a local file now. */
+export type RecordCheck =
+  | { kind: 'same' }
+  /** The record does not know the file (not downloaded by this tool, or its line was lost): not compared. */
+  | { kind: 'unrecorded' }
+  | { kind: 'changed'; reason: string };
+
+const ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha256', 'sha1', 'crc32'];
+
+/** Compares the file at `localPath` (storage path `path`) with its line in the download record. */
+export async function checkAgainstRecord(
+  record: VerifiedRecord,
+  path: string,
+  localPath: string,
+  signal?: AbortSignal,
+): Promise<RecordCheck> {
+  const entry = record.recorded(path);
+  if (!entry) return { kind: 'unrecorded' };
+  const stats = await lstat(localPath);
+  if (stats.size === entry.size && stats.mtimeMs === entry.mtimeMs && stats.ino === entry.ino) {
+    return { kind: 'same' };
+  }
+  if (stats.size !== entry.size) {
+    return { kind: 'changed', reason: `${stats.size} bytes, ${entry.size} when downloaded` };
+  }
+  const [algorithm, hex] = entry.sum.split(':') as [string, string | undefined];
+  if (!ALGORITHMS.includes(algorithm as ChecksumAlgorithm) || !hex) return { kind: 'unrecorded' };
+  const checksum = new RunningChecksum(algorithm as ChecksumAlgorithm);
+  try {
+    for await (const chunk of createReadStream(localPath, {
+      highWaterMark: 1024 * 1024,
+      signal,
+    }) as AsyncIterable<Buffer>) {
+      checksum.update(chunk);
+    }
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    throw error;
+  }
+  return checksum.digest().toString('hex') === hex
+    ? { kind: 'same' }
+    : { kind: 'changed', reason: `its ${algorithm} differs from the one verified when downloaded` };
+}

@@ -1,0 +1,70 @@
+/**
+ * The files of a data root within the scope of some filters: each read by the naming rules from its path, or
+ * kept with the reason its name or place breaks them. Nothing is written; a missing root holds no files.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ValidationError } from '../core/errors.js';
+import { type MissionFile, parsePath } from '../naming/names.js';
+import type { QueryFilters } from '../naming/query-vocabulary.js';
+import { folderInRange, matchesFilters, scopeFolders } from './scope.js';
+
+/** A file found in the data root. */
+export interface LocalEntry {
+  /** The path below the data root, with `/` (the storage path, for a file in its place). */
+  path: string;
+  /** The absolute local path. */
+  localPath: string;
+  /** The file the name and place say, when they follow the naming rules. */
+  file?: MissionFile | undefined;
+  /** Why the name or place breaks the naming rules, when it does. */
+  problem?: string | undefined;
+}
+
+/** A download's part file and its record (`<name>.part.<pid>[.json]`): leftovers the next download resumes. */
+const PART_FILE = /\.part\.\d+(\.json)?$/;
+
+/**
+ * The files of `root` the filters select, and every file in their folders whose name or place breaks the naming
+ * rules. Hidden entries (the `.mission-data` state folder) and download part files are left out; links are not
+ * followed.
+ */
+export async function scanLocalCopy(root: string, filters: QueryFilters): Promise<LocalEntry[]> {
+  const found: LocalEntry[] = [];
+  const visit = async (segments: string[]): Promise<void> => {
+    if (!folderInRange(segments, filters)) return;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(join(root, ...segments), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const folders: Promise<void>[] = [];
+    for (const entry of entries) {
+      if (entry.name.startsWith('.') || PART_FILE.test(entry.name)) continue;
+      const path = [...segments, entry.name];
+      // Ancillary files live in a folder of their own; a science scan of every instrument leaves it out.
+      if (segments.length === 1 && entry.name === 'ancillary' && filters.table !== 'ancillary') continue;
+      if (entry.isDirectory()) folders.push(visit(path));
+      else found.push(readEntry(root, path, entry));
+    }
+    await Promise.all(folders);
+  };
+  await Promise.all(scopeFolders(filters).map((segments) => visit(segments)));
+  return found
+    .filter((entry) => entry.file === undefined || matchesFilters(entry.file, filters))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function readEntry(root: string, segments: string[], entry: Dirent): LocalEntry {
+  const path = segments.join('/');
+  const localPath = join(root, ...segments);
+  if (!entry.isFile()) return { path, localPath, problem: 'not a regular file' };
+  try {
+    return { path, localPath, file: parsePath(path) };
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return { path, localPath, problem: error.problems.join(' ') };
+  }
+}

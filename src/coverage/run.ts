@@ -1,0 +1,90 @@
+/** `coverage` and `status` as library calls: the filters checked, one query of the archive, one scan of the root. */
+import { ValidationError } from '../core/errors.js';
+import { VerifiedRecord } from '../download/verified.js';
+import {
+  FILTER_NAMES,
+  hasFilter,
+  type QueryFilters,
+  type QueryParams,
+  toQueryParams,
+} from '../naming/query-vocabulary.js';
+import type { HttpClient } from '../service/client.js';
+import { buildCoverage } from './coverage.js';
+import { scanLocalCopy } from './local-copy.js';
+import { missionFiles } from './products.js';
+import { assertNameFilters } from './scope.js';
+import { buildStatus } from './status.js';
+import type { CoverageReport, StatusReport } from './types.js';
+
+/** How `coverage` and `status` ask the archive. */
+export interface ReportOptions {
+  signal?: AbortSignal | undefined;
+  /** Records per page asked of a service that pages (1 to 10,000); default 10,000. */
+  pageSize?: number | undefined;
+}
+
+/** The part of the HTTP client the reports use. */
+export type ReportHttp = Pick<HttpClient, 'query'>;
+
+function requireFilter(filters: QueryFilters): void {
+  if (!hasFilter(filters)) {
+    throw new ValidationError([
+      `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
+    ]);
+  }
+}
+
+/**
+ * The query of `coverage`, checked: the filters as given, with `version: 'latest'` unless a version is given
+ * (a calendar needs only the latest version of each day, so the answer stays small).
+ */
+export function coverageParams(filters: QueryFilters): QueryParams {
+  const params = toQueryParams({ ...filters, version: filters.version ?? 'latest' });
+  requireFilter(filters);
+  return params;
+}
+
+/**
+ * The query of `status`, checked: every version (a local file of an older version is the archive's, not
+ * extra), so a `latest` version filter is not sent; ingestion-day filters are refused (see `assertNameFilters`).
+ */
+export function statusParams(filters: QueryFilters): QueryParams {
+  const { version, ...rest } = filters;
+  const sent = version === 'latest' ? rest : filters;
+  const params = toQueryParams(sent);
+  assertNameFilters(filters, 'status');
+  requireFilter(sent);
+  return params;
+}
+
+/** The coverage calendar of the filters' products (see `buildCoverage`), against the data root `dataDir`. */
+export async function coverageReport(
+  http: ReportHttp,
+  filters: QueryFilters,
+  options: ReportOptions & { dataDir: string },
+): Promise<CoverageReport> {
+  const params = coverageParams(filters);
+  const [records, local] = await Promise.all([
+    http.query(params, { signal: options.signal, pageSize: options.pageSize }),
+    scanLocalCopy(options.dataDir, filters),
+  ]);
+  const archive = missionFiles(records.map((record) => record.file_path));
+  const localFiles = local.flatMap((entry) => (entry.file ? [entry.file] : []));
+  return buildCoverage(archive, localFiles, filters);
+}
+
+/** The status of the data root `dataDir` against the archive, within the filters' scope (see `buildStatus`). */
+export async function statusReport(
+  http: ReportHttp,
+  filters: QueryFilters,
+  options: ReportOptions & { dataDir: string },
+): Promise<StatusReport> {
+  const params = statusParams(filters);
+  const [records, local, record] = await Promise.all([
+    http.query(params, { signal: options.signal, pageSize: options.pageSize }),
+    scanLocalCopy(options.dataDir, filters),
+    VerifiedRecord.read(options.dataDir),
+  ]);
+  const archive = missionFiles(records.map((entry) => entry.file_path));
+  return buildStatus(archive, local, { dataDir: options.dataDir, record, signal: options.signal });
+}
