@@ -3,10 +3,12 @@
  * on), the query filters (from the one table of filters), the value parsers, and each command's examples.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { UsageError } from '../core/errors.js';
 import { didYouMean } from '../naming/did-you-mean.js';
 import {
   FILTER_NAMES,
   type FilterName,
+  hasFilter,
   QUERY_FILTERS,
   type QueryFilters,
 } from '../naming/query-vocabulary.js';
@@ -153,4 +155,21 @@ export function pickFilters(options: object): QueryFilters {
     if (typeof value === 'string' && value !== '') picked[name] = value;
   }
   return picked as QueryFilters;
+}
+
+/**
+ * The filters of a command that needs at least one (`query`, `status`, `coverage`, `download --only-missing/--update`): a usage error when none is given,
+ * `example` being the flags the hint shows.
+ */
+export function requiredFilters(options: object, example: string): QueryFilters {
+  const filters = pickFilters(options);
+  if (!hasFilter(filters)) {
+    throw new UsageError(
+      `Give at least one filter: ${FILTER_NAMES.filter((name) => name !== 'table')
+        .map(filterFlag)
+        .join(', ')}.`,
+      { hint: `For example: mission-data ${example}` },
+    );
+  }
+  return filters;
 }

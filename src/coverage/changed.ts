@@ -1,13 +1,6 @@
-/**
- * Whether a local file still holds the bytes the download engine verified: the download record keeps each
- * file's size, modification time, inode and checksum. A file whose stats still match is trusted as the engine
- * trusts it; any other is hashed again and compared with the recorded checksum, so a file only touched or
- * copied back in place is not called changed.
- */
-import { createReadStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { abortedError } from '../core/batch.js';
-import { type ChecksumAlgorithm, RunningChecksum } from '../core/checksum.js';
+import type { ChecksumAlgorithm } from '../core/checksum.js';
+import { digestOfFile } from '../core/file-digest.js';
 import type { VerifiedRecord } from '../download/verified.js';
 
 /** What the download record says of a local file now. */
@@ -37,19 +30,8 @@ export async function checkAgainstRecord(
   }
   const [algorithm, hex] = entry.sum.split(':') as [string, string | undefined];
   if (!ALGORITHMS.includes(algorithm as ChecksumAlgorithm) || !hex) return { kind: 'unrecorded' };
-  const checksum = new RunningChecksum(algorithm as ChecksumAlgorithm);
-  try {
-    for await (const chunk of createReadStream(localPath, {
-      highWaterMark: 1024 * 1024,
-      signal,
-    }) as AsyncIterable<Buffer>) {
-      checksum.update(chunk);
-    }
-  } catch (error) {
-    if (signal?.aborted) throw abortedError(signal);
-    throw error;
-  }
-  return checksum.digest().toString('hex') === hex
+  const digest = await digestOfFile(localPath, algorithm as ChecksumAlgorithm, signal);
+  return digest.toString('hex') === hex
     ? { kind: 'same' }
     : { kind: 'changed', reason: `its ${algorithm} differs from the one verified when downloaded` };
 }

@@ -2,9 +2,9 @@
  * A file found at a destination, checked against the stored object before it is trusted: its size from a
  * one-byte ranged GET and, when the store states one, its checksum from a local hash.
  */
-import { createReadStream, type Stats } from 'node:fs';
-import { abortedError } from '../core/batch.js';
-import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from '../core/checksum.js';
+import type { Stats } from 'node:fs';
+import { type ExpectedChecksum, expectedChecksum } from '../core/checksum.js';
+import { digestOfFile } from '../core/file-digest.js';
 import { discardBody } from '../http/objects.js';
 import { localError } from './local-root.js';
 import type { DownloadHttp } from './types.js';
@@ -37,19 +37,10 @@ export async function sameAsStored(
   if (size !== present.size) return undefined;
   const expected = expectedChecksum(probe.headers, probe.status === 200 && size <= 1);
   if (!expected) return undefined;
-  const checksum = new RunningChecksum(expected.algorithm);
-  try {
-    for await (const chunk of createReadStream(localPath, {
-      highWaterMark: 1024 * 1024,
-      signal,
-    }) as AsyncIterable<Buffer>) {
-      checksum.update(chunk);
-    }
-  } catch (error) {
-    if (signal?.aborted) throw abortedError(signal);
-    throw localError(`Cannot read ${localPath}`, error);
-  }
-  return checksum.digest().equals(expected.digest) ? expected : undefined;
+  const digest = await digestOfFile(localPath, expected.algorithm, signal, (error) =>
+    localError(`Cannot read ${localPath}`, error),
+  );
+  return digest.equals(expected.digest) ? expected : undefined;
 }
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -7,7 +7,7 @@ import { formatCoverageCsv, formatCoverageJson } from '../../coverage/calendar-r
 import { formatCalendar } from '../../coverage/calendar-text.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { requiredFilters } from './status.js';
+import { requiredFilters } from '../options.js';
 
 /** How `coverage` prints: a calendar for people, or one record per product and day. */
 export type CoverageFormat = 'calendar' | 'json' | 'csv';

@@ -1,10 +1,10 @@
 /** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
 
 import { UsageError } from '../../core/errors.js';
-import { FILTER_NAMES, hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { filterFlag, pickFilters } from '../options.js';
+import { requiredFilters } from '../options.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
@@ -32,15 +32,7 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
       `Invalid --output-format ${JSON.stringify(format)}. Choose from ${OUTPUT_FORMATS.join(', ')}.`,
     );
   }
-  const filters = pickFilters(options);
-  if (!hasFilter(filters)) {
-    throw new UsageError(
-      `Give at least one filter: ${FILTER_NAMES.filter((name) => name !== 'table')
-        .map(filterFlag)
-        .join(', ')}.`,
-      { hint: 'For example: mission-data query --instrument mag --start-date 20250101' },
-    );
-  }
+  const filters = requiredFilters(options, 'query --instrument mag --start-date 20250101');
   const client = clientFor(options, io);
   // ora is loaded only when a spinner will show: pipes and scripts never pay for it. A terminal that reports
   // no width (a bare pseudo-terminal) gets no spinner: ora cannot measure what it must erase there.

@@ -1,10 +1,10 @@
 /** `mission-data status`: how the local data root differs from the archive; exit 1 when it does. */
 
-import { ExitCode, UsageError } from '../../core/errors.js';
+import { ExitCode } from '../../core/errors.js';
 import type { StatusEntry, StatusReport } from '../../coverage/types.js';
-import { FILTER_NAMES, hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { filterFlag, pickFilters } from '../options.js';
+import { requiredFilters } from '../options.js';
 
 /** How `status` prints: a line per file, or a JSON array of entries. */
 export type StatusFormat = 'text' | 'json';
@@ -13,23 +13,6 @@ export type StatusFormat = 'text' | 'json';
 export interface StatusCommandOptions extends GlobalOptions, QueryFilters {
   outputFormat?: StatusFormat | undefined;
   pageSize?: number | undefined;
-}
-
-/**
- * The filters of `status`, `coverage` and `download --only-missing/--update`: a usage error when none is given,
- * `example` being the flags the hint shows.
- */
-export function requiredFilters(options: object, example: string): QueryFilters {
-  const filters = pickFilters(options);
-  if (!hasFilter(filters)) {
-    throw new UsageError(
-      `Give at least one filter: ${FILTER_NAMES.filter((name) => name !== 'table')
-        .map(filterFlag)
-        .join(', ')}.`,
-      { hint: `For example: mission-data ${example}` },
-    );
-  }
-  return filters;
 }
 
 /** One line of the text output: `missing <path>`, `outdated <path> (the archive has v01-01)`, ... */
