@@ -7,7 +7,7 @@ import { abortedError } from '../core/batch.js';
 import { type ExpectedChecksum, expectedChecksum, RunningChecksum } from '../core/checksum.js';
 import { discardBody } from '../http/objects.js';
 import { localError } from './local-root.js';
-import type { DownloadHttp } from './types.js';
+import type { ObjectSource } from './object-state.js';
 
 /** How the verified-download record names a checksum: `<algorithm>:<hex>`. */
 export function sumOf(checksum: ExpectedChecksum): string {
@@ -20,7 +20,7 @@ export function sumOf(checksum: ExpectedChecksum): string {
  * cannot be checked (then it is fetched again).
  */
 export async function sameAsStored(
-  http: DownloadHttp,
+  http: ObjectSource,
   url: string,
   localPath: string,
   present: Stats,
@@ -49,7 +49,7 @@ export async function sameAsStored(
     if (signal?.aborted) throw abortedError(signal);
     throw localError(`Cannot read ${localPath}`, error);
   }
-  return checksum.digest().equals(expected.digest) ? expected : undefined;
+  return (await checksum.digest()).equals(expected.digest) ? expected : undefined;
 }
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
