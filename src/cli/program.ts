@@ -105,6 +105,10 @@ Examples:
   )
     .option('-f, --force', 'replace files that exist already')
     .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
+    .option(
+      '--require-checksum',
+      'fail a file the store states no checksum for (otherwise it counts as not verified)',
+    )
     .option('--verbose', 'on a terminal, a line for every file (not only skipped or failed ones)')
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
     .option(
@@ -156,6 +160,11 @@ Examples:
         .default('both'),
     )
     .option('--demo', 'fill an empty store with a demo archive')
+    .option(
+      '--url-life <seconds>',
+      'seconds the pre-signed URLs stay valid (default: 1 hour for uploads, 1 day for downloads)',
+      positiveInteger('--url-life', 604_800),
+    )
     .option('-q, --quiet', 'do not log requests')
     .option('--debug', 'print stack traces')
     .action((options) => run(async () => (await import('./commands/serve.js')).serve(options, io)));

@@ -21,6 +21,8 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   connections?: number | undefined;
   /** Part size of a large file, in MiB. */
   partSize?: number | undefined;
+  /** Fail files the store states no checksum for. */
+  requireChecksum?: boolean | undefined;
 }
 
 /** Downloads the named files (or every match of the filters); returns the exit status. */
@@ -104,6 +106,7 @@ async function runDownloads(
     force: Boolean(options.force),
     concurrency: options.concurrency,
     connections: options.connections,
+    requireChecksum: Boolean(options.requireChecksum),
     partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
     signal: io.signal,
     onStart: (files) => reporter.setTotal(files),
