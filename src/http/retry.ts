@@ -2,8 +2,11 @@
 import { AbortedError, ApiError, MissionDataError, NetworkError } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from './failures.js';
 
-/** Statuses worth asking again: rate limiting, server and gateway trouble (S3 documents 500 and 503 as retryable). */
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+/**
+ * Statuses worth asking again: rate limiting and gateway trouble. A 500 is retried when the store names it
+ * `InternalError` (S3 documents that one as retryable), not when a server names a failure of its own disk.
+ */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 /** S3 error codes worth asking again, whatever the status they come with (`RequestTimeout` is a 400). */
 export const RETRYABLE_STORE_CODES: ReadonlySet<string> = new Set([
@@ -41,7 +44,9 @@ export function isRetryable(error: unknown): boolean {
     );
   }
   if (error instanceof NetworkError) {
-    if (error.code === 'E_TIMEOUT' || error.code === 'E_CONNECTION_REFUSED') return true;
+    if (error.code === 'E_TIMEOUT') return true;
+    // A store that refuses connections may be restarting; a refused service URL is said at once (a typo).
+    if (error.code === 'E_CONNECTION_REFUSED') return error.peer === 'object store';
     const code = errorCode(error.cause);
     return error.code === 'E_NETWORK' && code !== undefined && CONNECTION_DROP_CODES.has(code);
   }

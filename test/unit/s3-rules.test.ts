@@ -51,7 +51,7 @@ describe('retries', () => {
   const api = (status: number, storeCode?: string) =>
     new ApiError({ method: 'GET', url: 'u', status, message: 'm' }, { storeCode });
 
-  it.each([500, 502, 503, 504, 429])('status %i is retried', (status) => {
+  it.each([502, 503, 504, 429])('status %i is retried', (status) => {
     expect(isRetryable(api(status))).toBe(true);
   });
 
@@ -66,7 +66,11 @@ describe('retries', () => {
     expect(isRetryable(api(403, 'AccessDenied'))).toBe(false);
     expect(isRetryable(api(404))).toBe(false);
     expect(isRetryable(api(501))).toBe(false);
-    expect(isRetryable(new NetworkError('x', { code: 'E_CONNECTION_REFUSED' }))).toBe(true);
+    expect(isRetryable(api(500))).toBe(false);
+    expect(isRetryable(api(500, 'InternalError'))).toBe(true);
+    expect(isRetryable(new NetworkError('x', { code: 'E_CONNECTION_REFUSED', peer: 'object store' }))).toBe(
+      true,
+    );
     const reset = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
     expect(isRetryable(new NetworkError('x', { code: 'E_NETWORK', cause: reset }))).toBe(true);
   });
