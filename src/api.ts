@@ -29,7 +29,11 @@ export interface CreateClientOptions {
   dataDir?: string | undefined;
   /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
   dispatcher?: Dispatcher | undefined;
-  /** Attempts per request, retries included; default 4. */
+  /** Retries of a failed request, with backoff (env MISSION_DATA_RETRIES; default 3); a number or its text. */
+  retries?: number | string | undefined;
+  /** Seconds without a byte before a transfer counts as stalled (env MISSION_DATA_TIMEOUT; default 30). */
+  timeout?: number | string | undefined;
+  /** Attempts per request, retries included; overrides `retries` when given. */
   attempts?: number | undefined;
   /** First backoff delay in ms; default 250. */
   retryBaseMs?: number | undefined;
@@ -104,8 +108,16 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
   let closed = false;
   const ready = () => {
     if (closed) return Promise.reject(new Error('This client is closed.'));
+    const text = (value: number | string | undefined) => (value === undefined ? undefined : String(value));
     state ??= loadConfig(
-      { url: options.url, apiKey: options.apiKey, dataDir: options.dataDir, token: options.token },
+      {
+        url: options.url,
+        apiKey: options.apiKey,
+        dataDir: options.dataDir,
+        token: options.token,
+        retries: text(options.retries),
+        timeout: text(options.timeout),
+      },
       {
         ...(options.env ? { env: options.env } : {}),
         ...(options.configFile ? { configFile: options.configFile } : {}),
@@ -120,7 +132,8 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
           token: config.token,
           dispatcher: options.dispatcher,
           proxy: config.proxy,
-          attempts: options.attempts,
+          attempts: options.attempts ?? config.retries + 1,
+          idleTimeoutMs: config.timeout * 1000,
           retryBaseMs: options.retryBaseMs,
           log: options.log,
         }),

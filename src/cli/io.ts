@@ -18,6 +18,10 @@ export interface GlobalOptions {
   apiKey?: string | undefined;
   dataDir?: string | undefined;
   token?: string | undefined;
+  /** Retries of a failed request (a whole number, checked with the configuration). */
+  retries?: string | undefined;
+  /** Seconds without a byte before a transfer counts as stalled. */
+  timeout?: string | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
@@ -29,6 +33,8 @@ export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataCli
     apiKey: options.apiKey,
     dataDir: options.dataDir,
     token: options.token,
+    retries: options.retries,
+    timeout: options.timeout,
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
   });
 }

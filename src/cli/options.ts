@@ -19,6 +19,16 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
   () => new Option('--api-key <key>', 'API key, sent to the service on every request (env MISSION_API_KEY)'),
   () => new Option('--token <token>', 'bearer token for the /authorized/ routes (env MISSION_ACCESS_TOKEN)'),
   () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
+  () =>
+    new Option(
+      '--retries <n>',
+      'retries of a failed or refused request, with backoff (env MISSION_DATA_RETRIES; default 3)',
+    ),
+  () =>
+    new Option(
+      '--timeout <seconds>',
+      'seconds without a byte before a transfer counts as stalled (env MISSION_DATA_TIMEOUT; default 30)',
+    ),
   () => new Option('-q, --quiet', 'print only results and errors'),
   () => new Option('--debug', 'print stack traces and request details'),
 ];
@@ -29,6 +39,8 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  */
 export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
   '--data-dir': ['download', 'upload', 'coverage', 'status', 'list', 'get', 'set', 'unset'],
+  '--retries': ['query', 'download', 'upload', 'coverage', 'status', 'list', 'get'],
+  '--timeout': ['query', 'download', 'upload', 'coverage', 'status', 'list', 'get'],
 };
 
 /** The global options of one client command (or `config` subcommand). */

@@ -110,6 +110,10 @@ Examples:
       'with query options: fetch what `status` lists: missing, newer versions, changed files',
     )
     .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
+    .option(
+      '--require-checksum',
+      'fail a file the store states no checksum for (otherwise it counts as not verified)',
+    )
     .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
     .addOption(
       withChoices(
@@ -218,6 +222,11 @@ Examples:
         .default('both'),
     )
     .option('--demo', 'fill an empty store with a demo archive')
+    .option(
+      '--url-life <seconds>',
+      'seconds the pre-signed URLs stay valid (default: 1 hour for uploads, 1 day for downloads)',
+      positiveInteger('--url-life', 604_800),
+    )
     .option('-q, --quiet', 'do not log requests')
     .option('--debug', 'print stack traces')
     .action((options) => run(async () => (await import('./commands/serve.js')).serve(options, io)));

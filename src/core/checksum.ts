@@ -1,14 +1,18 @@
 /**
  * What an object store says about an object's bytes, and the running hash that checks them as they stream.
  * S3 and its kin say it in `Content-MD5`, in `x-amz-checksum-*` headers, or in an ETag that is the plain MD5 of
- * the object (its single-part form; a multipart ETag `…-N` is not an MD5 and is never taken for one).
+ * the object: only its single-part form of an object stored without SSE-KMS, DSSE-KMS or SSE-C (a multipart
+ * ETag `…-N`, and the ETag of an object encrypted so, is not an MD5 and is never taken for one).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
+// CRC-32C and CRC-64/NVME: the AWS SDK's own implementations (slicing-by-8 tables, checked against the
+// catalogue's test vectors in test/unit/checksum.test.ts); Node has neither.
+import { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 
 /** An algorithm a store states a checksum in. */
-export type ChecksumAlgorithm = 'md5' | 'sha256' | 'sha1' | 'crc32';
+export type ChecksumAlgorithm = 'md5' | 'sha256' | 'sha1' | 'crc32' | 'crc32c' | 'crc64nvme';
 
 /** A checksum the store stated for the whole object. */
 export interface ExpectedChecksum {
@@ -31,6 +35,16 @@ function base64Digest(value: string | undefined, bytes: number): Buffer | undefi
   return digest.length === bytes ? digest : undefined;
 }
 
+/**
+ * False when the answer says the object is stored encrypted with SSE-KMS, DSSE-KMS or SSE-C: S3 documents
+ * that the ETag of such an object is not the MD5 of its data.
+ */
+export function etagMayBeMd5(headers: Headers): boolean {
+  const encryption = headerValue(headers, 'x-amz-server-side-encryption')?.toLowerCase();
+  if (encryption === 'aws:kms' || encryption === 'aws:kms:dsse') return false;
+  return headerValue(headers, 'x-amz-server-side-encryption-customer-algorithm') === undefined;
+}
+
 /** The object's MD5 when its ETag is one (32 hex digits, quoted or weak-free); undefined otherwise. */
 export function md5FromEtag(etag: string | undefined): Buffer | undefined {
   const match = etag === undefined ? null : /^"?([0-9a-fA-F]{32})"?$/.exec(etag.trim());
@@ -40,13 +54,16 @@ export function md5FromEtag(etag: string | undefined): Buffer | undefined {
 /**
  * The checksums an answer may state for the whole body, cheapest to compute first: each of them catches bytes
  * damaged in transfer or in storage, and none guards against a store that states a wrong one, so the cheapest
- * one stated is used. CRC-32 runs at about three times the speed of MD5 here (zlib's, in Node).
+ * one stated is used. CRC-32 runs at about three times the speed of MD5 here (zlib's, in Node); CRC-32C and
+ * CRC-64/NVME are JavaScript (about 200 MB/s), so last.
  */
 const BODY_CHECKSUMS: ReadonlyArray<[ChecksumAlgorithm, string, number]> = [
   ['crc32', 'x-amz-checksum-crc32', 4],
   ['md5', 'content-md5', 16],
   ['sha1', 'x-amz-checksum-sha1', 20],
   ['sha256', 'x-amz-checksum-sha256', 32],
+  ['crc64nvme', 'x-amz-checksum-crc64nvme', 8],
+  ['crc32c', 'x-amz-checksum-crc32c', 4],
 ];
 
 /** How messages name the header a checksum came from. */
@@ -54,7 +71,9 @@ const SOURCE_NAMES: Record<string, string> = { 'content-md5': 'Content-MD5' };
 
 /**
  * The checksum of the whole object an answer states. `whole` says the answer carries the whole object (200):
- * `Content-MD5` and `x-amz-checksum-*` describe the body, so a 206 only lends its ETag.
+ * `Content-MD5` and `x-amz-checksum-*` describe the body, so a 206 only lends its ETag, and only when the ETag
+ * is the object's MD5 (see `etagMayBeMd5`); undefined when the answer states none (never a guess, which would
+ * report a perfect file as damaged).
  */
 export function expectedChecksum(headers: Headers, whole: boolean): ExpectedChecksum | undefined {
   if (whole) {
@@ -64,30 +83,40 @@ export function expectedChecksum(headers: Headers, whole: boolean): ExpectedChec
       if (digest) return { algorithm, digest, source: SOURCE_NAMES[name] ?? name };
     }
   }
-  const fromEtag = md5FromEtag(headerValue(headers, 'etag'));
+  const fromEtag = etagMayBeMd5(headers) ? md5FromEtag(headerValue(headers, 'etag')) : undefined;
   return fromEtag ? { algorithm: 'md5', digest: fromEtag, source: 'ETag' } : undefined;
 }
 
 /** A running hash of one algorithm, fed in byte order. */
 export class RunningChecksum {
   readonly #hash: Hash | undefined;
+  readonly #table: Crc32c | Crc64Nvme | undefined;
   #crc = 0;
 
   constructor(readonly algorithm: ChecksumAlgorithm) {
-    this.#hash = algorithm === 'crc32' ? undefined : createHash(algorithm);
+    if (algorithm === 'crc32c') this.#table = new Crc32c();
+    else if (algorithm === 'crc64nvme') this.#table = new Crc64Nvme();
+    else if (algorithm !== 'crc32') this.#hash = createHash(algorithm);
   }
 
   update(chunk: Buffer): void {
     if (this.#hash) this.#hash.update(chunk);
+    else if (this.#table) this.#table.update(chunk);
     else this.#crc = crc32(chunk, this.#crc);
   }
 
-  digest(): Buffer {
+  async digest(): Promise<Buffer> {
     if (this.#hash) return this.#hash.digest();
+    if (this.#table) return Buffer.from(await this.#table.digest());
     const out = Buffer.alloc(4);
     out.writeUInt32BE(this.#crc >>> 0);
     return out;
   }
+}
+
+/** True for the algorithms the hashing thread computes (Node's own); the others hash in the receiving thread. */
+export function hashesInBackground(algorithm: ChecksumAlgorithm): boolean {
+  return algorithm !== 'crc32c' && algorithm !== 'crc64nvme';
 }
 
 /** A digest as messages show it: hex for MD5 (as ETags show it), base64 for the others (as their headers do). */
@@ -139,7 +168,7 @@ export class InlineChecksum implements PartChecksum {
   }
 
   digest(): Promise<Buffer> {
-    return Promise.resolve(this.#running.digest());
+    return this.#running.digest();
   }
 
   close(): void {

@@ -6,11 +6,21 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { ConfigError } from './errors.js';
+import { type ProxySettings, resolveProxy } from './proxy.js';
 import { parseHttpUrl } from './urls.js';
 import * as z from './zod.js';
 
 /** The development server of the service, used when nothing else is configured. */
 export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
+
+export {
+  describeProxy,
+  hideCredentials,
+  PROXY_VARIABLES,
+  type ProxySettings,
+  type ProxyValue,
+  resolveProxy,
+} from './proxy.js';
 
 /** Environment variables of each setting, first found wins. */
 export const ENVIRONMENT_VARIABLES = {
@@ -18,7 +28,14 @@ export const ENVIRONMENT_VARIABLES = {
   apiKey: ['MISSION_API_KEY', 'IMAP_API_KEY'],
   dataDir: ['MISSION_DATA_DIR', 'IMAP_DATA_DIR'],
   token: ['MISSION_ACCESS_TOKEN', 'IMAP_ACCESS_TOKEN'],
+  retries: ['MISSION_DATA_RETRIES'],
+  timeout: ['MISSION_DATA_TIMEOUT'],
 } as const;
+
+/** Retries of a failed request when none is configured (4 attempts in all). */
+export const DEFAULT_RETRIES = 3;
+/** Seconds a transfer may go without a byte before it counts as stalled, when none is configured. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 export type SettingName = keyof typeof ENVIRONMENT_VARIABLES;
 export const SETTING_NAMES = Object.keys(ENVIRONMENT_VARIABLES) as SettingName[];
@@ -40,6 +57,10 @@ export interface Config {
   dataDir: string;
   /** Bearer token for the service's `/authorized/` routes. */
   token: string | undefined;
+  /** Retries of a failed request (with backoff), 0 to 20. */
+  retries: number;
+  /** Seconds without a byte (or without an answer) before a request counts as stalled. */
+  timeout: number;
   /** Where each value came from. */
   sources: Record<SettingName, SettingSource>;
   /** The configuration file that was (or would be) read. */
@@ -47,32 +68,6 @@ export interface Config {
   /** The proxy settings of the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`). */
   proxy: ProxySettings;
 }
-
-/** One proxy-related environment value and the variable it came from. */
-export interface ProxyValue {
-  value: string;
-  variable: string;
-}
-
-/**
- * Which proxy each kind of address goes through, as the environment says. Both the service and the
- * object store are reached through them; `NO_PROXY` lists hosts reached directly.
- */
-export interface ProxySettings {
-  /** Proxy URL for http:// addresses. */
-  http: ProxyValue | undefined;
-  /** Proxy URL for https:// addresses; the http proxy when only that is set, as undici and curl do. */
-  https: ProxyValue | undefined;
-  /** Comma- or space-separated hosts (`host`, `.domain`, `host:port`, or `*`) reached without a proxy. */
-  noProxy: ProxyValue | undefined;
-}
-
-/** Proxy variables, first found wins: the lower-case form first, as undici and curl read them. */
-export const PROXY_VARIABLES = {
-  http: ['http_proxy', 'HTTP_PROXY'],
-  https: ['https_proxy', 'HTTPS_PROXY'],
-  noProxy: ['no_proxy', 'NO_PROXY'],
-} as const;
 
 /** Values given on the command line (or by a library caller). */
 export type ConfigFlags = Partial<Record<SettingName, string | undefined>>;
@@ -98,6 +93,10 @@ const configFileSchema = z.strictObject({
         z.regex(/^[\x21-\x7e]+$/, 'must be printable characters without spaces'),
       ),
   ),
+  retries: z.optional(z.string().check(z.regex(/^(?:1?\d|20)$/, 'must be a whole number from 0 to 20'))),
+  timeout: z.optional(
+    z.string().check(z.regex(/^[1-9]\d{0,3}$/, 'must be a whole number of seconds from 1 to 9999')),
+  ),
 });
 
 /** The contents of a configuration file. */
@@ -109,6 +108,8 @@ export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
   apiKey: 'api-key',
   dataDir: 'data-dir',
   token: 'token',
+  retries: 'retries',
+  timeout: 'timeout',
 };
 
 /** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
@@ -119,6 +120,8 @@ export const SETTING_ALIASES: Record<string, SettingName> = {
   'data-dir': 'dataDir',
   dataDir: 'dataDir',
   token: 'token',
+  retries: 'retries',
+  timeout: 'timeout',
 };
 
 /** The default configuration file: `config.json` in the platform's configuration folder. */
@@ -231,73 +234,27 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
   const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
   const token = resolveSetting('token', flags, env, file, undefined);
+  const retries = resolveSetting('retries', flags, env, file, String(DEFAULT_RETRIES));
+  const timeout = resolveSetting('timeout', flags, env, file, String(DEFAULT_TIMEOUT_SECONDS));
   const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source, configFile);
   return {
     url: checkedUrl,
     apiKey: apiKey.value,
     dataDir: resolve(cwd, dataDir.value ?? 'data'),
     token: token.value,
-    sources: { url: url.source, apiKey: apiKey.source, dataDir: dataDir.source, token: token.source },
+    retries: Number(checkNumber('retries', retries, configFile)),
+    timeout: Number(checkNumber('timeout', timeout, configFile)),
+    sources: {
+      url: url.source,
+      apiKey: apiKey.source,
+      dataDir: dataDir.source,
+      token: token.source,
+      retries: retries.source,
+      timeout: timeout.source,
+    },
     configFile,
     proxy: resolveProxy(env),
   };
-}
-
-function firstSet(
-  env: Record<string, string | undefined>,
-  variables: readonly string[],
-): ProxyValue | undefined {
-  for (const variable of variables) {
-    const value = env[variable]?.trim();
-    if (value) return { value, variable };
-  }
-  return undefined;
-}
-
-/** Reads and checks the proxy variables; a proxy URL that cannot be used is a `ConfigError`. */
-export function resolveProxy(env: Record<string, string | undefined>): ProxySettings {
-  const http = checkProxy(firstSet(env, PROXY_VARIABLES.http));
-  const https = checkProxy(firstSet(env, PROXY_VARIABLES.https)) ?? http;
-  return { http, https, noProxy: firstSet(env, PROXY_VARIABLES.noProxy) };
-}
-
-function checkProxy(setting: ProxyValue | undefined): ProxyValue | undefined {
-  if (!setting) return undefined;
-  // `proxy.example:3128` without a scheme means an http proxy, as curl reads it.
-  const value = /^[a-z][a-z0-9+.-]*:\/\//i.test(setting.value) ? setting.value : `http://${setting.value}`;
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(value);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || !['http:', 'https:', 'socks:', 'socks5:'].includes(parsed.protocol) || !parsed.hostname) {
-    throw new ConfigError(
-      `Invalid proxy ${JSON.stringify(hideCredentials(setting.value))}, set by the ${setting.variable} environment variable: ` +
-        'it must be an http://, https:// or socks5:// URL.',
-      { hint: `Give an address such as http://proxy.example:3128, or unset ${setting.variable}.` },
-    );
-  }
-  return { value, variable: setting.variable };
-}
-
-/** A proxy URL with its password hidden, for messages and `--debug`. */
-export function hideCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:****@');
-}
-
-/** Says which proxy is used for which addresses, for `--debug`. */
-export function describeProxy(proxy: ProxySettings): string {
-  const { http, https, noProxy } = proxy;
-  if (!http && !https) {
-    return 'proxy: none (HTTPS_PROXY, HTTP_PROXY and their lower-case forms are unset)';
-  }
-  const route = (scheme: string, setting: ProxyValue | undefined) =>
-    setting
-      ? `${scheme} addresses through ${hideCredentials(setting.value)} (${setting.variable})`
-      : `${scheme} addresses directly`;
-  const except = noProxy ? `; directly to ${noProxy.value} (${noProxy.variable})` : '';
-  return `proxy: ${route('https://', https)}, ${route('http://', http)}${except}`;
 }
 
 /** Says where a setting's value came from, in words that fit after "from" or "set by". */
@@ -306,6 +263,16 @@ export function describeSource(name: SettingName, source: SettingSource, configF
   if (source === 'config file') return `the configuration file ${configFile}`;
   if (source === 'default' || source === 'unset') return 'the default';
   return `the ${source.slice('environment ('.length, -1)} environment variable`;
+}
+
+/** A numeric setting's value, checked wherever it came from (a file's value was checked on reading). */
+function checkNumber(name: 'retries' | 'timeout', setting: ResolvedSetting, configFile: string): string {
+  const value = setting.value ?? '';
+  const result = configFileSchema.safeParse({ [name]: value });
+  if (result.success) return value;
+  throw new ConfigError(
+    `Invalid ${name} ${JSON.stringify(value)}, set by ${describeSource(name, setting.source, configFile)}: ${result.error.issues[0]?.message}.`,
+  );
 }
 
 function checkUrl(value: string, source: SettingSource, configFile: string): string {

@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'E_DATA_ROOT'
   | 'E_UNSAFE_PATH'
   | 'E_CHECKSUM'
+  | 'E_UNVERIFIED'
   | 'E_STORE_FULL'
   | 'E_ABORTED'
   | 'E_STORE'
@@ -95,13 +96,19 @@ export class ConfigError extends MissionDataError {
 export class ApiError extends MissionDataError {
   /** How long the answer's `Retry-After` asked the client to wait, in ms. */
   readonly retryAfterMs: number | undefined;
+  /** The object store's error code from its XML body (`SlowDown`, `AccessDenied`), when it gave one. */
+  readonly storeCode: string | undefined;
   readonly status: number;
   readonly method: string;
   readonly url: string;
 
   constructor(
     details: { method: string; url: string; status: number; message: string },
-    options: ErrorOptions & { code?: ErrorCode; retryAfterMs?: number | undefined } = {},
+    options: ErrorOptions & {
+      code?: ErrorCode;
+      retryAfterMs?: number | undefined;
+      storeCode?: string | undefined;
+    } = {},
   ) {
     super(
       `${details.method} ${details.url}: ${details.status} ${details.message}`,
@@ -113,6 +120,7 @@ export class ApiError extends MissionDataError {
     this.method = details.method;
     this.url = details.url;
     this.retryAfterMs = options.retryAfterMs;
+    this.storeCode = options.storeCode;
   }
 }
 

@@ -28,5 +28,5 @@ export async function digestOfFile(
     if (error instanceof AbortedError) throw error;
     throw onReadError(error);
   }
-  return checksum.digest();
+  return await checksum.digest();
 }

@@ -12,7 +12,8 @@ import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { sleep } from '../http/retry.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
-import { initialState } from './object-state.js';
+import { initialState, type ObjectSource } from './object-state.js';
+import { renewingSource } from './object-url.js';
 import { PartBusy, PartFile } from './part-file.js';
 import {
   type Batch,
@@ -162,8 +163,10 @@ async function downloadOne(
     if (found.kind === 'skip') return result('skipped', 0, recorded());
     if (found.kind === 'stopped') return result('failed', 0, false, found.error);
     const { url, present } = found;
+    // An expired URL is asked for again, once, and the transfer continues from the bytes held.
+    const source = renewingSource(http, url, () => http.resolveDownload(file.path, signal));
     if (!options.force && present?.isFile()) {
-      const verifiedBy = await sameAsStored(http, url, localPath, present, signal);
+      const verifiedBy = await sameAsStored(source, url, localPath, present, signal);
       if (verifiedBy) {
         batch.verified.add(file.path, present, sumOf(verifiedBy));
         return result('skipped', 0, verifiedBy.algorithm);
@@ -174,7 +177,7 @@ async function downloadOne(
       try {
         const part = await PartFile.claim(localPath, listed);
         began = true;
-        return await fetchInto(part, url, present);
+        return await fetchInto(part, source, url, present);
       } catch (error) {
         if (!(error instanceof PartBusy)) throw error;
         if (listed) {
@@ -201,14 +204,20 @@ async function downloadOne(
     return result('failed', receivedNow, false, failureOf(error, signal));
   }
 
-  async function fetchInto(part: PartFile, url: string, present: Stats | undefined): Promise<DownloadResult> {
+  async function fetchInto(
+    part: PartFile,
+    source: ObjectSource,
+    url: string,
+    present: Stats | undefined,
+  ): Promise<DownloadResult> {
     let state = initialState(part);
     try {
       let received: Awaited<ReturnType<typeof receiveObject>>;
       const receive = () =>
         receiveObject({
-          http,
+          http: source,
           url,
+          requireChecksum: options.requireChecksum,
           part,
           state,
           signal,
@@ -252,19 +261,31 @@ async function downloadOne(
         received.verifiedBy?.algorithm ?? false,
       );
     } catch (error) {
-      // An interrupted or dropped transfer leaves its part for the next run to resume; anything else is discarded.
-      if (resumable(error, signal))
-        part.keep({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
-      else await part.discard();
+      // The part is left for the next run to resume after any failure but damaged bytes or a changed object.
+      const held = state.written + sumOfRanges(state.finished);
+      if (!resumable(error, signal) || held === 0 || state.etag === undefined) {
+        await part.discard();
+        throw error;
+      }
+      part.keep({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
+      if (error instanceof Error && !signal?.aborted) {
+        error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
+      }
       throw error;
     }
   }
 }
 
+/** True unless the bytes on disk cannot be trusted (a checksum mismatch, another version of the object). */
 function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return true;
-  return (
+  if (error instanceof ChecksumMismatch) return false;
+  return !(
     isMissionDataError(error) &&
-    (error.code === 'E_INCOMPLETE' || error.code === 'E_TIMEOUT' || error.code === 'E_NETWORK')
+    (error.code === 'E_FILE_CHANGED' || error.code === 'E_UNSAFE_PATH' || error.code === 'E_UNVERIFIED')
   );
+}
+
+function sumOfRanges(ranges: ReadonlyArray<[number, number]> | undefined): number {
+  return (ranges ?? []).reduce((total, [from, to]) => total + to - from, 0);
 }

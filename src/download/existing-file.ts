@@ -7,7 +7,7 @@ import { type ExpectedChecksum, expectedChecksum } from '../core/checksum.js';
 import { digestOfFile } from '../core/file-digest.js';
 import { discardBody } from '../http/objects.js';
 import { localError } from './local-root.js';
-import type { DownloadHttp } from './types.js';
+import type { ObjectSource } from './object-state.js';
 
 /** How the verified-download record names a checksum: `<algorithm>:<hex>`. */
 export function sumOf(checksum: ExpectedChecksum): string {
@@ -20,7 +20,7 @@ export function sumOf(checksum: ExpectedChecksum): string {
  * cannot be checked (then it is fetched again).
  */
 export async function sameAsStored(
-  http: DownloadHttp,
+  http: ObjectSource,
   url: string,
   localPath: string,
   present: Stats,

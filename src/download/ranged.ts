@@ -10,6 +10,7 @@ import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
 import { discardBody, header } from '../http/objects.js';
+import { isRetryable } from '../http/retry.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { pump } from './pump.js';
@@ -198,12 +199,15 @@ async function fetchSpan(
       if (outcome.position === span.end) return received;
       continue;
     }
-    const response = await http.getObject(url, {
-      start: from,
-      end: span.end - 1,
-      ifMatch: state.etag,
-      signal,
-    });
+    let response: Awaited<ReturnType<ObjectSource['getObject']>>;
+    try {
+      response = await http.getObject(url, { start: from, end: span.end - 1, ifMatch: state.etag, signal });
+    } catch (error) {
+      // The store could not be reached even after the retries: one more round, as for a dropped body.
+      if (!isRetryable(error) || resumes >= job.maxResumes) throw error;
+      resumes += 1;
+      continue;
+    }
     if (response.status !== 206) {
       discardBody(response.body);
       throw new RangesIgnored();

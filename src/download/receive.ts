@@ -4,6 +4,7 @@ import {
   type ChecksumAlgorithm,
   type ExpectedChecksum,
   expectedChecksum,
+  hashesInBackground,
   InlineChecksum,
   type PartChecksum,
   showDigest,
@@ -11,7 +12,9 @@ import {
 import { ApiError, NetworkError, ProtocolError } from '../core/errors.js';
 import { displayUrl } from '../core/urls.js';
 import type { ObjectResponse } from '../http/objects.js';
-import { discardBody, header, numericHeader } from '../http/objects.js';
+import { discardBody, header } from '../http/objects.js';
+import { isRetryable } from '../http/retry.js';
+import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { pump } from './pump.js';
@@ -32,6 +35,8 @@ export interface ReceiveJob {
   onBytes?: ((received: number, total: number | undefined) => void) | undefined;
   /** How to split a large object over several connections; undefined: one stream. */
   ranged?: RangedPlan | undefined;
+  /** Refuse an object whose answer states no checksum to check it against (`E_UNVERIFIED`). */
+  requireChecksum?: boolean | undefined;
 }
 
 /** What a received object turned out to be. */
@@ -51,6 +56,19 @@ export class ChecksumMismatch extends ProtocolError {
       {
         code: 'E_CHECKSUM',
         hint: 'The data was damaged on the way or the store holds a damaged object; try again later.',
+      },
+    );
+  }
+}
+
+/** The store stated no checksum of the object, and one was required. */
+export class ChecksumUnavailable extends ProtocolError {
+  constructor(url: string) {
+    super(
+      `GET ${url}: the store states no checksum of this object (no x-amz-checksum-* or Content-MD5 header, and an ETag that is not an MD5), and a checksum is required; nothing was saved.`,
+      {
+        code: 'E_UNVERIFIED',
+        hint: 'Without requiring a checksum the file is downloaded and counted as not verified.',
       },
     );
   }
@@ -97,6 +115,11 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
             : { signal },
         );
       } catch (error) {
+        if (isRetryable(error) && resumes < job.maxResumes) {
+          // The store could not be reached even after the retries: one more round, as for a dropped body.
+          resumes += 1;
+          continue;
+        }
         if (!(error instanceof ApiError && error.status === 412)) throw error;
         // The object changed since the part was started: what is on disk belongs to another version.
         restartState(state, part);
@@ -117,6 +140,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         }
         if (checksum === undefined) {
           expected = expectedChecksum(response.headers, response.status === 200);
+          if (expected === undefined && job.requireChecksum) throw new ChecksumUnavailable(shown);
           const split = ranged !== undefined && splits(response, state, ranged);
           checksum = checksumFor(expected?.algorithm ?? 'md5', part, state.total, split);
           hashers.push(checksum);
@@ -200,7 +224,8 @@ function checksumFor(
   total: number | undefined,
   split: boolean,
 ): PartChecksum {
-  if ((total ?? 0) >= BACKGROUND_HASH_FROM_BYTES && (split || algorithm !== 'crc32'))
+  const large = (total ?? 0) >= BACKGROUND_HASH_FROM_BYTES;
+  if (large && hashesInBackground(algorithm) && (split || algorithm !== 'crc32'))
     return new BackgroundChecksum(algorithm, part.descriptor);
   return new InlineChecksum(algorithm, (length, consume, from) => part.readBack(length, consume, from));
 }
@@ -236,79 +261,4 @@ function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan):
     (state.total - state.written >= 2 * plan.partSize ||
       (response.status === 206 && state.finished !== undefined));
   return plan.connections > 1 && fromHere && worth && state.etag !== undefined;
-}
-
-/** The object's last byte, when its size is known (a range from byte 0 needs one to be a range at all). */
-function lastByte(state: ObjectState): number | undefined {
-  return state.total === undefined || state.total === 0 ? undefined : state.total - 1;
-}
-
-/** Forgets what is on disk of the object: the part is emptied, to be written from byte 0. */
-function emptyPart(state: ObjectState, part: PartFile): void {
-  if (state.written > 0 || state.finished !== undefined) part.truncate();
-  state.written = 0;
-  state.finished = undefined;
-}
-
-/** Forgets the object itself too (it changed): its size and ETag are learnt again. */
-function restartState(state: ObjectState, part: PartFile): void {
-  emptyPart(state, part);
-  state.total = undefined;
-  state.etag = undefined;
-}
-
-/**
- * Checks an object answer against what is on disk and learns the object's size: `restart` when the body
- * starts at byte 0 (a 200, perhaps to a Range request), `stale` when a part an earlier run left belongs to
- * another version of the object, `continue` when the body carries on from the bytes on disk.
- */
-function acceptResponse(
-  response: ObjectResponse,
-  state: ObjectState,
-  url: string,
-  resuming: boolean,
-): 'restart' | 'stale' | 'continue' {
-  const etag = header(response, 'etag');
-  const length = numericHeader(response, 'content-length', url);
-  const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
-  if (etag !== undefined) state.etag = etag;
-  if (response.status === 206 && changed && resuming) {
-    // What an earlier run left belongs to another version (a store that ignores If-Match): start over.
-    return 'stale';
-  }
-  if (response.status === 200) {
-    if (length !== undefined) state.total = length;
-    else if (changed) state.total = undefined;
-    return 'restart';
-  }
-  if (response.status !== 206) {
-    throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
-  }
-  const range = header(response, 'content-range');
-  const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
-  if (!match) {
-    throw new ProtocolError(
-      `GET ${url}: a 206 answer without a readable Content-Range (${range ?? 'none'}).`,
-    );
-  }
-  const first = Number(match[1]);
-  const last = Number(match[2]);
-  const size = match[3] === '*' ? undefined : Number(match[3]);
-  if (first !== state.written || last < first || (size !== undefined && last >= size)) {
-    throw new ProtocolError(
-      `GET ${url}: asked for bytes from ${state.written} but the answer holds ${range}; refusing to splice it.`,
-    );
-  }
-  if (length !== undefined && length !== last - first + 1) {
-    throw new ProtocolError(`GET ${url}: Content-Length ${length} does not match Content-Range ${range}.`);
-  }
-  if (changed || (size !== undefined && state.total !== undefined && size !== state.total)) {
-    throw new ProtocolError(`GET ${url}: the file changed on the server while it was being downloaded.`, {
-      hint: 'Run the download again.',
-    });
-  }
-  // A partial answer that does not reach the end would leave a hole: treat its end as the object's end only
-  // when the server gave no size.
-  state.total = size ?? last + 1;
-  return 'continue';
 }

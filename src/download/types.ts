@@ -34,6 +34,11 @@ export interface DownloadOptions {
   connections?: number | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
   partSize?: number | undefined;
+  /**
+   * Fail a file (`E_UNVERIFIED`) whose store states no checksum to check it against (an encrypted or multipart
+   * object without `x-amz-checksum-*`); by default it is downloaded and its result says `verified: false`.
+   */
+  requireChecksum?: boolean | undefined;
 }
 
 /**

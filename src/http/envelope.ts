@@ -99,8 +99,7 @@ export function messageOf(answer: ApiAnswer): string {
 export function markupText(text: string, status: number): string {
   const trimmed = text.trim();
   if (!trimmed.startsWith('<')) return trimmed;
-  const element = (name: string) =>
-    new RegExp(`<${name}(?:\\s[^>]*)?>([^<]*)</${name}>`, 'i').exec(trimmed)?.[1]?.trim() || undefined;
+  const element = (name: string) => markupElement(trimmed, name);
   const storeCode = element('Code');
   const storeMessage = element('Message');
   if (storeCode || storeMessage) return [storeCode, storeMessage].filter(Boolean).join(': ');
@@ -113,6 +112,11 @@ export function markupText(text: string, status: number): string {
       .trim();
   // "502 Bad Gateway" under a status that is already printed would read "502 502 Bad Gateway".
   return readable.replace(new RegExp(`^${status}\\b\\s*`), '') || (STATUS_CODES[status] ?? '');
+}
+
+/** The text of the first `<name>` element of a markup document, when there is one. */
+export function markupElement(text: string, name: string): string | undefined {
+  return new RegExp(`<${name}(?:\\s[^>]*)?>([^<]*)</${name}>`, 'i').exec(text)?.[1]?.trim() || undefined;
 }
 
 /** Reads a body as UTF-8 text, refusing (or, with `truncate`, cutting) bodies above `limit` bytes. */

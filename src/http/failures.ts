@@ -16,7 +16,14 @@ import {
 } from '../core/errors.js';
 import { snippet } from '../core/text.js';
 import { displayUrl } from '../core/urls.js';
-import { type ApiAnswer, markupText, messageOf, parseRetryAfter, readText } from './envelope.js';
+import {
+  type ApiAnswer,
+  markupElement,
+  markupText,
+  messageOf,
+  parseRetryAfter,
+  readText,
+} from './envelope.js';
 
 /** Transport failures that mean the connection broke or went quiet: worth another attempt. */
 export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([
@@ -77,6 +84,7 @@ export function apiError(method: string, url: URL, answer: ApiAnswer, code?: Err
 }
 
 function statusHint(status: number, url: URL, peer: Peer): string | undefined {
+  if (status === 500) return 'The server failed to answer; try again later.';
   if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
   if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';
   if (status === 429) return 'The service is limiting requests; wait a little and try again.';
@@ -113,7 +121,9 @@ export async function objectError(
     if (signal?.aborted) throw new AbortedError(undefined, { cause: signal.reason });
   }
   const status = response.statusCode;
+  // An S3 error document: its Code and Message lead the message (`403 AccessDenied: Request has expired`).
   const message = snippet(markupText(text, status), 500) || STATUS_CODES[status] || 'Unknown status';
+  const storeCode = text.trimStart().startsWith('<') ? markupElement(text, 'Code') : undefined;
   const retryAfter = response.headers['retry-after'];
   return new ApiError(
     { method, url: shown, status, message },
@@ -121,6 +131,7 @@ export async function objectError(
       code: status === 404 ? 'E_NOT_FOUND' : 'E_API',
       hint: statusHint(status, url, 'object store'),
       retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+      storeCode,
     },
   );
 }
@@ -216,4 +227,13 @@ export function transportError({ method, url, error, peer, signal, timeouts }: T
     return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK');
   }
   return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK');
+}
+
+/** A 403 on a URL at least this old is taken for an expired URL, whatever its message says. */
+export const EXPIRY_SUSPECT_AFTER_MS = 5_000;
+
+/** True when `error` says that a pre-signed URL issued at `issuedAt` (ms) has expired, or may have. */
+export function isExpiredUrl(error: unknown, issuedAt: number, now = Date.now()): boolean {
+  if (!(error instanceof ApiError) || error.status !== 403) return false;
+  return /\bexpired\b/i.test(error.message) || now - issuedAt >= EXPIRY_SUSPECT_AFTER_MS;
 }

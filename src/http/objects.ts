@@ -3,7 +3,7 @@ import { pipeline, type Readable, Transform } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type Peer, ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
-import { parseHttpUrl } from '../core/urls.js';
+import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { objectError } from './failures.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
 
@@ -67,18 +67,11 @@ export async function getObjectWith(
   if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
   return transport.retry(async () => {
-    const response = await transport.send({
-      method: 'GET',
-      url: target,
-      peer: 'object store',
-      headers,
-      signal: options.signal,
-      highWaterMark: OBJECT_HIGH_WATER_MARK,
-    });
+    const response = await sendFollowing(transport, 'GET', target, headers, options.signal);
     if (response.statusCode === 200 || response.statusCode === 206) {
       return { status: response.statusCode, headers: response.headers, body: response.body };
     }
-    throw await objectError('GET', target, response, options.signal);
+    throw await objectError('GET', response.url, response, options.signal);
   }, options.signal);
 }
 
@@ -93,21 +86,73 @@ export async function putObjectWith(
   const headers: Record<string, string> = { 'content-length': String(options.size) };
   if (options.contentMd5) headers['content-md5'] = options.contentMd5;
   return transport.retry(async () => {
-    const response = await transport.send({
-      method: 'PUT',
-      url: target,
-      peer: 'object store',
-      headers,
-      body: countBytes(options.open(), options.onBytes),
-      signal: options.signal,
-    });
+    const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, () =>
+      countBytes(options.open(), options.onBytes),
+    );
     if (response.statusCode >= 200 && response.statusCode <= 299) {
       await response.body.dump().catch(() => undefined);
       const etag = response.headers.etag;
       return { etag: Array.isArray(etag) ? etag[0] : etag };
     }
-    throw await objectError('PUT', target, response, options.signal);
+    throw await objectError('PUT', response.url, response, options.signal);
   }, options.signal);
+}
+
+/** Redirects followed for one request at most; a store that sends more is going round in circles. */
+export const MAX_REDIRECTS = 5;
+
+/**
+ * Sends a request, following the store's redirects (S3 answers 307 Temporary Redirect to a bucket's other
+ * region, and 301 PermanentRedirect): any of 301, 302, 303, 307, 308 for a GET, only 307 and 308 for a PUT
+ * (the others would turn it into a GET), with the body sent again from the file. Targets are checked as the
+ * service's URLs are: http(s) only, no credentials.
+ */
+async function sendFollowing(
+  transport: ObjectTransport,
+  method: 'GET' | 'PUT',
+  first: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+  body?: () => Readable,
+): Promise<Dispatcher.ResponseData & { url: URL }> {
+  const followed = method === 'GET' ? [301, 302, 303, 307, 308] : [307, 308];
+  let url = first;
+  for (let redirects = 0; ; redirects += 1) {
+    const response = await transport.send({
+      method,
+      url,
+      peer: 'object store',
+      headers: signedHeadersOnly(url, headers),
+      body: body?.(),
+      signal,
+      ...(method === 'GET' ? { highWaterMark: OBJECT_HIGH_WATER_MARK } : {}),
+    });
+    const location = response.headers.location;
+    const next = Array.isArray(location) ? location[0] : location;
+    if (!followed.includes(response.statusCode) || next === undefined)
+      return Object.assign(response, { url });
+    await response.body.dump().catch(() => undefined);
+    const source = `${method} ${displayUrl(url)}: ${response.statusCode} redirect`;
+    if (redirects >= MAX_REDIRECTS) {
+      throw new ProtocolError(`${source}: more than ${MAX_REDIRECTS} redirects in a row; giving up.`);
+    }
+    url = new URL(checkObjectUrl(next, source, method === 'GET' ? 'download' : 'upload', url));
+  }
+}
+
+/**
+ * Headers to send to a pre-signed URL: S3 refuses (`HeadersNotSigned`) an `x-amz-*` header that the URL's
+ * signature does not list, so one is sent only when `X-Amz-SignedHeaders` names it; Range, If-Match,
+ * Content-Length and Content-MD5 need no signature.
+ */
+export function signedHeadersOnly(url: URL, headers: Record<string, string>): Record<string, string> {
+  const signed = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').toLowerCase().split(';');
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!lower.startsWith('x-amz-') || signed.includes(lower)) kept[name] = value;
+  }
+  return kept;
 }
 
 /** Checks a URL the service handed out for an object: only http(s) is ever requested, never with credentials. */

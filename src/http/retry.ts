@@ -2,8 +2,19 @@
 import { AbortedError, ApiError, MissionDataError, NetworkError } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from './failures.js';
 
-/** Statuses worth asking again: rate limiting and gateway trouble. */
+/**
+ * Statuses worth asking again: rate limiting and gateway trouble. A 500 is retried when the store names it
+ * `InternalError` (S3 documents that one as retryable), not when a server names a failure of its own disk.
+ */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** S3 error codes worth asking again, whatever the status they come with (`RequestTimeout` is a 400). */
+export const RETRYABLE_STORE_CODES: ReadonlySet<string> = new Set([
+  'RequestTimeout',
+  'SlowDown',
+  'InternalError',
+  'ServiceUnavailable',
+]);
 
 /** Longest backoff between two attempts, whatever the attempt number. */
 const MAX_BACKOFF_MS = 10_000;
@@ -20,18 +31,28 @@ export interface RetryPolicy {
   log?: ((line: string) => void) | undefined;
 }
 
-/** True for errors worth retrying: network resets, timeouts, and 429/502/503/504 answers. */
+/**
+ * True for errors worth retrying: network resets, refused connections (a server restarting), timeouts, 429 and
+ * 5xx answers but 501/505, and the store's retryable error codes.
+ */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof AbortedError) return false;
-  if (error instanceof ApiError) return RETRYABLE_STATUSES.has(error.status);
+  if (error instanceof ApiError) {
+    return (
+      RETRYABLE_STATUSES.has(error.status) ||
+      (error.storeCode !== undefined && RETRYABLE_STORE_CODES.has(error.storeCode))
+    );
+  }
   if (error instanceof NetworkError) {
     if (error.code === 'E_TIMEOUT') return true;
+    // A store that refuses connections may be restarting; a refused service URL is said at once (a typo).
+    if (error.code === 'E_CONNECTION_REFUSED') return error.peer === 'object store';
     const code = errorCode(error.cause);
     return error.code === 'E_NETWORK' && code !== undefined && CONNECTION_DROP_CODES.has(code);
   }
   if (error instanceof MissionDataError) return false;
   const code = errorCode(error);
-  return code !== undefined && CONNECTION_DROP_CODES.has(code);
+  return code !== undefined && (CONNECTION_DROP_CODES.has(code) || code === 'ECONNREFUSED');
 }
 
 /** Runs `work` until it succeeds, fails for good, runs out of attempts or `signal` aborts. */

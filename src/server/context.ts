@@ -1,5 +1,6 @@
 /** What every route of the reference server works with. */
 import type { IncomingMessage } from 'node:http';
+import type { Faults } from './faults.js';
 import type { MetadataIndex } from './metadata/metadata-index.js';
 import type { ObjectStore } from './objects/object-store.js';
 import type { UrlSigner } from './objects/presign.js';
@@ -31,6 +32,8 @@ export interface ServerContext {
   checkToken: CredentialCheck | undefined;
   /** The base URL clients reached this server at, for the URLs it hands out. */
   baseUrl(req: IncomingMessage): string;
+  /** The fault modes asked for (none by default): S3's and the network's behaviours, for tests. */
+  faults: Faults;
   /** Keeps `work` on the list `close()` waits for, so an interrupted upload is cleaned up before close resolves. */
   track<T>(work: Promise<T>): Promise<T>;
 }

@@ -10,6 +10,7 @@ import {
   requestTarget,
   type ServerContext,
 } from './context.js';
+import { type FaultOptions, Faults } from './faults.js';
 import { MemoryIndex } from './metadata/memory-index.js';
 import { FolderStore } from './objects/folder-store.js';
 import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
@@ -21,6 +22,7 @@ import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './w
 export type { Dialect } from './context.js';
 export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
+export type { AmzChecksum, FaultOptions } from './faults.js';
 export type { IndexQuery, MetadataIndex, MetadataRecord } from './metadata/metadata-index.js';
 export type { ObjectStore, StoredObject } from './objects/object-store.js';
 export type { WireMode } from './wire.js';
@@ -35,6 +37,8 @@ export interface RequestLogEntry {
   durationMs: number;
   /** True when the connection closed before the response was complete. */
   aborted: boolean;
+  /** Body bytes of an object GET handed to the connection (all of them unless `aborted`). */
+  bytes?: number;
   /** The error behind a 500 answer, or behind a 507 or 500 to an upload the store could not take. */
   error?: unknown;
 }
@@ -61,6 +65,8 @@ export interface ReferenceServerOptions {
   log?: ((entry: RequestLogEntry) => void) | undefined;
   /** An upload that sends no body bytes for this long is answered 408 and dropped (default 60 000 ms). */
   uploadIdleTimeoutMs?: number | undefined;
+  /** Fault modes: what S3 and real networks do that this server does not by default (see `faults.ts`). */
+  faults?: FaultOptions | undefined;
 }
 
 /** A running reference server. */
@@ -118,6 +124,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   const objectCount = await index.count();
   const pending = new Set<Promise<unknown>>();
   let url = '';
+  const faults = new Faults(options.faults);
 
   const context: ServerContext = {
     store,
@@ -125,6 +132,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     signer: store.signer,
     wire,
     dialect,
+    faults,
     checkApiKey: options.apiKeys && options.apiKeys.length > 0 ? secretChecker(options.apiKeys) : undefined,
     checkToken: options.tokens && options.tokens.length > 0 ? secretChecker(options.tokens) : undefined,
     baseUrl: (req) => {
@@ -159,6 +167,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
         status: res.statusCode,
         durationMs: performance.now() - started,
         aborted: !res.writableFinished && !answered?.written,
+        ...(outcome.sent === undefined ? {} : { bytes: outcome.sent }),
         ...(error === undefined ? {} : { error }),
       });
     });
@@ -214,6 +223,14 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   url = `http://${formatHost(host)}:${address.port}`;
 
   let closing: Promise<void> | undefined;
+  // A lost network: every connection drops, nothing listens for a while, then the same port again.
+  faults.interrupt = (forMs) => {
+    server.close();
+    server.closeAllConnections();
+    setTimeout(() => {
+      if (!closing) server.listen(address.port, host);
+    }, forMs).unref();
+  };
   return {
     url,
     port: address.port,
@@ -221,7 +238,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     objectCount,
     close() {
       closing ??= (async () => {
-        const closed = new Promise<void>((resolvePromise) => server.close(() => resolvePromise()));
+        const closed = new Promise<void>((resolvePromise) => {
+          if (server.listening) server.close(() => resolvePromise());
+          else resolvePromise();
+        });
         server.closeAllConnections();
         await closed;
         await Promise.all(pending);

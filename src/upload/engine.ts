@@ -3,6 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { abortedError, BatchStop, FirstAnswer, failureOf, linkSignal, runPool } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError, LocalFileError, ValidationError } from '../core/errors.js';
+import { isExpiredUrl } from '../http/failures.js';
 import { discardBody } from '../http/objects.js';
 import { LOCAL_LAYOUT, resolveLocalPath } from '../naming/layout.js';
 import { type MissionFile, parseName } from '../naming/names.js';
@@ -252,6 +253,7 @@ async function uploadOne(
         options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed }),
       );
     let url: string;
+    const issuedAt = Date.now();
     try {
       url = await http.presignUpload(key, signal);
       onAnswered?.();
@@ -267,13 +269,21 @@ async function uploadOne(
     }
     // Hashed only once the service has accepted the name: a refusal (403) is reported at once.
     const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
-    await http.putObject(url, {
+    const put = {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
       open: () => openExactly(localPath, found.size, found.mtimeMs),
       ...(signal ? { signal } : {}),
-      onBytes: (sent) => options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
-    });
+      onBytes: (sent: number) =>
+        options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
+    };
+    try {
+      await http.putObject(url, put);
+    } catch (error) {
+      // The URL expired while the file was hashed or sent: a new one is asked for once, and the file sent again.
+      if (!isExpiredUrl(error, issuedAt)) throw error;
+      await http.putObject(await http.presignUpload(key, signal), put);
+    }
     return { localPath, key, status: 'uploaded', bytes: found.size };
   } catch (error) {
     return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };

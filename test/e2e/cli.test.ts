@@ -226,7 +226,7 @@ describe('config', () => {
     const unknown = await run(['config', 'set', 'colour', 'blue']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(
-      'Unknown setting "colour". Settings are: url, api-key, data-dir, token.',
+      'Unknown setting "colour". Settings are: url, api-key, data-dir, token, retries, timeout.',
     );
     const bad = await run(['config', 'set', 'url', 'ftp://example']);
     expect(bad.code).toBe(2);

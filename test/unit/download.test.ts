@@ -302,10 +302,11 @@ describe('downloadFiles', () => {
     const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_PROTOCOL' });
-    expect(result?.error?.message).toBe(
-      `GET ${server.url}/objects/${PATH_A}?…: asked for bytes from 10000 but the answer holds bytes 0-99999/100000; refusing to splice it.`,
+    expect(result?.error?.message).toMatch(
+      `GET ${server.url}/objects/${PATH_A}?…: asked for bytes from 10000 but the answer holds bytes 0-99999/100000; refusing to splice it. 10000 bytes of 100000 are kept in `,
     );
-    expect(await filesUnder(root)).toEqual([]);
+    // The bytes held are good (the refused answer was not written): the part stays for the next run.
+    expect((await filesUnder(root)).filter((file) => !file.includes('.part.'))).toEqual([]);
   });
 
   it('skips a verified file without a request, checks any other file first, and replaces everything with force', async () => {

@@ -35,7 +35,7 @@ function isSecret(name: SettingName): boolean {
 function display(config: Config, name: SettingName): string {
   const value = config[name];
   if (value === undefined) return '(not set)';
-  return isSecret(name) ? maskApiKey(value) : value;
+  return isSecret(name) ? maskApiKey(String(value)) : String(value);
 }
 
 /** Prints every setting, its value (the API key and token masked) and where it came from. */

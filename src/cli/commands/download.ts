@@ -32,6 +32,8 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   partSize?: number | undefined;
   /** What stdout gets: local paths (`paths`, the default off a terminal) or one JSON record per file. */
   outputFormat?: DownloadOutputFormat | undefined;
+  /** Fail files the store states no checksum for. */
+  requireChecksum?: boolean | undefined;
 }
 
 /** Downloads the named files (or every match of the filters); returns the exit status. */
@@ -152,6 +154,7 @@ async function runDownloads(
       force: Boolean(options.force),
       concurrency: options.concurrency,
       connections: options.connections,
+      requireChecksum: Boolean(options.requireChecksum),
       partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
       signal: io.signal,
       onStart: (files) => reporter.setTotal(files),

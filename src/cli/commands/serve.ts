@@ -23,6 +23,8 @@ export interface ServeCommandOptions {
   /** Which service to play; `both` when not given. */
   dialect?: Dialect | undefined;
   demo?: boolean | undefined;
+  /** Seconds the pre-signed URLs handed out stay valid (short-lived URLs, for trying expiry). */
+  urlLife?: number | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
@@ -91,6 +93,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       tokens: options.token,
       wire: options.wire,
       dialect: options.dialect ?? 'both',
+      ...(options.urlLife === undefined ? {} : { faults: { urlLifeSeconds: options.urlLife } }),
       log: (entry) => {
         if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
         if (entry.error !== undefined) {

@@ -245,7 +245,10 @@ export async function upload(
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json' },
-    body: context.store.presign('PUT', key, { baseUrl }),
+    body: context.store.presign('PUT', key, {
+      baseUrl,
+      lifetimeSeconds: context.faults.options.urlLifeSeconds,
+    }),
   };
 }
 
@@ -259,7 +262,10 @@ export async function download(
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
   if (!(await context.index.has(rest))) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = context.store.presign('GET', rest, { baseUrl: context.baseUrl(req) });
+  const url = context.store.presign('GET', rest, {
+    baseUrl: context.baseUrl(req),
+    lifetimeSeconds: context.faults.options.urlLifeSeconds,
+  });
   return {
     statusCode: 302,
     headers: { 'Content-Type': 'text/html', Location: url },

@@ -4,7 +4,6 @@ import { pipeline } from 'node:stream/promises';
 import type { ServerContext } from '../context.js';
 import { contentMd5Of, crc32HeaderOf, type Digests, etagOf } from '../objects/checksums.js';
 import type { OpenObject } from '../objects/object-store.js';
-import { sendText } from './object-text.js';
 
 /** A `Range` header resolved against an object's size: the bytes to send, a 416, or the whole object. */
 type RangeResult = { start: number; end: number } | 'malformed' | 'unsatisfiable' | undefined;
@@ -63,12 +62,14 @@ export async function getObject(
   res: ServerResponse,
   key: string,
   head: boolean,
+  outcome: { sent?: number | undefined } = {},
 ): Promise<void> {
+  const { faults } = context;
   const object: OpenObject | undefined = (await context.index.has(key))
     ? await context.store.open(key)
     : undefined;
   if (!object) {
-    sendText(res, 404, `No such object: ${key}`);
+    faults.sendError(res, 404, `No such object: ${key}`);
     return;
   }
   let digests: Digests;
@@ -79,7 +80,7 @@ export async function getObject(
     throw error;
   }
   const { size, mtime } = object;
-  const etag = etagOf(digests.md5);
+  const etag = faults.etag(etagOf(digests.md5));
   const lastModified = mtime.toUTCString();
   const headers: Record<string, string> = {
     'Content-Type': 'application/octet-stream',
@@ -91,7 +92,9 @@ export async function getObject(
   const ifMatch = req.headers['if-match'];
   if (ifMatch !== undefined && !entityTagMatches(ifMatch, etag, 'strong')) {
     await object.close();
-    sendText(res, 412, `Precondition failed: the object's ETag is ${etag}, not ${ifMatch}.`, { ETag: etag });
+    faults.sendError(res, 412, `Precondition failed: the object's ETag is ${etag}, not ${ifMatch}.`, {
+      ETag: etag,
+    });
     return;
   }
   if (entityTagMatches(req.headers['if-none-match'], etag, 'weak')) {
@@ -110,7 +113,7 @@ export async function getObject(
       range === 'malformed'
         ? `Invalid Range ${JSON.stringify(req.headers.range)}: use bytes=FIRST-LAST, bytes=FIRST- or bytes=-SUFFIX.`
         : `Range not satisfiable: the object has ${size} bytes.`;
-    sendText(res, 416, message, { 'Content-Range': `bytes */${size}` });
+    faults.sendError(res, 416, message, { 'Content-Range': `bytes */${size}` });
     return;
   }
   const start = range ? range.start : 0;
@@ -118,8 +121,12 @@ export async function getObject(
   // Content-MD5 and x-amz-checksum-crc32 describe the body sent, so only the whole object carries them.
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
   else {
-    headers['Content-MD5'] = contentMd5Of(digests.md5);
-    headers['x-amz-checksum-crc32'] = crc32HeaderOf(digests.crc32);
+    const extra = await faults.wholeObjectHeaders(context.store, key, size, mtime.getTime());
+    if (extra.keepOwn) {
+      headers['Content-MD5'] = contentMd5Of(digests.md5);
+      headers['x-amz-checksum-crc32'] = crc32HeaderOf(digests.crc32);
+    }
+    Object.assign(headers, extra.headers);
   }
   headers['Content-Length'] = String(end - start + 1);
   res.writeHead(range ? 206 : 200, headers);
@@ -128,8 +135,14 @@ export async function getObject(
     res.end();
     return;
   }
+  const body = object.stream(start, end);
+  outcome.sent = 0;
+  body.on('data', (chunk: Buffer) => {
+    outcome.sent = (outcome.sent ?? 0) + chunk.length;
+    if (faults.counting) faults.sent(chunk.length);
+  });
   try {
-    await pipeline(object.stream(start, end), res);
+    await pipeline(body, res);
   } catch {
     // The client went away mid-download; the read stream closed the file.
   }

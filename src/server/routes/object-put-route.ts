@@ -29,6 +29,8 @@ export interface AnsweredFailure {
 export interface ObjectOutcome {
   /** The store failure the route answered itself (a 507 or 500 it sent), if any. */
   answered?: AnsweredFailure | undefined;
+  /** Body bytes an object GET handed to the connection. */
+  sent?: number | undefined;
 }
 
 /**

@@ -32,6 +32,7 @@ export async function handleObject(
     sendText(res, 405, `Method ${method} is not allowed on objects; use ${ALLOWED}.`, { Allow: ALLOWED });
     return;
   }
+  if (context.faults.intercept(res, target.rawQuery, target.path)) return;
   const key = target.path.slice(OBJECT_PREFIX.length);
   const unsafe = unsafePathReason(key);
   if (unsafe) {
@@ -40,7 +41,7 @@ export async function handleObject(
   }
   const problem = context.signer.problem(method, key, target.query);
   if (problem) {
-    sendText(res, 403, problem);
+    context.faults.sendError(res, 403, problem);
     return;
   }
   try {
@@ -51,5 +52,5 @@ export async function handleObject(
     return;
   }
   if (method === 'PUT') await putObject(context, req, res, key, outcome);
-  else await getObject(context, req, res, key, method === 'HEAD');
+  else await getObject(context, req, res, key, method === 'HEAD', outcome);
 }

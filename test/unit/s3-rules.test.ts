@@ -1,0 +1,129 @@
+/** The rules that decide what an object answer proves and which failures are tried again. */
+import { describe, expect, it } from 'vitest';
+import { expectedChecksum, RunningChecksum } from '../../src/core/checksum.js';
+import { ApiError, NetworkError } from '../../src/core/errors.js';
+import { isExpiredUrl } from '../../src/http/failures.js';
+import { signedHeadersOnly } from '../../src/http/objects.js';
+import { isRetryable } from '../../src/http/retry.js';
+
+const MD5_ETAG = '"5eb63bbbe01eeed093cb22bb8f5acdc3"';
+
+describe('checksums', () => {
+  it.each([
+    ['crc32c', 'e3069283'],
+    ['crc64nvme', 'ae8b14860a799888'],
+    ['crc32', 'cbf43926'],
+  ] as const)('%s of "123456789" is the catalogue check value', async (algorithm, check) => {
+    const running = new RunningChecksum(algorithm);
+    running.update(Buffer.from('1234'));
+    running.update(Buffer.from('56789'));
+    expect((await running.digest()).toString('hex')).toBe(check);
+  });
+
+  it('an ETag is an MD5 only without SSE-KMS, DSSE-KMS, SSE-C or a multipart suffix', () => {
+    expect(expectedChecksum({ etag: MD5_ETAG }, false)?.source).toBe('ETag');
+    expect(
+      expectedChecksum({ etag: MD5_ETAG, 'x-amz-server-side-encryption': 'AES256' }, false),
+    ).toBeDefined();
+    for (const headers of [
+      { etag: MD5_ETAG, 'x-amz-server-side-encryption': 'aws:kms' },
+      { etag: MD5_ETAG, 'x-amz-server-side-encryption': 'aws:kms:dsse' },
+      { etag: MD5_ETAG, 'x-amz-server-side-encryption-customer-algorithm': 'AES256' },
+      { etag: '"5eb63bbbe01eeed093cb22bb8f5acdc3-4"' },
+    ]) {
+      expect(expectedChecksum(headers, true)).toBeUndefined();
+    }
+  });
+
+  it('with SSE-KMS an x-amz-checksum-* header is used instead', () => {
+    const headers = {
+      etag: MD5_ETAG,
+      'x-amz-server-side-encryption': 'aws:kms',
+      'x-amz-checksum-crc64nvme': Buffer.from('ae8b14860a799888', 'hex').toString('base64'),
+    };
+    expect(expectedChecksum(headers, true)).toMatchObject({ algorithm: 'crc64nvme' });
+    // A range does not carry the body's checksum, and the ETag proves nothing here.
+    expect(expectedChecksum(headers, false)).toBeUndefined();
+  });
+});
+
+describe('retries', () => {
+  const api = (status: number, storeCode?: string) =>
+    new ApiError({ method: 'GET', url: 'u', status, message: 'm' }, { storeCode });
+
+  it.each([502, 503, 504, 429])('status %i is retried', (status) => {
+    expect(isRetryable(api(status))).toBe(true);
+  });
+
+  it.each(['RequestTimeout', 'SlowDown', 'InternalError'])(
+    'store code %s is retried whatever its status',
+    (code) => {
+      expect(isRetryable(api(400, code))).toBe(true);
+    },
+  );
+
+  it('403, 404 and 501 are not; refused and reset connections are', () => {
+    expect(isRetryable(api(403, 'AccessDenied'))).toBe(false);
+    expect(isRetryable(api(404))).toBe(false);
+    expect(isRetryable(api(501))).toBe(false);
+    expect(isRetryable(api(500))).toBe(false);
+    expect(isRetryable(api(500, 'InternalError'))).toBe(true);
+    expect(isRetryable(new NetworkError('x', { code: 'E_CONNECTION_REFUSED', peer: 'object store' }))).toBe(
+      true,
+    );
+    const reset = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    expect(isRetryable(new NetworkError('x', { code: 'E_NETWORK', cause: reset }))).toBe(true);
+  });
+});
+
+describe('pre-signed URLs', () => {
+  it('an x-amz-* header the URL did not sign is never sent; Range and If-Match always are', () => {
+    const headers = { range: 'bytes=5-', 'if-match': '"e"', 'x-amz-checksum-mode': 'ENABLED' };
+    const unsigned = new URL('https://s3.example/b/k?X-Amz-SignedHeaders=host&X-Amz-Signature=00');
+    expect(signedHeadersOnly(unsigned, headers)).toEqual({ range: 'bytes=5-', 'if-match': '"e"' });
+    const signed = new URL('https://s3.example/b/k?X-Amz-SignedHeaders=host%3Bx-amz-checksum-mode');
+    expect(signedHeadersOnly(signed, headers)).toEqual(headers);
+  });
+
+  it('a 403 is an expired URL when it says so, or when the URL is older than a few seconds', () => {
+    const now = Date.now();
+    const expired = new ApiError({
+      method: 'GET',
+      url: 'u',
+      status: 403,
+      message: 'AccessDenied: Request has expired',
+    });
+    const denied = new ApiError({ method: 'GET', url: 'u', status: 403, message: 'SignatureDoesNotMatch' });
+    expect(isExpiredUrl(expired, now, now)).toBe(true);
+    expect(isExpiredUrl(denied, now, now + 1_000)).toBe(false);
+    expect(isExpiredUrl(denied, now, now + 60_000)).toBe(true);
+  });
+});
+
+describe('--retries and --timeout settings', () => {
+  it('resolve flag > environment > configuration file > default, and are checked', async () => {
+    const { loadConfig } = await import('../../src/core/config.js');
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const folder = await mkdtemp(join(tmpdir(), 'mission-config-'));
+    const configFile = join(folder, 'config.json');
+    try {
+      const defaults = await loadConfig({}, { env: {}, configFile });
+      expect(defaults).toMatchObject({ retries: 3, timeout: 30 });
+      expect(defaults.sources).toMatchObject({ retries: 'default', timeout: 'default' });
+      await writeFile(configFile, JSON.stringify({ retries: '7', timeout: '90' }));
+      expect(await loadConfig({}, { env: {}, configFile })).toMatchObject({ retries: 7, timeout: 90 });
+      const fromEnv = await loadConfig({}, { env: { MISSION_DATA_RETRIES: '1' }, configFile });
+      expect(fromEnv.retries).toBe(1);
+      expect(fromEnv.sources.retries).toBe('environment (MISSION_DATA_RETRIES)');
+      expect((await loadConfig({ retries: '0' }, { env: {}, configFile })).retries).toBe(0);
+      await expect(loadConfig({ timeout: '0' }, { env: {}, configFile })).rejects.toThrow(
+        /Invalid timeout "0", set by the --timeout flag/,
+      );
+      await expect(loadConfig({ retries: 'many' }, { env: {}, configFile })).rejects.toThrow(/from 0 to 20/);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
