@@ -1,5 +1,5 @@
 /**
- * Bundles the command line (`dist/cli/program.js` and what it imports, dependencies included) into
+ * Bundles the command line (`dist/cli/main.js` and what it imports, dependencies included) into
  * `dist/mission-data.js` and lazily loaded chunks under `dist/chunks/`. Loading one file instead of a few
  * hundred takes about a quarter off every command's start-up; the library entry points stay plain `tsc` output.
  */
@@ -40,7 +40,7 @@ const undiciIndexOutside = {
 rmSync('dist/chunks', { recursive: true, force: true });
 
 await build({
-  entryPoints: { 'mission-data': 'dist/cli/program.js' },
+  entryPoints: { 'mission-data': 'dist/cli/main.js' },
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

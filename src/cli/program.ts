@@ -1,13 +1,12 @@
 /**
- * The command-line program: declares commands and options, maps them to `commands/*` calls, prints errors
- * and owns the exit status. Command modules load lazily so `--help` stays fast.
+ * The command-line program: declares commands and options and maps them to `commands/*` calls (`main.ts` runs
+ * it, prints errors and owns the exit status). Command modules load lazily so `--help` stays fast.
  */
 import { readFileSync } from 'node:fs';
-import { Argument, Command, CommanderError, Option } from 'commander';
-import { ExitCode, isMissionDataError } from '../core/errors.js';
+import { Argument, Command, Option } from 'commander';
+import { ExitCode } from '../core/errors.js';
 import { OUTPUT_FORMATS } from '../output.js';
 import type { CompletionShell } from './commands/completion.js';
-import { commandLineHint } from './hints.js';
 import type { CommandIO, GlobalOptions } from './io.js';
 import {
   collect,
@@ -300,68 +299,4 @@ Examples:
       command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  ${line}`).join('\n')}`);
   }
   return program;
-}
-
-function printError(error: unknown, io: CommandIO, debug: boolean): number {
-  if (isMissionDataError(error)) {
-    io.stderr.write(`Error: ${error.message}\n`);
-    const hint = commandLineHint(error);
-    if (hint) io.stderr.write(`Hint: ${hint}\n`);
-    if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
-    return error.exitCode;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`Error: ${message}\n`);
-  if (debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
-  else io.stderr.write('This is a bug in mission-data; run again with --debug for details.\n');
-  return ExitCode.Failure;
-}
-
-/** A reader that stops early (`| head`) closes the pipe: the rest of the results is simply not wanted. */
-function onStdoutError(error: NodeJS.ErrnoException): void {
-  if (error.code !== 'EPIPE') process.stderr.write(`Error: cannot write results: ${error.message}\n`);
-}
-
-/** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
-export async function main(argv: readonly string[] = process.argv): Promise<number> {
-  const controller = new AbortController();
-  let interrupted = false;
-  // 128 + the signal's number, as shells report it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
-  let interruptedStatus: number = ExitCode.Interrupted;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
-    interrupted = true;
-    interruptedStatus = signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
-    controller.abort(new Error(`Interrupted by ${signal}`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // Kept after `main` returns: the pipe can break while buffered output is still being written.
-  process.stdout.off('error', onStdoutError).on('error', onStdoutError);
-  const io: CommandIO = {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
-    signal: controller.signal,
-  };
-  const debug = argv.includes('--debug');
-  let work: (() => Promise<number | undefined>) | undefined;
-  try {
-    const program = buildProgram(io, (next) => {
-      work = next;
-    });
-    await program.parseAsync([...argv]);
-    const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
-    return interrupted && status !== ExitCode.Success ? interruptedStatus : status;
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      // Help and version end with exit code 0; everything else commander rejects is a usage error.
-      return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
-    }
-    const status = printError(error, io, debug);
-    return interrupted ? interruptedStatus : status;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
 }

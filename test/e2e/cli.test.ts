@@ -36,7 +36,7 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
 }
 
 beforeAll(() => {
-  if (!existsSync(join(root, 'dist/cli/program.js')))
+  if (!existsSync(join(root, 'dist/cli/main.js')))
     throw new Error('dist/ is missing: run `npm run build` first');
 });
 beforeEach(async () => {

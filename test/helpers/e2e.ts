@@ -40,7 +40,7 @@ export interface CliOptions {
 
 /** Throws unless `npm run build` has produced dist/. */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist/cli/program.js')))
+  if (!existsSync(join(ROOT, 'dist/cli/main.js')))
     throw new Error('dist/ is missing: run `npm run build` first');
 }
 

@@ -1,0 +1,73 @@
+/**
+ * The command line's entry (the bundle's `main`): runs the program on argv with one abort signal for Ctrl-C and
+ * SIGTERM, prints errors (message and hint; the stack only with `--debug`) and returns the exit status.
+ */
+import { CommanderError } from 'commander';
+import { ExitCode, isMissionDataError } from '../core/errors.js';
+import { commandLineHint } from './hints.js';
+import type { CommandIO } from './io.js';
+import { buildProgram } from './program.js';
+
+function printError(error: unknown, io: CommandIO, debug: boolean): number {
+  if (isMissionDataError(error)) {
+    io.stderr.write(`Error: ${error.message}\n`);
+    const hint = commandLineHint(error);
+    if (hint) io.stderr.write(`Hint: ${hint}\n`);
+    if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`Error: ${message}\n`);
+  if (debug && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  else io.stderr.write('This is a bug in mission-data; run again with --debug for details.\n');
+  return ExitCode.Failure;
+}
+
+/** A reader that stops early (`| head`) closes the pipe: the rest of the results is simply not wanted. */
+function onStdoutError(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE') process.stderr.write(`Error: cannot write results: ${error.message}\n`);
+}
+
+/** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
+export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  const controller = new AbortController();
+  let interrupted = false;
+  // 128 + the signal's number, as shells report it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
+  let interruptedStatus: number = ExitCode.Interrupted;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
+    interrupted = true;
+    interruptedStatus = signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
+    controller.abort(new Error(`Interrupted by ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Kept after `main` returns: the pipe can break while buffered output is still being written.
+  process.stdout.off('error', onStdoutError).on('error', onStdoutError);
+  const io: CommandIO = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    signal: controller.signal,
+  };
+  const debug = argv.includes('--debug');
+  let work: (() => Promise<number | undefined>) | undefined;
+  try {
+    const program = buildProgram(io, (next) => {
+      work = next;
+    });
+    await program.parseAsync([...argv]);
+    const status = work ? ((await work()) ?? ExitCode.Success) : ExitCode.Success;
+    return interrupted && status !== ExitCode.Success ? interruptedStatus : status;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end with exit code 0; everything else commander rejects is a usage error.
+      return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+    }
+    const status = printError(error, io, debug);
+    return interrupted ? interruptedStatus : status;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
