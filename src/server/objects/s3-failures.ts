@@ -12,7 +12,9 @@ export function statusOf(error: unknown): number | undefined {
  */
 export function s3Failure(error: unknown, where: string, bucket: string): StoreError {
   const status = statusOf(error);
-  const name = (error as Error | null)?.name ?? 'Error';
+  const given = (error as Error | null)?.name;
+  // A HEAD's refusal has no body, so the SDK knows it only by its status.
+  const name = given && given !== 'Unknown' && !/^\d+$/.test(given) ? given : 'no error code';
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (name === 'CredentialsProviderError' || /credential/i.test(name)) {
     return new StoreError(`No AWS credentials for the store ${where}.`, {
@@ -25,7 +27,7 @@ export function s3Failure(error: unknown, where: string, bucket: string): StoreE
     });
   }
   if (status === 403 || status === 401) {
-    return new StoreError(`The store ${where} refused the credentials (${status} ${name}).`, {
+    return new StoreError(`The store ${where} refused the credentials (HTTP ${status}, ${name}).`, {
       hint: 'Check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the profile or role) and that they may use the bucket.',
     });
   }
