@@ -145,6 +145,8 @@ describe('reference server on a bucket', () => {
         '1',
         '-subj',
         '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
         '-keyout',
         join(dir, 'key.pem'),
         '-out',
