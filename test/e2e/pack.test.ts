@@ -20,7 +20,11 @@ afterAll(async () => {
 
 describe('the package as shipped', () => {
   it('packs, installs from the tarball and runs mission-data --version', async () => {
-    const { stdout } = await exec(npm, ['pack', '--json', '--pack-destination', folder], { cwd: root });
+    // Without scripts: `prepare` (patch-package, for the test engines) would print into the JSON on stdout;
+    // dist/ is built by `pretest` already.
+    const { stdout } = await exec(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], {
+      cwd: root,
+    });
     const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
     const files = packed.files.map((file) => file.path);
     expect(files).toContain('bin/mission-data.js');

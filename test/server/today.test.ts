@@ -140,7 +140,9 @@ describe('paging through 25,000 records', () => {
         await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET, wire: mode }),
       );
     }
-  });
+    // 25,000 files written and listed three times: on two cores shared with the engine tests this has
+    // taken over 30 s.
+  }, 120_000);
   afterAll(async () => {
     for (const server of servers.values()) await server.close();
     await rm(root, { recursive: true, force: true });
