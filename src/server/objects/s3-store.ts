@@ -219,19 +219,22 @@ export class S3Store implements ObjectStore {
         new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), IfMatch: head.ETag }),
       );
       const hashing = new DigestStream(size);
+      const body = got.Body as Readable;
       await new Promise<void>((resolvePromise, reject) => {
-        (got.Body as Readable)
-          .on('error', reject)
-          .pipe(hashing)
-          .on('error', reject)
-          .on('finish', resolvePromise);
+        hashing.on('error', () => body.destroy());
+        body.on('error', reject).pipe(hashing).on('error', reject).on('finish', resolvePromise);
         hashing.resume();
+      }).catch((error: unknown) => {
+        if (!hashing.problem) throw error;
       });
-      if (hashing.problem) throw hashing.problem;
+      // Bytes that do not add up are not a verdict on the upload: the object may have changed while it was
+      // read (an S3-compatible store may even show an object while it is still being written), so the
+      // confirmation is tried again on a later pass. Only complete bytes are recorded.
+      if (hashing.problem) throw new Error(`${key} changed while it was read: ${hashing.problem.message}`);
       digests = hashing.digests();
       const etagMd5 = md5FromEtag(head.ETag);
       if (etagMd5 && !etagMd5.equals(digests.md5)) {
-        throw new PutRejected(400, `The bytes of ${key} do not match its ETag.`);
+        throw new Error(`${key} changed while it was read: its bytes do not match its ETag.`);
       }
       await this.#recordDigests(key, digests, head.ETag);
     }
