@@ -16,6 +16,7 @@ const GROUPS = {
   query: () => import('./query.js'),
   startup: () => import('./startup.js'),
   liftoff: () => import('./liftoff.js'),
+  engines: () => import('./engines.js'),
 };
 
 /** The goal on the tool's peak resident memory, in every case that records it. */

@@ -6,8 +6,8 @@ import { BIN } from './measure.js';
  * Starts a process that prints `Listening on <url>` once ready; resolves with that URL and a `close` that stops
  * it. `what` names it in the error when it exits before listening.
  */
-export function startListeningProcess(args, what) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startListeningProcess(args, what, env = process.env) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += chunk;

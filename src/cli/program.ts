@@ -207,7 +207,29 @@ Examples:
     .exitOverride()
     .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--store <dir>', 'folder holding the stored objects', 'mission-data-store')
+    .option(
+      '--store <dir|s3-url>',
+      'folder holding the stored objects, or an S3 bucket: s3://BUCKET[/PREFIX]',
+      'mission-data-store',
+    )
+    .addOption(
+      new Option('--s3-endpoint <url>', 'endpoint of an S3-compatible store (path-style)').env(
+        'AWS_ENDPOINT_URL_S3',
+      ),
+    )
+    .addOption(new Option('--aws-endpoint <url>').env('AWS_ENDPOINT_URL').hideHelp())
+    .addOption(
+      new Option('--s3-region <region>', "the bucket's region (default us-east-1)").env('AWS_REGION'),
+    )
+    .addOption(
+      new Option(
+        '--index <url>',
+        'PostgreSQL index: postgres://USER:PASS@HOST:PORT/DB (default: in memory)',
+      ).env('MISSION_DATA_INDEX_URL'),
+    )
+    .option('--reindex', 'once serving, add records for objects in the store that have none')
+    .option('--tls-cert <file>', 'PEM certificate: serve HTTPS (with --tls-key)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
     .option('--api-key <key>', 'accept uploads and /api-key/ routes only with this key (repeatable)', collect)
     .option('--token <token>', 'bearer token /authorized/ routes accept (repeatable)', collect)
     .addOption(

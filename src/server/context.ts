@@ -1,5 +1,6 @@
 /** What every route of the reference server works with. */
 import type { IncomingMessage } from 'node:http';
+import type { UploadConfirmer } from './confirmations.js';
 import type { Faults } from './faults.js';
 import type { MetadataIndex } from './metadata/metadata-index.js';
 import type { ObjectStore } from './objects/object-store.js';
@@ -23,7 +24,14 @@ export type CredentialCheck = (given: string | undefined) => 'missing' | 'wrong'
 export interface ServerContext {
   store: ObjectStore;
   index: MetadataIndex;
-  signer: UrlSigner;
+  /** Checks the URLs the object routes receive; undefined when the store signs its own URLs (no object routes). */
+  signer: UrlSigner | undefined;
+  /** Confirms uploads that go straight to the store; undefined when uploads pass through the server. */
+  uploads: UploadConfirmer | undefined;
+  /** Seconds an upload URL is valid. */
+  uploadUrlLifetimeSeconds: number;
+  /** How long after its URL expired a reservation whose object never came is released. */
+  reservationGraceMs: number;
   wire: WireMode;
   dialect: Dialect;
   /** Checks the `X-api-key` of an upload or an `/api-key/` route; undefined when the server has no keys. */

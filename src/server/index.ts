@@ -1,8 +1,11 @@
 /** The embedded reference server: the whole service (pre-signing, object store, downloads, query) in-process. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { type BackendOptions, openBackends, type ReindexReport, reindex } from './backends.js';
+import { UploadConfirmer } from './confirmations.js';
 import {
   type CredentialCheck,
   DIALECTS,
@@ -11,19 +14,23 @@ import {
   type ServerContext,
 } from './context.js';
 import { type FaultOptions, Faults } from './faults.js';
-import { MemoryIndex } from './metadata/memory-index.js';
-import { FolderStore } from './objects/folder-store.js';
+import { healthOf } from './health.js';
 import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
+import { URL_LIFETIME_SECONDS } from './objects/presign.js';
 import { apiResponse } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
 import { handleObject, isObjectPath } from './routes/object-routes.js';
 import { messageResponse, sendApiResponse, WIRE_MODES, type WireMode } from './wire.js';
 
+export type { ReindexReport } from './backends.js';
+export { isBucketStore } from './backends.js';
 export type { Dialect } from './context.js';
 export { DIALECTS } from './context.js';
 export { demoFileNames, isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { AmzChecksum, FaultOptions } from './faults.js';
+export type { HealthReport } from './health.js';
 export type { IndexQuery, MetadataIndex, MetadataRecord } from './metadata/metadata-index.js';
+export { maskDatabaseUrl } from './metadata/postgres-failures.js';
 export type { ObjectStore, StoredObject } from './objects/object-store.js';
 export type { WireMode } from './wire.js';
 export { WIRE_MODES } from './wire.js';
@@ -44,9 +51,23 @@ export interface RequestLogEntry {
 }
 
 /** Options of `startReferenceServer`. */
-export interface ReferenceServerOptions {
-  /** The store folder (created when missing); objects are files at their storage key below it. */
+export interface ReferenceServerOptions
+  extends Pick<BackendOptions, 's3Endpoint' | 's3Region' | 's3Credentials' | 'indexUrl'> {
+  /**
+   * The store folder (created when missing; objects are files at their storage key below it), or an S3 bucket
+   * `s3://BUCKET[/PREFIX]` (objects at their storage key below the prefix, served by the store itself).
+   */
   storeDir: string;
+  /** PEM certificate and key: serve HTTPS. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
+  /** Seconds an upload URL of a bucket store is valid (default one hour, as the real service). */
+  uploadUrlLifetimeSeconds?: number | undefined;
+  /** How long after its URL expired an upload that never arrived keeps its name reserved (default 15 min). */
+  reservationGraceMs?: number | undefined;
+  /** How often pending uploads to a bucket store are looked for (default 2 s). */
+  confirmIntervalMs?: number | undefined;
+  /** Called with errors of background work (confirming uploads). */
+  onBackgroundError?: ((error: unknown) => void) | undefined;
   /** Port to listen on; 0 (the default) picks a free one. */
   port?: number;
   /** Address to bind; loopback unless said otherwise. */
@@ -75,10 +96,14 @@ export interface ReferenceServer {
   url: string;
   /** The port it listens on. */
   port: number;
-  /** The store folder, symlinks resolved. */
+  /** The store folder, symlinks resolved (or the bucket, `s3://…`). */
   storeDir: string;
+  /** Where the index is (`memory`, or the database URL with its password masked). */
+  indexLocation: string;
   /** Number of objects in the metadata index when the server started. */
   readonly objectCount: number;
+  /** Adds a record for every object in the store that passes the naming rules and has none; serving goes on. */
+  reindex(): Promise<ReindexReport>;
   /** Stops listening, ends every connection and waits for interrupted uploads to be cleaned up. */
   close(): Promise<void>;
 }
@@ -116,12 +141,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   if (options.secret !== undefined && options.secret.length < 16) {
     throw new Error('The signing secret must have at least 16 characters.');
   }
-  const store = await FolderStore.open(storeDir, {
-    uploadIdleTimeoutMs: options.uploadIdleTimeoutMs,
-    secret: options.secret,
-  });
-  const index = new MemoryIndex(await store.list());
+  const { store, index, signer } = await openBackends({ ...options, store: storeDir });
   const objectCount = await index.count();
+  const uploads = store.direct ? new UploadConfirmer(store, index, options.onBackgroundError) : undefined;
+  const scheme = options.tls ? 'https' : 'http';
   const pending = new Set<Promise<unknown>>();
   let url = '';
   const faults = new Faults(options.faults);
@@ -129,7 +152,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   const context: ServerContext = {
     store,
     index,
-    signer: store.signer,
+    signer,
+    uploads,
+    uploadUrlLifetimeSeconds: options.uploadUrlLifetimeSeconds ?? URL_LIFETIME_SECONDS.PUT,
+    reservationGraceMs: options.reservationGraceMs ?? 15 * 60_000,
     wire,
     dialect,
     faults,
@@ -137,7 +163,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     checkToken: options.tokens && options.tokens.length > 0 ? secretChecker(options.tokens) : undefined,
     baseUrl: (req) => {
       const hostHeader = req.headers.host;
-      return hostHeader && HOST_HEADER.test(hostHeader) ? `http://${hostHeader}` : url;
+      return hostHeader && HOST_HEADER.test(hostHeader) ? `${scheme}://${hostHeader}` : url;
     },
     track: (work) => {
       const settled = work.then(
@@ -172,6 +198,17 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       });
     });
     try {
+      if (target.path === '/health' && (method === 'GET' || method === 'HEAD')) {
+        const report = await healthOf(store, index);
+        const body = JSON.stringify(report);
+        res.writeHead(report.status === 'ok' ? 200 : 503, {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'Cache-Control': 'no-store',
+        });
+        res.end(method === 'HEAD' ? undefined : body);
+        return;
+      }
       if (objectRoute) {
         await handleObject(context, req, res, target, outcome);
         return;
@@ -193,16 +230,17 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     }
   };
 
-  const server: Server = createServer(
-    {
-      highWaterMark: STREAM_BUFFER_BYTES,
-      // Large uploads may take longer than Node's default 5-minute request timeout.
-      requestTimeout: 0,
-      headersTimeout: 60_000,
-      keepAliveTimeout: 5_000,
-    },
-    (req, res) => void handle(req, res),
-  );
+  const serverOptions = {
+    highWaterMark: STREAM_BUFFER_BYTES,
+    // Large uploads may take longer than Node's default 5-minute request timeout.
+    requestTimeout: 0,
+    headersTimeout: 60_000,
+    keepAliveTimeout: 5_000,
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res);
+  const server: Server = options.tls
+    ? createTlsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, listener)
+    : createServer(serverOptions, listener);
   // Answer `Expect: 100-continue` from the route, so a refused upload (403, 409, 411) never sends its body.
   server.on('checkContinue', (req, res) => void handle(req, res));
   server.on('connection', (socket: Socket) => socket.setNoDelay(true));
@@ -212,15 +250,21 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     else socket.destroy();
   });
 
-  await new Promise<void>((resolvePromise, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolvePromise();
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolvePromise();
+      });
     });
-  });
+  } catch (error) {
+    await Promise.all([store.close(), index.close()]);
+    throw error;
+  }
   const address = server.address() as AddressInfo;
-  url = `http://${formatHost(host)}:${address.port}`;
+  url = `${scheme}://${formatHost(host)}:${address.port}`;
+  uploads?.start(options.confirmIntervalMs);
 
   let closing: Promise<void> | undefined;
   // A lost network: every connection drops, nothing listens for a while, then the same port again.
@@ -234,8 +278,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   return {
     url,
     port: address.port,
-    storeDir: store.root,
+    storeDir: store.location,
+    indexLocation: index.location,
     objectCount,
+    reindex: () => reindex(store, index),
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolvePromise) => {
@@ -245,6 +291,8 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
         server.closeAllConnections();
         await closed;
         await Promise.all(pending);
+        await uploads?.stop();
+        await Promise.all([store.close(), index.close()]);
       })();
       return closing;
     },

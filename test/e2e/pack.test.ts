@@ -20,7 +20,8 @@ afterAll(async () => {
 
 describe('the package as shipped', () => {
   it('packs, installs from the tarball and runs mission-data --version', async () => {
-    // `prepare` (patch-package, for the test engines) would print on stdout before the JSON; it adds nothing to the package.
+    // Without scripts: `prepare` (patch-package, for the test engines) would print into the JSON on stdout;
+    // dist/ is built by `pretest` already.
     const { stdout } = await exec(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], {
       cwd: root,
     });

@@ -110,10 +110,40 @@ export interface TestServer extends ReferenceServer {
   stop(): Promise<void>;
 }
 
-/** Starts the reference server on `storeDir` (default: a new temporary folder). */
+/**
+ * True when the end-to-end tests run against the service on real engines (`MISSION_DATA_E2E_ENGINES=1`, the
+ * second pass of `.ci/run`): a server started without a store folder then keeps its objects in a bucket of an
+ * S3-compatible store and its index in PostgreSQL, both started for it.
+ */
+export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
+
+/** Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). */
+async function startServerOnEngines(options: { wire?: WireMode; apiKeys?: string[] }): Promise<TestServer> {
+  const { startPostgres, startS3Store } = await import('./engines.js');
+  const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
+  await s3.createBucket('e2e');
+  const server = await startReferenceServer({
+    storeDir: 's3://e2e/archive',
+    s3Endpoint: s3.endpoint,
+    s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    indexUrl: db.url,
+    port: 0,
+    wire: options.wire ?? 'envelope',
+    apiKeys: options.apiKeys,
+  });
+  return Object.assign(server, {
+    async stop() {
+      await server.close();
+      await Promise.all([s3.stop(), db.stop()]);
+    },
+  });
+}
+
+/** Starts the reference server on `storeDir` (default: a new temporary folder, or the engines: `ON_ENGINES`). */
 export async function startServer(
   options: { wire?: WireMode; storeDir?: string; apiKeys?: string[] } = {},
 ): Promise<TestServer> {
+  if (ON_ENGINES && options.storeDir === undefined) return startServerOnEngines(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
     storeDir,

@@ -1,9 +1,13 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { ExitCode, ListenError } from '../../core/errors.js';
+import { ExitCode, ListenError, UsageError } from '../../core/errors.js';
 import {
   type Dialect,
+  isBucketStore,
   isStoreEmpty,
+  maskDatabaseUrl,
+  type ReindexReport,
   type RequestLogEntry,
   startReferenceServer,
   type WireMode,
@@ -15,7 +19,20 @@ import type { CommandIO } from '../io.js';
 export interface ServeCommandOptions {
   port: number;
   host: string;
+  /** A folder, or `s3://BUCKET[/PREFIX]`. */
   store: string;
+  /** The endpoint of an S3-compatible store (`--s3-endpoint`, or AWS_ENDPOINT_URL_S3). */
+  s3Endpoint?: string | undefined;
+  /** AWS_ENDPOINT_URL, used when no S3-specific endpoint is given. */
+  awsEndpoint?: string | undefined;
+  /** The bucket's region (AWS_REGION); us-east-1 when not given. */
+  s3Region?: string | undefined;
+  /** `postgres://…` (`--index`, or MISSION_DATA_INDEX_URL); the in-memory index when not given. */
+  index?: string | undefined;
+  /** Add records for objects in the store that have none, once serving. */
+  reindex?: boolean | undefined;
+  tlsCert?: string | undefined;
+  tlsKey?: string | undefined;
   apiKey?: string[] | undefined;
   /** Bearer tokens for `/authorized/` routes. */
   token?: string[] | undefined;
@@ -33,6 +50,36 @@ export interface ServeCommandOptions {
 export function formatRequestLog(entry: RequestLogEntry): string {
   const outcome = entry.aborted ? `${entry.status} (connection closed early)` : String(entry.status);
   return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms`;
+}
+
+/**
+ * An error of a request or of background work, for the log: an S3 or database error by its name and status
+ * only, since their messages may quote an access key or a signature.
+ */
+function describeError(error: unknown, debug: boolean | undefined): string {
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+  if (status !== undefined) return `${(error as Error).name} (HTTP ${status} from the object store)`;
+  return debug && error instanceof Error && error.stack ? error.stack : String(error);
+}
+
+/** The report of `--reindex`: counts, and each key left out (the first 20). */
+function reindexLines(report: ReindexReport): string {
+  const shown = report.skipped.slice(0, 20).map((key) => `  not indexed (breaks the naming rules): ${key}\n`);
+  const more = report.skipped.length - shown.length;
+  return (
+    `Reindexed: ${report.listed} objects pass the naming rules, ${report.added} records added, ` +
+    `${report.skipped.length} objects left out.\n${shown.join('')}${more > 0 ? `  … and ${more} more\n` : ''}`
+  );
+}
+
+async function readTls(options: ServeCommandOptions): Promise<{ cert: Buffer; key: Buffer } | undefined> {
+  if (!options.tlsCert && !options.tlsKey) return undefined;
+  if (!options.tlsCert || !options.tlsKey) throw new UsageError('Give both --tls-cert and --tls-key.');
+  const read = (path: string, what: string) =>
+    readFile(path).catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`Cannot read the TLS ${what} ${path} (${error.code ?? 'error'}).`);
+    });
+  return { cert: await read(options.tlsCert, 'certificate'), key: await read(options.tlsKey, 'key') };
 }
 
 /** The errno of a failed request (`ENOSPC`, `EROFS`), or its error's name, so the log line says what failed. */
@@ -74,7 +121,11 @@ function listenError(error: unknown, options: ServeCommandOptions): ListenError 
 
 /** Starts the server, prints `Listening on <url>`, logs requests, and stops when `io.signal` aborts. */
 export async function serve(options: ServeCommandOptions, io: CommandIO): Promise<number> {
-  const storeDir = resolve(options.store);
+  const bucket = isBucketStore(options.store);
+  const storeDir = bucket ? options.store : resolve(options.store);
+  if (options.demo && bucket)
+    throw new UsageError('--demo fills a store folder; give --store a folder to use it.');
+  const tls = await readTls(options);
   if (options.demo) {
     if (await isStoreEmpty(storeDir)) {
       const count = await writeDemoArchive(storeDir);
@@ -94,11 +145,16 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       wire: options.wire,
       dialect: options.dialect ?? 'both',
       ...(options.urlLife === undefined ? {} : { faults: { urlLifeSeconds: options.urlLife } }),
+      s3Endpoint: options.s3Endpoint ?? options.awsEndpoint,
+      s3Region: options.s3Region,
+      indexUrl: options.index,
+      tls,
+      onBackgroundError: (error) =>
+        io.stderr.write(`Error while confirming uploads: ${describeError(error, options.debug)}\n`),
       log: (entry) => {
         if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
         if (entry.error !== undefined) {
-          const error = entry.error;
-          const detail = options.debug && error instanceof Error && error.stack ? error.stack : String(error);
+          const detail = describeError(entry.error, options.debug);
           io.stderr.write(`Error while answering ${entry.method} ${entry.path}: ${detail}\n`);
         }
       },
@@ -109,9 +165,16 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   io.stdout.write(`Listening on ${server.url}\n`);
   if (!options.quiet) {
     io.stderr.write(
-      `Serving ${server.objectCount} files from ${server.storeDir} (wire: ${options.wire}` +
+      `Serving ${server.objectCount} files from ${server.storeDir}, index ${maskDatabaseUrl(server.indexLocation)} (wire: ${options.wire}` +
         `${options.apiKey?.length ? ', uploads need an API key' : ''}). ` +
         `${DIALECT_LINES[options.dialect ?? 'both']}${tokenNote(options.token?.length ?? 0)} Stop with Ctrl-C.\n`,
+    );
+  }
+  if (options.reindex) {
+    // The service answers meanwhile; records appear as the batches are added.
+    server.reindex().then(
+      (report) => io.stderr.write(reindexLines(report)),
+      (error: unknown) => io.stderr.write(`Reindex failed: ${describeError(error, options.debug)}\n`),
     );
   }
   await new Promise<void>((resolvePromise) => {

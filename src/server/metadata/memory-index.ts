@@ -1,11 +1,14 @@
 /** The in-memory metadata index: one record per stored object, derived from its name and mtime. */
 import type { QueryTable } from '../../naming/query-vocabulary.js';
 import type { StoredObject } from '../objects/object-store.js';
+import { MemoryReservations } from './memory-reservations.js';
 import {
   type IndexQuery,
   type MetadataIndex,
   type MetadataRecord,
   type QueryPage,
+  type Reservation,
+  type ReserveOptions,
   recordOf,
 } from './metadata-index.js';
 
@@ -89,6 +92,8 @@ export class MemoryIndex implements MetadataIndex {
   #byKey = new Map<string, IndexedRecord>();
   #words = new Words();
   #tables = emptyTables();
+  readonly #reservations = new MemoryReservations();
+  readonly location = 'memory';
 
   /** Builds the index of a listed store in one sort. */
   constructor(objects: readonly StoredObject[] = []) {
@@ -164,6 +169,36 @@ export class MemoryIndex implements MetadataIndex {
       list.splice(insertionPoint(list, record.key), 0, record);
     }
     return true;
+  }
+
+  async addAll(objects: readonly StoredObject[]): Promise<number> {
+    let added = 0;
+    for (const object of objects) {
+      if (!this.#reservations.has(object.file.path) && (await this.add(object))) added += 1;
+    }
+    return added;
+  }
+
+  async check(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  async reserve(key: string, options: ReserveOptions): Promise<Reservation | undefined> {
+    return this.#reservations.reserve(key, this.#byKey.has(key), options);
+  }
+
+  async pending(): Promise<Reservation[]> {
+    return this.#reservations.pending();
+  }
+
+  async confirm(reservation: Reservation, object: StoredObject): Promise<boolean> {
+    if (!this.#reservations.holds(reservation)) return false;
+    this.#reservations.release(reservation);
+    return this.add(object);
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    this.#reservations.release(reservation);
   }
 
   async rebuild(objects: readonly StoredObject[]): Promise<void> {

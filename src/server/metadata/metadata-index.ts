@@ -28,8 +28,53 @@ export interface QueryPage {
  */
 export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
 
+/**
+ * A name held for an upload that goes straight to the store: no other upload of the name is signed until the
+ * reservation is confirmed (the record becomes visible) or released.
+ */
+export interface Reservation {
+  key: string;
+  /** Tells this reservation from a later one of the same name. */
+  token: string;
+  /** When the upload URL signed for it expires (ms since the epoch). */
+  urlExpiresAtMs: number;
+  /** From when the name may be reserved again, if no object arrived (ms since the epoch). */
+  releaseAtMs: number;
+  /** The raw Content-MD5 the URL was signed with, if any. */
+  md5?: Buffer | undefined;
+}
+
+/** What a reservation is made with. */
+export interface ReserveOptions {
+  urlExpiresAtMs: number;
+  releaseAtMs: number;
+  md5?: Buffer | undefined;
+}
+
 /** The records of the archive's files, one per storage path. */
 export interface MetadataIndex {
+  /** Where the index is, for messages (`memory`, a database URL with its password masked). */
+  readonly location: string;
+  /** Resolves when the index answers; rejects saying why not. */
+  check(): Promise<void>;
+  /**
+   * Holds `key` for an upload, in one step: undefined when the name has a record or an unreleased reservation
+   * (of two servers reserving one name, exactly one gets it). A reservation past its `releaseAtMs` is taken over.
+   */
+  reserve(key: string, options: ReserveOptions): Promise<Reservation | undefined>;
+  /** Every reservation not yet confirmed or released, the oldest first. */
+  pending(): Promise<Reservation[]>;
+  /**
+   * Makes the record of a confirmed object visible and ends its reservation, in one step; false (nothing
+   * changed) when that reservation is no longer held (confirmed by another server, or released).
+   */
+  confirm(reservation: Reservation, object: StoredObject): Promise<boolean>;
+  /** Ends a reservation whose object never arrived (or was refused); nothing when it is no longer held. */
+  release(reservation: Reservation): Promise<void>;
+  /** Adds the records of many stored objects, skipping paths that have one (or a reservation); the number added. */
+  addAll(objects: readonly StoredObject[]): Promise<number>;
+  /** Lets go of connections; the index is not used after. */
+  close(): Promise<void>;
   /** Number of records. */
   count(): Promise<number>;
   /** True when `key` has a record. */

@@ -18,6 +18,8 @@ export interface Digests {
   md5: Buffer;
   /** The CRC-32 (zlib's, S3's `CRC32`) as an unsigned integer. */
   crc32: number;
+  /** The raw 32-byte SHA-256 digest, where the store keeps one. */
+  sha256?: Buffer | undefined;
 }
 
 /** What a sidecar records: the digests, and the size and mtime of the file they were computed from. */

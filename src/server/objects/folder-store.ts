@@ -14,8 +14,9 @@ import {
   readSidecar,
   writeSidecar,
 } from './checksums.js';
-import { STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+import { PutRejected, STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
 import type {
+  ConfirmExpectation,
   ObjectStore,
   OpenObject,
   PresignOptions,
@@ -67,6 +68,29 @@ export class FolderStore implements ObjectStore {
   get location(): string {
     return this.root;
   }
+
+  /** The server itself serves the URLs it signs (`/objects/`), so uploads pass through it. */
+  readonly direct = false;
+
+  async check(): Promise<void> {
+    if (!(await lstat(this.root).catch(() => undefined))?.isDirectory())
+      throw new StoreError(`The store folder ${this.root} is gone.`);
+  }
+
+  async confirm(key: string, expected: ConfirmExpectation = {}): Promise<PutResult | undefined> {
+    const object = await this.open(key);
+    if (!object) return undefined;
+    try {
+      const digests = await object.digests();
+      if (expected.md5 && !expected.md5.equals(digests.md5))
+        throw new PutRejected(400, `The bytes of ${key} do not match the expected Content-MD5.`);
+      return { file: parsePath(key), size: object.size, mtimeMs: object.mtime.getTime(), ...digests };
+    } finally {
+      await object.close();
+    }
+  }
+
+  async close(): Promise<void> {}
 
   /** Opens (creating if needed) the store folder. */
   static async open(storeDir: string, options: FolderStoreOptions = {}): Promise<FolderStore> {
@@ -202,7 +226,7 @@ export class FolderStore implements ObjectStore {
     return true;
   }
 
-  presign(method: SignedMethod, key: string, options: PresignOptions): string {
+  async presign(method: SignedMethod, key: string, options: PresignOptions): Promise<string> {
     return this.signer.sign(options.baseUrl, method, key, Date.now(), options.lifetimeSeconds);
   }
 
@@ -281,7 +305,7 @@ export class FolderStore implements ObjectStore {
    * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
    * that is several times faster than one promise per file, and the event loop still turns between folders.
    */
-  async list(prefix = ''): Promise<StoredObject[]> {
+  async list(prefix = '', onSkipped?: (key: string) => void): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     const walk = async (folder: string, key: string): Promise<void> => {
       let entries: Dirent[];
@@ -305,9 +329,13 @@ export class FolderStore implements ObjectStore {
           // is the whole of parsePath.
           file = parseName(entry.name);
         } catch {
+          onSkipped?.(childKey);
           continue;
         }
-        if (file.path !== childKey) continue;
+        if (file.path !== childKey) {
+          onSkipped?.(childKey);
+          continue;
+        }
         const stats = lstatSync(childPath, { throwIfNoEntry: false });
         if (stats?.isFile()) found.push({ file, size: stats.size, mtimeMs: stats.mtimeMs });
       }

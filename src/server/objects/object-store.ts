@@ -1,6 +1,7 @@
 /**
  * The seam between the routes and where objects live. The routes see only this interface; the folder store
- * (`folder-store.ts`) is one implementation. A store never replaces an object: a name is written once.
+ * (`folder-store.ts`) and the S3 store (`s3-store.ts`) implement it. A store never replaces an object: a name
+ * is written once.
  */
 import type { Readable } from 'node:stream';
 import type { MissionFile } from '../../naming/names.js';
@@ -11,10 +12,22 @@ export interface StoredObject {
   file: MissionFile;
   size: number;
   mtimeMs: number;
+  /** The raw MD5 of the bytes, when known (a PUT, a confirmation, a listing whose ETag is a plain MD5). */
+  md5?: Buffer | undefined;
+  /** The raw SHA-256 of the bytes, when known. */
+  sha256?: Buffer | undefined;
 }
 
-/** An object a PUT stored, with the checksums of its bytes. */
-export interface PutResult extends StoredObject, Digests {}
+/** An object a PUT stored (or a confirmation found), with the checksums of its bytes. */
+export interface PutResult extends StoredObject, Digests {
+  md5: Buffer;
+}
+
+/** What a confirmation expects of an object a client sent straight to the store. */
+export interface ConfirmExpectation {
+  /** The raw Content-MD5 the upload URL was signed with, if any. */
+  md5?: Buffer | undefined;
+}
 
 /** How a PUT body is taken in. */
 export interface PutOptions {
@@ -45,12 +58,27 @@ export interface PresignOptions {
   baseUrl: string;
   /** Seconds the URL is valid; default the store's own for the method. */
   lifetimeSeconds?: number | undefined;
+  /** The base64 Content-MD5 a PUT URL is signed with, so the store refuses other bytes. */
+  contentMd5?: string | undefined;
 }
 
 /** Where the objects of the archive live. */
 export interface ObjectStore {
   /** Where the store is, for messages (a folder, a bucket); never with credentials. */
   readonly location: string;
+  /**
+   * True when the URLs of `presign` point at the store itself, so uploads bypass the server: the route then
+   * reserves the name in the index first and the object is confirmed (`confirm`) once it has arrived.
+   */
+  readonly direct: boolean;
+  /** Resolves when the store answers (its folder or bucket is there and may be used); rejects saying why not. */
+  check(): Promise<void>;
+  /**
+   * The object at `key` with the checksums of its bytes, recorded with it (computed once, here, when the bytes
+   * came without them); undefined when there is none. Rejects with `PutRejected` 400 when the bytes do not
+   * match `expected`.
+   */
+  confirm(key: string, expected?: ConfirmExpectation): Promise<PutResult | undefined>;
   /** True when something occupies the key's place (an object, or anything in the way of one). */
   occupied(key: string): Promise<boolean>;
   /**
@@ -62,10 +90,15 @@ export interface ObjectStore {
   open(key: string): Promise<OpenObject | undefined>;
   /** The size and time of an object; undefined when there is none. */
   head(key: string): Promise<StoredObject | undefined>;
-  /** Every object whose key starts with `prefix` (all with none); entries that break the naming rules are skipped. */
-  list(prefix?: string): Promise<StoredObject[]>;
+  /**
+   * Every object whose key starts with `prefix` (all with none); entries that break the naming rules are
+   * skipped, and named to `onSkipped` when given.
+   */
+  list(prefix?: string, onSkipped?: (key: string) => void): Promise<StoredObject[]>;
   /** Removes an object; false when there was none. */
   delete(key: string): Promise<boolean>;
   /** A URL a client can GET or PUT the object at, without credentials of its own. */
-  presign(method: SignedMethod, key: string, options: PresignOptions): string;
+  presign(method: SignedMethod, key: string, options: PresignOptions): Promise<string>;
+  /** Lets go of connections; the store is not used after. */
+  close(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { unsafePathReason } from '../../naming/path-safety.js';
 import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
 import { OBJECT_PREFIX } from '../objects/presign.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
+import { reserveUpload } from './direct-upload.js';
 import { parseQueryParameters } from './query-parameters.js';
 
 /** The real service's answer to `/download` without a path. */
@@ -238,14 +239,17 @@ export async function upload(
     throw error;
   }
   const baseUrl = context.baseUrl(req);
-  if ((await context.index.has(key)) || (await context.store.occupied(key))) {
+  const exists = (): ApiResponse => {
     if (access !== 'plain') return fileExistsResponse(key);
-    return messageResponse(409, `${baseUrl}${OBJECT_PREFIX}${key} already exists.`);
-  }
+    const where = context.store.direct ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
+    return messageResponse(409, `${where}${key} already exists.`);
+  };
+  if (context.store.direct) return reserveUpload(context, req, key, exists);
+  if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json' },
-    body: context.store.presign('PUT', key, {
+    body: await context.store.presign('PUT', key, {
       baseUrl,
       lifetimeSeconds: context.faults.options.urlLifeSeconds,
     }),
@@ -261,8 +265,14 @@ export async function download(
   if (rest === '') return messageResponse(400, DOWNLOAD_NO_FILE_MESSAGE);
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
-  if (!(await context.index.has(rest))) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = context.store.presign('GET', rest, {
+  let found = await context.index.has(rest);
+  // An upload that just reached the store is confirmed first, so the file is found at once.
+  if (!found && context.uploads) {
+    await context.uploads.settle();
+    found = await context.index.has(rest);
+  }
+  if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
+  const url = await context.store.presign('GET', rest, {
     baseUrl: context.baseUrl(req),
     lifetimeSeconds: context.faults.options.urlLifeSeconds,
   });
@@ -277,6 +287,8 @@ export async function download(
 export async function query(context: ServerContext, target: RequestTarget): Promise<ApiResponse> {
   const parsed = parseQueryParameters(target.query, context.dialect);
   if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
+  // Uploads that reached the store since the last pass are confirmed first, so they are found at once.
+  await context.uploads?.settle();
   return {
     statusCode: 200,
     headers: { ...QUERY_HEADERS },

@@ -28,6 +28,14 @@ export async function handleObject(
   outcome: ObjectOutcome,
 ): Promise<void> {
   const method = req.method ?? 'GET';
+  if (!context.signer) {
+    sendText(
+      res,
+      404,
+      'Not found: objects are served by the object store itself, at the URLs /download and /upload give.',
+    );
+    return;
+  }
   if (method !== 'GET' && method !== 'HEAD' && method !== 'PUT') {
     sendText(res, 405, `Method ${method} is not allowed on objects; use ${ALLOWED}.`, { Allow: ALLOWED });
     return;

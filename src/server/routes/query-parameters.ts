@@ -36,6 +36,10 @@ export function emptyQueryMessage(dialect: Dialect): string {
 export const LATEST_TWICE_MESSAGE =
   'Give either latest=true or version=latest, not both: they ask for the same thing.';
 
+/** The answer to `latest=true` with a `version=vXX-YY`: the real service refuses the pair with a 400. */
+export const LATEST_WITH_VERSION_MESSAGE =
+  'Give either latest=true or a version, not both: latest=true asks for the most recent version of each file.';
+
 /** The answer of today's service to `version=latest`, which it replaced with `latest=true`. */
 export const VERSION_LATEST_REFUSED_MESSAGE =
   'Invalid version "latest": this service takes latest=true for the most recent versions. Please use vxx-xx format.';
@@ -116,6 +120,7 @@ export function parseQueryParameters(search: URLSearchParams, dialect: Dialect =
     const parsed = latestValue(latest);
     if (typeof parsed !== 'boolean') return parsed;
     if (filters.version === 'latest') return { problem: LATEST_TWICE_MESSAGE };
+    if (parsed && filters.version !== undefined) return { problem: LATEST_WITH_VERSION_MESSAGE };
     if (parsed) filters.latest = true;
   }
   const offsetValue = search.get('offset');

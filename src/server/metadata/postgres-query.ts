@@ -1,0 +1,144 @@
+/** The SQL of the PostgreSQL index: one parameterised statement per `/query`, and the rows of stored objects. */
+import type { StoredObject } from '../objects/object-store.js';
+import { formatIngestionDate, type IndexQuery, type QueryPage } from './metadata-index.js';
+
+/** A statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** The columns a record is made of, in the order of the record's fields. */
+const RECORD_COLUMNS =
+  'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, ingested_ms, table_name';
+
+/** A row of `RECORD_COLUMNS`. */
+export interface RecordRow {
+  file_path: string;
+  instrument: string;
+  data_level: string | null;
+  descriptor: string;
+  start_date: string;
+  end_date: string | null;
+  version: string;
+  extension: string;
+  ingested_ms: string;
+  table_name: 'science' | 'ancillary';
+}
+
+/** The version as one number (`vXX-YY` → XX·10⁶ + YY), as the in-memory index ranks it. */
+export function versionRank(version: string): number {
+  const match = /^v(\d+)-(\d+)$/.exec(version);
+  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : -1;
+}
+
+/** The UTC day of a time, `YYYYMMDD` as a number. */
+function dayOf(ms: number): number {
+  return Number(new Date(ms).toISOString().slice(0, 10).replaceAll('-', ''));
+}
+
+/**
+ * The `/query` statement: every filter given (AND) on stored rows of the table, `latest` as the highest version
+ * per series among those, ordered by path, one page when asked.
+ */
+export function queryStatement(filters: IndexQuery, page?: QueryPage): Statement {
+  const values: unknown[] = [filters.table];
+  const where = [`state = 'stored'`, 'table_name = $1'];
+  const add = (condition: string, value: unknown) => {
+    values.push(value);
+    where.push(condition.replace('?', `$${values.length}`));
+  };
+  if (filters.file_path !== undefined) add('file_path = ?', filters.file_path);
+  if (filters.instrument !== undefined) add('instrument = ?', filters.instrument);
+  if (filters.data_level !== undefined) add('data_level = ?', filters.data_level);
+  if (filters.descriptor !== undefined) add('descriptor = ?', filters.descriptor);
+  // Both date filters bound the file's start date, as the real service does.
+  if (filters.start_date !== undefined) add('start_date >= ?', filters.start_date);
+  if (filters.end_date !== undefined) add('start_date <= ?', filters.end_date);
+  if (filters.version !== undefined && filters.version !== 'latest') {
+    add('version_rank = ?', versionRank(filters.version));
+  }
+  if (filters.extension !== undefined) add('extension = ?', filters.extension);
+  if (filters.ingestion_start_date !== undefined) {
+    add('ingestion_day >= ?', Number(filters.ingestion_start_date));
+  }
+  if (filters.ingestion_end_date !== undefined) add('ingestion_day <= ?', Number(filters.ingestion_end_date));
+  const latest = filters.version === 'latest' || filters.latest === true;
+  let text = latest
+    ? `SELECT ${RECORD_COLUMNS} FROM (SELECT ${RECORD_COLUMNS}, version_rank, max(version_rank) OVER (PARTITION BY instrument, data_level, descriptor, start_date) AS top FROM files WHERE ${where.join(' AND ')}) AS ranked WHERE version_rank = top`
+    : `SELECT ${RECORD_COLUMNS} FROM files WHERE ${where.join(' AND ')}`;
+  text += ' ORDER BY file_path';
+  if (page?.limit !== undefined) {
+    values.push(page.limit);
+    text += ` LIMIT $${values.length}`;
+  }
+  if (page && page.offset > 0) {
+    values.push(page.offset);
+    text += ` OFFSET $${values.length}`;
+  }
+  return { text, values };
+}
+
+/** The record of a row, as JSON text with the fields in the order the in-memory index writes them. */
+export function recordJson(row: RecordRow): string {
+  const ingestion_date = formatIngestionDate(Number(row.ingested_ms));
+  const common = { file_path: row.file_path, instrument: row.instrument };
+  const rest = {
+    descriptor: row.descriptor,
+    start_date: row.start_date,
+    end_date: row.end_date,
+    version: row.version,
+    extension: row.extension,
+    ingestion_date,
+  };
+  return JSON.stringify(
+    row.table_name === 'science'
+      ? { ...common, data_level: row.data_level, ...rest }
+      : { ...common, ...rest },
+  );
+}
+
+/** The columns of a stored object's row, in `ROW_COLUMNS` order. */
+export const ROW_COLUMNS =
+  'file_path, table_name, instrument, data_level, descriptor, start_date, end_date, version, version_rank, extension, ingested_ms, ingestion_day, size, md5, sha256';
+
+/** Their types, for `unnest` of one array per column. */
+export const ROW_TYPES = [
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
+  'integer',
+  'text',
+  'bigint',
+  'integer',
+  'bigint',
+  'bytea',
+  'bytea',
+] as const;
+
+/** The column values of a stored object's row. */
+export function rowValues(object: StoredObject): unknown[] {
+  const { file } = object;
+  return [
+    file.path,
+    file.kind,
+    file.instrument,
+    file.kind === 'science' ? file.dataLevel : null,
+    file.descriptor,
+    file.startDate,
+    file.endDate ?? null,
+    file.version,
+    versionRank(file.version),
+    file.extension,
+    Math.floor(object.mtimeMs),
+    dayOf(object.mtimeMs),
+    object.size,
+    object.md5 ?? null,
+    object.sha256 ?? null,
+  ];
+}

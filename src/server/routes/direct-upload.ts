@@ -1,0 +1,48 @@
+/**
+ * `/upload` on a store whose URLs point at itself: the name is reserved in the index (one statement, so of
+ * two servers exactly one gets it) before the URL is signed; the object is confirmed after it arrives.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { ServerContext } from '../context.js';
+import { type ApiResponse, messageResponse } from '../wire.js';
+
+/** Reads a `Content-MD5` header: the raw digest, undefined when absent, null when malformed. */
+function contentMd5(req: IncomingMessage): Buffer | undefined | null {
+  const header = req.headers['content-md5'];
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  const digest = Buffer.from(text, 'base64');
+  return digest.length === 16 && digest.toString('base64') === text ? digest : null;
+}
+
+/**
+ * Reserves `key` and answers with a pre-signed PUT on the store (its Content-MD5 signed when the request
+ * carried one), or with `exists()` when the name is taken: stored, reserved by another upload, or already
+ * in the store (an upload not yet confirmed, or an object put there by another tool).
+ */
+export async function reserveUpload(
+  context: ServerContext,
+  req: IncomingMessage,
+  key: string,
+  exists: () => ApiResponse,
+): Promise<ApiResponse> {
+  const md5 = contentMd5(req);
+  if (md5 === null) {
+    return messageResponse(400, 'Content-MD5 must be the base64 of the 16-byte MD5 digest of the file.');
+  }
+  if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
+  const lifetime = context.uploadUrlLifetimeSeconds;
+  const urlExpiresAtMs = Date.now() + lifetime * 1000;
+  const reservation = await context.index.reserve(key, {
+    urlExpiresAtMs,
+    releaseAtMs: urlExpiresAtMs + context.reservationGraceMs,
+    md5,
+  });
+  if (!reservation) return exists();
+  const url = await context.store.presign('PUT', key, {
+    baseUrl: context.baseUrl(req),
+    lifetimeSeconds: lifetime,
+    contentMd5: md5?.toString('base64'),
+  });
+  return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: url };
+}

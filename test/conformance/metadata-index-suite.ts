@@ -1,0 +1,184 @@
+/**
+ * Every promise of a MetadataIndex, written once and run against each implementation by
+ * `metadata-index.test.ts`: one winner per name (records and reservations), each `/query` filter, paging,
+ * `latest`, rebuild.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePath } from '../../src/naming/names.js';
+import type { IndexQuery, MetadataIndex, QueryPage } from '../../src/server/metadata/metadata-index.js';
+import type { StoredObject } from '../../src/server/objects/object-store.js';
+
+/** An implementation under test: `index` and `other` are two handles on one index (two servers, where it can be shared). */
+export interface IndexFixture {
+  index: MetadataIndex;
+  other: MetadataIndex;
+  cleanup(): Promise<void>;
+}
+
+const DAY = 86_400_000;
+const at = (date: string) => Date.parse(`${date}T12:00:00Z`);
+
+const A = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
+const B = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-01.cdf';
+const C = 'imap/mag/l1b/2025/01/imap_mag_l1b_norm-magi_20250105_20250105_v01-00.cdf';
+const D = 'imap/swe/l0/2025/01/imap_swe_l0_raw_20250110_20250110_v02-00.pkts';
+const M = 'imap/ancillary/mag/imap_mag_calibration_20250101_20250630_v01-00.cdf';
+const O = 'imap/ancillary/swe/imap_swe_lookup-table_20250110_v01-00.csv';
+
+const objects: StoredObject[] = [
+  { file: parsePath(A), size: 1, mtimeMs: at('2025-01-02') },
+  { file: parsePath(B), size: 2, mtimeMs: at('2025-01-03') },
+  { file: parsePath(C), size: 3, mtimeMs: at('2025-01-06') },
+  { file: parsePath(D), size: 4, mtimeMs: at('2025-01-11') },
+  { file: parsePath(M), size: 5, mtimeMs: at('2025-01-02') },
+  { file: parsePath(O), size: 6, mtimeMs: at('2025-01-12') },
+];
+
+async function paths(index: MetadataIndex, filters: IndexQuery, page?: QueryPage): Promise<string[]> {
+  const text = Buffer.concat(await index.queryChunks(filters, page)).toString('utf8');
+  return (JSON.parse(text) as { file_path: string }[]).map((record) => record.file_path);
+}
+
+/** Runs the suite against the index `open` gives. */
+export function metadataIndexConformance(name: string, open: () => Promise<IndexFixture>): void {
+  describe(`MetadataIndex conformance: ${name}`, () => {
+    let fixture: IndexFixture;
+    let index: MetadataIndex;
+
+    beforeAll(async () => {
+      fixture = await open();
+      index = fixture.index;
+      await index.check();
+      await index.rebuild(objects);
+    });
+    afterAll(async () => {
+      await fixture?.cleanup();
+    });
+
+    it('holds one record per stored object, with the fields the client reads', async () => {
+      expect(await index.count()).toBe(6);
+      expect(await index.has(A)).toBe(true);
+      expect(await index.get(O)).toEqual({
+        file_path: O,
+        instrument: 'swe',
+        descriptor: 'lookup-table',
+        start_date: '20250110',
+        end_date: null,
+        version: 'v01-00',
+        extension: 'csv',
+        ingestion_date: '2025-01-12 12:00:00',
+      });
+      expect((await index.get(A))?.data_level).toBe('l1a');
+      expect(await index.get('imap/mag/l1a/2025/01/nothing.cdf')).toBeUndefined();
+    });
+
+    it.each<[string, IndexQuery, string[]]>([
+      ['table only, ordered by path', { table: 'science' }, [A, B, C, D]],
+      ['instrument', { table: 'science', instrument: 'mag' }, [A, B, C]],
+      ['data_level', { table: 'science', data_level: 'l1b' }, [C]],
+      ['descriptor', { table: 'science', descriptor: 'raw' }, [D]],
+      ['start_date bounds the start date', { table: 'science', start_date: '20250105' }, [C, D]],
+      ['end_date bounds the start date too', { table: 'science', end_date: '20250105' }, [A, B, C]],
+      ['version', { table: 'science', version: 'v01-01' }, [B]],
+      ['version=latest per series', { table: 'science', version: 'latest' }, [B, C, D]],
+      ['latest=true with another filter', { table: 'science', instrument: 'mag', latest: true }, [B, C]],
+      ['extension', { table: 'science', extension: 'pkts' }, [D]],
+      [
+        'ingestion days, whole days in UTC',
+        { table: 'science', ingestion_start_date: '20250103', ingestion_end_date: '20250106' },
+        [B, C],
+      ],
+      ['file_path', { table: 'science', file_path: C }, [C]],
+      ['file_path of the other table', { table: 'science', file_path: M }, []],
+      ['ancillary table', { table: 'ancillary' }, [M, O]],
+      ['ancillary by instrument', { table: 'ancillary', instrument: 'swe' }, [O]],
+      ['a word no record has', { table: 'science', instrument: 'hit' }, []],
+    ])('filters: %s', async (_, filters, expected) => {
+      expect(await paths(index, filters)).toEqual(expected);
+    });
+
+    it('pages concatenate to the unpaged answer', async () => {
+      const all = await paths(index, { table: 'science' });
+      const pages: string[] = [];
+      for (let offset = 0; offset < 6; offset += 3)
+        pages.push(...(await paths(index, { table: 'science' }, { offset, limit: 3 })));
+      expect(pages).toEqual(all);
+      expect(await paths(index, { table: 'science' }, { offset: 1, limit: 2 })).toEqual([B, C]);
+      expect(await paths(index, { table: 'science' }, { offset: 10 })).toEqual([]);
+      expect(Buffer.concat(await index.queryChunks({ table: 'science', instrument: 'hit' })).toString()).toBe(
+        '[]',
+      );
+    });
+
+    it('adds a record once: of two adds of one name, through two handles at once, exactly one wins', async () => {
+      const E = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250201_20250201_v01-00.cdf';
+      const object = { file: parsePath(E), size: 9, mtimeMs: at('2025-02-02') };
+      const won = await Promise.all([index.add(object), fixture.other.add(object), index.add(object)]);
+      expect(won.filter(Boolean)).toHaveLength(1);
+      expect(await fixture.other.has(E)).toBe(true);
+      expect(await index.addAll([object, ...objects])).toBe(0);
+    });
+
+    it('reserves a name once: concurrent reservations through two handles, exactly one gets it', async () => {
+      const F = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250202_20250202_v01-00.cdf';
+      const options = { urlExpiresAtMs: Date.now() + 3_600_000, releaseAtMs: Date.now() + 4_000_000 };
+      const got = await Promise.all([
+        index.reserve(F, options),
+        fixture.other.reserve(F, options),
+        index.reserve(F, options),
+      ]);
+      expect(got.filter(Boolean)).toHaveLength(1);
+      expect(await index.reserve(A, options)).toBeUndefined();
+      // A reservation is no record: not found, not counted, not addable by a listing.
+      expect(await index.has(F)).toBe(false);
+      expect(await index.addAll([{ file: parsePath(F), size: 1, mtimeMs: Date.now() }])).toBe(0);
+      const pending = await fixture.other.pending();
+      expect(pending.map((reservation) => reservation.key)).toContain(F);
+    });
+
+    it('confirms a reservation into a visible record once, and only the reservation that is held', async () => {
+      const G = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250203_20250203_v01-00.cdf';
+      const now = Date.now();
+      const md5 = Buffer.alloc(16, 7);
+      const held = await index.reserve(G, { urlExpiresAtMs: now + 1000, releaseAtMs: now + 2000, md5 });
+      expect(held?.md5?.equals(md5)).toBe(true);
+      if (!held) throw new Error('not reserved');
+      const object = { file: parsePath(G), size: 5, mtimeMs: at('2025-02-04') };
+      expect(await index.confirm({ ...held, token: 'someone-else' }, object)).toBe(false);
+      expect(await fixture.other.has(G)).toBe(false);
+      expect(await Promise.all([index.confirm(held, object), fixture.other.confirm(held, object)])).toContain(
+        true,
+      );
+      expect(await fixture.other.has(G)).toBe(true);
+      expect((await index.pending()).map((reservation) => reservation.key)).not.toContain(G);
+      expect(await index.confirm(held, object)).toBe(false);
+    });
+
+    it('releases a reservation, and lets a reservation past its release time be taken over', async () => {
+      const H = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250204_20250204_v01-00.cdf';
+      const now = Date.now();
+      const first = await index.reserve(H, { urlExpiresAtMs: now - 2 * DAY, releaseAtMs: now - DAY });
+      if (!first) throw new Error('not reserved');
+      const second = await fixture.other.reserve(H, {
+        urlExpiresAtMs: now + DAY,
+        releaseAtMs: now + 2 * DAY,
+      });
+      expect(second?.token).not.toBe(first.token);
+      if (!second) throw new Error('not taken over');
+      // The first upload's reservation is gone: neither its confirmation nor its release touches the second.
+      await index.release(first);
+      expect(await index.confirm(first, { file: parsePath(H), size: 1, mtimeMs: now })).toBe(false);
+      expect((await index.pending()).find((reservation) => reservation.key === H)?.token).toBe(second.token);
+      await fixture.other.release(second);
+      expect((await index.pending()).map((reservation) => reservation.key)).not.toContain(H);
+      expect(await index.reserve(H, { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY })).toBeDefined();
+    });
+
+    it('rebuilds from a listing: the records are exactly those of the objects', async () => {
+      await index.rebuild(objects.slice(0, 2));
+      expect(await fixture.other.count()).toBe(2);
+      expect(await paths(fixture.other, { table: 'science' })).toEqual([A, B]);
+      expect(await paths(fixture.other, { table: 'ancillary' })).toEqual([]);
+    });
+  });
+}

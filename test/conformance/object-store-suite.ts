@@ -1,0 +1,162 @@
+/**
+ * Every promise of an ObjectStore, written once (in the manner of rclone's fstests) and run against each
+ * implementation by `object-store.test.ts` on real engines.
+ */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutRejected } from '../../src/server/objects/folder-write.js';
+import type { ObjectStore } from '../../src/server/objects/object-store.js';
+
+/** An implementation under test. */
+export interface StoreFixture {
+  store: ObjectStore;
+  /** The base URL pre-signed URLs are made for (the server serving a folder store's URLs). */
+  baseUrl: string;
+  /** True when a PUT URL signed with a Content-MD5 refuses other bytes (the folder store's URLs do not sign it). */
+  signsContentMd5: boolean;
+  /** Makes the URLs of `presign` servable for what is stored now (a folder store's server reads its index). */
+  serve(): Promise<void>;
+  /** Puts bytes at a raw key by the store's own means, bypassing the interface (another tool's upload). */
+  placeRaw(key: string, bytes: Buffer): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest();
+const key = (n: number, version = 'v01-00') =>
+  `imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_202501${String(n).padStart(2, '0')}_202501${String(n).padStart(2, '0')}_${version}.cdf`;
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+/** Runs the suite against the store `open` gives. */
+export function objectStoreConformance(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`ObjectStore conformance: ${name}`, () => {
+    let fixture: StoreFixture;
+    let store: ObjectStore;
+    const bytes = Buffer.from('0123456789abcdefghij'.repeat(50));
+
+    beforeAll(async () => {
+      fixture = await open();
+      store = fixture.store;
+      await store.check();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await fixture?.cleanup();
+    });
+
+    it('stores a body whole and reads it back: size, bytes, MD5 and CRC-32 from the put', async () => {
+      const stored = await store.put(key(1), Readable.from([bytes]), bytes.length, { md5: md5(bytes) });
+      expect(stored.size).toBe(bytes.length);
+      expect(stored.md5.equals(md5(bytes))).toBe(true);
+      expect(await store.occupied(key(1))).toBe(true);
+      expect((await store.head(key(1)))?.size).toBe(bytes.length);
+      const object = await store.open(key(1));
+      expect(object?.size).toBe(bytes.length);
+      expect((await object?.digests())?.md5.equals(md5(bytes))).toBe(true);
+      expect(await readAll(object?.stream(0, bytes.length - 1) as Readable)).toEqual(bytes);
+    });
+
+    it('reads a byte range', async () => {
+      const object = await store.open(key(1));
+      expect((await readAll(object?.stream(3, 7) as Readable)).toString()).toBe('34567');
+      await object?.close();
+    });
+
+    it('refuses a second write of a name (409) and keeps the first bytes', async () => {
+      const other = Buffer.from('other bytes');
+      await expect(store.put(key(1), Readable.from([other]), other.length)).rejects.toMatchObject({
+        status: 409,
+      });
+      const object = await store.open(key(1));
+      expect(object?.size).toBe(bytes.length);
+      await object?.close();
+    });
+
+    it('stores nothing when the body is shorter than its length', async () => {
+      await expect(store.put(key(2), Readable.from([Buffer.from('short')]), 100)).rejects.toBeDefined();
+      expect(await store.head(key(2))).toBeUndefined();
+    });
+
+    it('stores nothing when the bytes do not match the Content-MD5 (400)', async () => {
+      const wrong = md5(Buffer.from('something else'));
+      await expect(
+        store.put(key(3), Readable.from([bytes]), bytes.length, { md5: wrong }),
+      ).rejects.toBeInstanceOf(PutRejected);
+      expect(await store.head(key(3))).toBeUndefined();
+    });
+
+    it('confirms an object that arrived by other means: size and checksums, checked against the expected MD5', async () => {
+      const arrived = Buffer.from('bytes sent straight to the store');
+      await fixture.placeRaw(key(4), arrived);
+      const confirmed = await store.confirm(key(4), { md5: md5(arrived) });
+      expect(confirmed?.size).toBe(arrived.length);
+      expect(confirmed?.md5.equals(md5(arrived))).toBe(true);
+      // Recorded once: a second confirmation finds the same checksums.
+      expect((await store.confirm(key(4)))?.md5.equals(md5(arrived))).toBe(true);
+      await expect(store.confirm(key(4), { md5: md5(bytes) })).rejects.toMatchObject({ status: 400 });
+      expect(await store.confirm(key(5))).toBeUndefined();
+    });
+
+    it('lists by prefix, and names the keys that break the naming rules', async () => {
+      await fixture.placeRaw('imap/mag/l1a/2025/01/not-a-mission-file.txt', Buffer.from('x'));
+      const skipped: string[] = [];
+      const all = await store.list('', (found) => skipped.push(found));
+      expect(all.map((object) => object.file.path).sort()).toEqual([key(1), key(4)]);
+      expect(skipped).toContain('imap/mag/l1a/2025/01/not-a-mission-file.txt');
+      expect((await store.list(key(4))).map((object) => object.file.path)).toEqual([key(4)]);
+      expect(await store.list('imap/swe/')).toEqual([]);
+    });
+
+    it('pre-signs a GET that serves the bytes, and refuses it tampered or expired', async () => {
+      await fixture.serve();
+      const url = await store.presign('GET', key(1), { baseUrl: fixture.baseUrl });
+      const got = await fetch(url);
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer())).toEqual(bytes);
+      const ranged = await fetch(url, { headers: { Range: 'bytes=0-3' } });
+      expect(ranged.status).toBe(206);
+      expect(await ranged.text()).toBe('0123');
+      const tampered = await fetch(url.replace('v01-00.cdf', 'v01-01.cdf'));
+      expect(tampered.status).toBe(403);
+      const short = await store.presign('GET', key(1), { baseUrl: fixture.baseUrl, lifetimeSeconds: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      expect((await fetch(short)).status).toBe(403);
+    });
+
+    it('pre-signs a PUT that stores the bytes; with a signed Content-MD5 other bytes are refused', async () => {
+      const sent = Buffer.from('uploaded through a signed URL');
+      const url = await store.presign('PUT', key(6), { baseUrl: fixture.baseUrl });
+      const put = await fetch(url, { method: 'PUT', body: sent });
+      expect(put.status).toBe(200);
+      expect((await store.head(key(6)))?.size).toBe(sent.length);
+      if (!fixture.signsContentMd5) return;
+      const contentMd5 = md5(sent).toString('base64');
+      const signed = await store.presign('PUT', key(7), { baseUrl: fixture.baseUrl, contentMd5 });
+      const refused = await fetch(signed, {
+        method: 'PUT',
+        body: Buffer.from('other bytes, same length!!!!!'),
+        headers: { 'Content-MD5': md5(Buffer.from('other bytes, same length!!!!!')).toString('base64') },
+      });
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect(await store.head(key(7))).toBeUndefined();
+      const accepted = await fetch(signed, {
+        method: 'PUT',
+        body: sent,
+        headers: { 'Content-MD5': contentMd5 },
+      });
+      expect(accepted.status).toBe(200);
+    });
+
+    it('deletes an object once', async () => {
+      expect(await store.delete(key(6))).toBe(true);
+      expect(await store.delete(key(6))).toBe(false);
+      expect(await store.head(key(6))).toBeUndefined();
+      expect(await store.occupied(key(6))).toBe(false);
+    });
+  });
+}
