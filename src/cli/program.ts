@@ -192,6 +192,10 @@ Examples:
     .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
     .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
     .option('--dry-run', 'check names and find the files; send nothing, ask the service nothing')
+    .option(
+      '--ignore-folder',
+      'upload a file found in a folder that disagrees with its name, by its name (which alone sets where it is stored)',
+    )
     .option('--verbose', 'a line for every file, those already stored included')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
