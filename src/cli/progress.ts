@@ -51,6 +51,11 @@ export interface ReporterOptions {
    * no `CI`; see `canAnimate`); default: the stream is a TTY.
    */
   animate?: boolean | undefined;
+  /**
+   * Each file is read once to compute its MD5 before it is sent (uploads with `Content-MD5`): the time left
+   * counts what is left of both passes, so it does not start over when sending begins.
+   */
+  hashesFirst?: boolean | undefined;
   /** Clock, for tests. */
   now?: () => number;
   /** Redraws on a timer (so a stall shows), and off a terminal prints a line every 10 s; default true. */
@@ -90,6 +95,8 @@ export class TransferReporter {
   private lineShown = false;
   private readonly transferRate = new RateMeter();
   private readonly hashRate = new RateMeter();
+  /** Bytes hashed so far in the whole batch. */
+  private hashedBytes = 0;
 
   constructor(
     private readonly stream: ProgressStream,
@@ -134,6 +141,7 @@ export class TransferReporter {
 
   /** Bytes of one file read so far to compute its MD5, before it is sent. */
   hashing(label: string, hashed: number, total: number): void {
+    this.hashedBytes += Math.max(0, hashed - (this.inFlight.get(label)?.hashed ?? 0));
     this.inFlight.set(label, { bytes: 0, total, hashed });
     if (this.animate) this.draw(false);
   }
@@ -265,7 +273,7 @@ export class TransferReporter {
     if (hashingOnly) {
       const hashed = active.reduce((sum, file) => sum + (file.hashed ?? 0), 0);
       const total = active.reduce((sum, file) => sum + (file.total ?? 0), 0);
-      this.hashRate.add(now, hashed);
+      this.hashRate.add(now, this.hashedBytes);
       amount = formatPair(hashed, total);
       fraction = total > 0 ? hashed / total : 0;
       rate = this.hashRate.perMs();
@@ -289,7 +297,9 @@ export class TransferReporter {
             ? (elapsed / this.settledFiles) * (this.totalFiles - this.settledFiles)
             : undefined;
       }
+      if (this.options.hashesFirst) this.hashRate.add(now, this.hashedBytes);
     }
+    if (this.options.hashesFirst) remaining = this.bothPassesLeft();
     const head = `${files}  ${amount}  ${Math.floor(Math.min(1, fraction) * 100)}%`;
     const tail = [
       rate !== undefined && rate > 0 ? `${formatBytes(Math.round(rate * 1000))}/s` : undefined,
@@ -317,6 +327,23 @@ export class TransferReporter {
       quietMs: now - this.lastByteAt,
       unfinished: this.settledFiles < this.totalFiles,
     });
+  }
+
+  /**
+   * Time left of an upload that hashes each file before sending it: what is left to hash at the hashing rate plus
+   * what is left to send at the sending rate; unknown until each pass still to run has a rate.
+   */
+  private bothPassesLeft(): number | undefined {
+    const total = this.knownTotalBytes();
+    if (total === undefined) return undefined;
+    const toHash = Math.max(0, total - this.hashedBytes);
+    const toSend = Math.max(0, total - this.bytes);
+    const hashRate = this.hashRate.perMs();
+    const sendRate = this.transferRate.perMs();
+    if ((toHash > 0 && !hashRate) || (toSend > 0 && !sendRate)) return undefined;
+    return (
+      (toHash > 0 ? toHash / (hashRate as number) : 0) + (toSend > 0 ? toSend / (sendRate as number) : 0)
+    );
   }
 
   /** The bytes of the whole batch, once every file still to come is in flight with a known size. */

@@ -45,6 +45,7 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         unchanged: ['exists'],
         verbose: options.verbose,
         animate,
+        hashesFirst: options.checksum !== false,
       },
     );
     // Names are checked inside the library before any file is read or any request is made.
