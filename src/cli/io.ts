@@ -30,5 +30,6 @@ export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataCli
     dataDir: options.dataDir,
     token: options.token,
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
+    onWarning: options.quiet ? undefined : (message) => io.stderr.write(`Warning: ${message}\n`),
   });
 }

@@ -273,7 +273,7 @@ Examples:
   configCommand('set')
     .description('store a setting in the config file')
     .argument('<key>', 'url, api-key, data-dir or token')
-    .argument('<value>', 'the value')
+    .argument('<value>', 'the value; - reads it from stdin (keeps a key out of the shell history)')
     .action((key: string, value: string, options: GlobalOptions) =>
       run(async () => {
         await (await import('./commands/config.js')).configSet(key, value, options, io);
