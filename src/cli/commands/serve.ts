@@ -1,4 +1,5 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+import { createServer, isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { ExitCode, ListenError } from '../../core/errors.js';
 import {
@@ -70,9 +71,43 @@ function listenError(error: unknown, options: ServeCommandOptions): ListenError 
   return error;
 }
 
+/**
+ * Fails as `serve` would on a port in use (or not ours to take), before the store folder or the demo archive is
+ * written: a mistyped port must not leave a new folder behind. The server's own listen still reports a port
+ * taken in between.
+ */
+async function checkPortFree(options: ServeCommandOptions): Promise<void> {
+  if (options.port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((done, fail) => {
+      probe.once('error', fail);
+      probe.listen({ port: options.port, host: options.host, exclusive: true }, () => done());
+    });
+  } catch (error) {
+    throw listenError(error, options);
+  } finally {
+    await new Promise<void>((done) => probe.close(() => done()));
+  }
+}
+
+/** True for a host only this machine reaches: a loopback address or name. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
 /** Starts the server, prints `Listening on <url>`, logs requests, and stops when `io.signal` aborts. */
 export async function serve(options: ServeCommandOptions, io: CommandIO): Promise<number> {
   const storeDir = resolve(options.store);
+  await checkPortFree(options);
+  if (!isLoopbackHost(options.host) && !options.apiKey?.length) {
+    // Shown even with --quiet: an open store on the network is not noise.
+    io.stderr.write(
+      `Warning: listening on ${options.host} without --api-key: anyone who can reach this machine can upload to the store. Give --api-key KEY to guard uploads.\n`,
+    );
+  }
   if (options.demo) {
     if (await isStoreEmpty(storeDir)) {
       const count = await writeDemoArchive(storeDir);
