@@ -9,7 +9,7 @@
 import { AbortedError, isMissionDataError, NOT_ATTEMPTED } from '../core/errors.js';
 import { formatBar, formatBytes, formatPair, formatTimeLeft } from './format.js';
 import { commandLineHint } from './hints.js';
-import { type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
+import { bothPassesLeft, type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
 import { summaryLines } from './summary.js';
 
 export type { ProgressStream } from './status-line.js';
@@ -329,21 +329,19 @@ export class TransferReporter {
     });
   }
 
-  /**
-   * Time left of an upload that hashes each file before sending it: what is left to hash at the hashing rate plus
-   * what is left to send at the sending rate; unknown until each pass still to run has a rate.
-   */
+  /** Time left of an upload that hashes each file before sending it (see `bothPassesLeft`). */
   private bothPassesLeft(): number | undefined {
     const total = this.knownTotalBytes();
-    if (total === undefined) return undefined;
-    const toHash = Math.max(0, total - this.hashedBytes);
-    const toSend = Math.max(0, total - this.bytes);
-    const hashRate = this.hashRate.perMs();
-    const sendRate = this.transferRate.perMs();
-    if ((toHash > 0 && !hashRate) || (toSend > 0 && !sendRate)) return undefined;
-    return (
-      (toHash > 0 ? toHash / (hashRate as number) : 0) + (toSend > 0 ? toSend / (sendRate as number) : 0)
-    );
+    return total === undefined
+      ? undefined
+      : bothPassesLeft(
+          total,
+          { done: this.hashedBytes, perMs: this.hashRate.perMs() },
+          {
+            done: this.bytes,
+            perMs: this.transferRate.perMs(),
+          },
+        );
   }
 
   /** The bytes of the whole batch, once every file still to come is in flight with a known size. */
