@@ -43,6 +43,8 @@ export interface CreateClientOptions {
   env?: Record<string, string | undefined> | undefined;
   /** Receives one line per request and retry, for debugging. */
   log?: ((line: string) => void) | undefined;
+  /** Receives what in the configuration is ignored (an unknown setting in the file), once it is read. */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /** How `MissionDataClient.query` asks. */
@@ -123,6 +125,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
         ...(options.configFile ? { configFile: options.configFile } : {}),
       },
     ).then((config) => {
+      for (const warning of config.warnings) options.onWarning?.(warning);
       if (!options.dispatcher) options.log?.(describeProxy(config.proxy));
       return {
         config,

@@ -45,7 +45,7 @@ export {
 } from './naming/names.js';
 export type { QueryFilters, QueryParams, QueryRecord } from './naming/query-vocabulary.js';
 export type { OutputFormat } from './output.js';
-export { formatCsv, formatJson, formatTable } from './output.js';
+export { formatCsv, formatJson, formatTable, foundLine } from './output.js';
 export { HttpClient } from './service/client.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';

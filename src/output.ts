@@ -65,7 +65,10 @@ export const CSV_FIELDS = [
   'ingestion_date',
 ] as const satisfies ReadonlyArray<keyof QueryRecord>;
 
-/** The line above the table, worded as the service's earlier client words it (scripts match on it). */
+/**
+ * The count line, worded as the service's earlier client words it; the command line writes it on stderr (it is
+ * no result: a pipe of the table gets the rows alone, and `--quiet` leaves it out).
+ */
 export function foundLine(count: number): string {
   return `Found [${count}] matching files\n`;
 }
@@ -81,11 +84,11 @@ export interface TableOptions {
 }
 
 /**
- * The `Found [N] matching files` line and, when anything matched, a compact table of the records: a heading row,
- * a rule under it, one line per record, columns two spaces apart.
+ * A compact table of the records, when anything matched (nothing otherwise): a heading row, a rule under it, one
+ * line per record, columns two spaces apart. The count line is `foundLine`.
  */
 export function formatTable(records: readonly ReceivedRecord[], options: TableOptions = {}): string {
-  if (records.length === 0) return foundLine(0);
+  if (records.length === 0) return '';
   const width = options.width !== undefined && options.width > 0 ? options.width : undefined;
   let columns = LAYOUTS[0] as readonly Column[];
   let cells = tableCells(records, columns);
@@ -113,7 +116,7 @@ export function formatTable(records: readonly ReceivedRecord[], options: TableOp
   );
   lines[1] = widths.map((size) => '-'.repeat(size)).join(GAP);
   for (let row = 0; row < cells.length; row += 1) lines[row + 2] = joinRow(cells[row] as string[], widths);
-  return `${foundLine(records.length)}${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n`;
 }
 
 function tableCells(records: readonly ReceivedRecord[], columns: readonly Column[]): string[][] {

@@ -26,6 +26,9 @@ function flagAdvice(error: MissionDataError): { joiner: string; advice: string }
       advice: 'pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
     };
   }
+  if (error.code === 'E_WRONG_FOLDER') {
+    return { joiner: ': ', advice: 'pass --ignore-folder.' };
+  }
   // A refusal from the service itself (an object-store address shows its credentials as `?…`).
   if (
     error instanceof ApiError &&

@@ -36,5 +36,6 @@ export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataCli
     retries: options.retries,
     timeout: options.timeout,
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
+    onWarning: options.quiet ? undefined : (message) => io.stderr.write(`Warning: ${message}\n`),
   });
 }

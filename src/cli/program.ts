@@ -195,6 +195,10 @@ Examples:
     .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
     .option('--no-checksum', 'do not send Content-MD5 (skips reading each file twice; faster on fast links)')
     .option('--dry-run', 'check names and find the files; send nothing, ask the service nothing')
+    .option(
+      '--ignore-folder',
+      'upload a file found in a folder that disagrees with its name, by its name (which alone sets where it is stored)',
+    )
     .option('--verbose', 'a line for every file, those already stored included')
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
@@ -299,7 +303,7 @@ Examples:
   configCommand('set')
     .description('store a setting in the config file')
     .argument('<key>', 'url, api-key, data-dir or token')
-    .argument('<value>', 'the value')
+    .argument('<value>', 'the value; - reads it from stdin (keeps a key out of the shell history)')
     .action((key: string, value: string, options: GlobalOptions) =>
       run(async () => {
         await (await import('./commands/config.js')).configSet(key, value, options, io);

@@ -9,7 +9,7 @@
 import { AbortedError, isMissionDataError, NOT_ATTEMPTED } from '../core/errors.js';
 import { formatBar, formatBytes, formatPair, formatTimeLeft } from './format.js';
 import { commandLineHint } from './hints.js';
-import { type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
+import { bothPassesLeft, type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
 import { summaryLines } from './summary.js';
 
 export type { ProgressStream } from './status-line.js';
@@ -51,6 +51,11 @@ export interface ReporterOptions {
    * no `CI`; see `canAnimate`); default: the stream is a TTY.
    */
   animate?: boolean | undefined;
+  /**
+   * Each file is read once to compute its MD5 before it is sent (uploads with `Content-MD5`): the time left
+   * counts what is left of both passes, so it does not start over when sending begins.
+   */
+  hashesFirst?: boolean | undefined;
   /** Clock, for tests. */
   now?: () => number;
   /** Redraws on a timer (so a stall shows), and off a terminal prints a line every 10 s; default true. */
@@ -90,6 +95,8 @@ export class TransferReporter {
   private lineShown = false;
   private readonly transferRate = new RateMeter();
   private readonly hashRate = new RateMeter();
+  /** Bytes hashed so far in the whole batch. */
+  private hashedBytes = 0;
 
   constructor(
     private readonly stream: ProgressStream,
@@ -134,6 +141,7 @@ export class TransferReporter {
 
   /** Bytes of one file read so far to compute its MD5, before it is sent. */
   hashing(label: string, hashed: number, total: number): void {
+    this.hashedBytes += Math.max(0, hashed - (this.inFlight.get(label)?.hashed ?? 0));
     this.inFlight.set(label, { bytes: 0, total, hashed });
     if (this.animate) this.draw(false);
   }
@@ -265,7 +273,7 @@ export class TransferReporter {
     if (hashingOnly) {
       const hashed = active.reduce((sum, file) => sum + (file.hashed ?? 0), 0);
       const total = active.reduce((sum, file) => sum + (file.total ?? 0), 0);
-      this.hashRate.add(now, hashed);
+      this.hashRate.add(now, this.hashedBytes);
       amount = formatPair(hashed, total);
       fraction = total > 0 ? hashed / total : 0;
       rate = this.hashRate.perMs();
@@ -289,7 +297,9 @@ export class TransferReporter {
             ? (elapsed / this.settledFiles) * (this.totalFiles - this.settledFiles)
             : undefined;
       }
+      if (this.options.hashesFirst) this.hashRate.add(now, this.hashedBytes);
     }
+    if (this.options.hashesFirst) remaining = this.bothPassesLeft();
     const head = `${files}  ${amount}  ${Math.floor(Math.min(1, fraction) * 100)}%`;
     const tail = [
       rate !== undefined && rate > 0 ? `${formatBytes(Math.round(rate * 1000))}/s` : undefined,
@@ -317,6 +327,21 @@ export class TransferReporter {
       quietMs: now - this.lastByteAt,
       unfinished: this.settledFiles < this.totalFiles,
     });
+  }
+
+  /** Time left of an upload that hashes each file before sending it (see `bothPassesLeft`). */
+  private bothPassesLeft(): number | undefined {
+    const total = this.knownTotalBytes();
+    return total === undefined
+      ? undefined
+      : bothPassesLeft(
+          total,
+          { done: this.hashedBytes, perMs: this.hashRate.perMs() },
+          {
+            done: this.bytes,
+            perMs: this.transferRate.perMs(),
+          },
+        );
   }
 
   /** The bytes of the whole batch, once every file still to come is in flight with a known size. */

@@ -71,3 +71,22 @@ export function waitNote(
   if (batch.quietMs >= STALL_MS) return `stalled ${Math.floor(batch.quietMs / 1000)} s`;
   return undefined;
 }
+
+/**
+ * Time left of work done in two passes over the same bytes (an upload's MD5 pass, then its sending): what is left
+ * of each at its own rate; unknown until each pass still to run has a rate.
+ */
+export function bothPassesLeft(
+  total: number,
+  first: { done: number; perMs: number | undefined },
+  second: { done: number; perMs: number | undefined },
+): number | undefined {
+  let left = 0;
+  for (const pass of [first, second]) {
+    const bytes = Math.max(0, total - pass.done);
+    if (bytes === 0) continue;
+    if (!pass.perMs) return undefined;
+    left += bytes / pass.perMs;
+  }
+  return left;
+}

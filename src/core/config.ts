@@ -3,15 +3,13 @@
  * flag > environment > configuration file > default, and remembers where its value came from.
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { ConfigError } from './errors.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
 import { parseHttpUrl } from './urls.js';
 import * as z from './zod.js';
-
-/** The development server of the service, used when nothing else is configured. */
-export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
 
 export {
   describeProxy,
@@ -21,6 +19,9 @@ export {
   type ProxyValue,
   resolveProxy,
 } from './proxy.js';
+
+/** The development server of the service, used when nothing else is configured. */
+export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
 
 /** Environment variables of each setting, first found wins. */
 export const ENVIRONMENT_VARIABLES = {
@@ -67,6 +68,8 @@ export interface Config {
   configFile: string;
   /** The proxy settings of the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`). */
   proxy: ProxySettings;
+  /** What in the configuration was ignored (an unknown setting in the file), for the caller to show. */
+  warnings: string[];
 }
 
 /** Values given on the command line (or by a library caller). */
@@ -136,13 +139,28 @@ export function defaultConfigFile(env: Record<string, string | undefined> = proc
   return join(envPaths('mission-data', { suffix: '' }).config, 'config.json');
 }
 
-/** Reads and checks a configuration file; a missing file is an empty configuration. */
+/** A configuration file as read: its settings, and the keys this version does not know (kept when it is rewritten). */
+export interface ConfigDocument {
+  settings: ConfigFile;
+  /** Keys this version does not know, with their values: a newer version's settings, or typos. */
+  unknown: Record<string, unknown>;
+}
+
+/** Reads and checks a configuration file's settings; a missing file is an empty configuration. */
 export async function readConfigFile(file: string): Promise<ConfigFile> {
+  return (await readConfigDocument(file)).settings;
+}
+
+/**
+ * Reads and checks a configuration file. A key this version does not know is set apart, not refused: a file
+ * shared with a newer version, or a typo, must not stop every command (the caller warns about it).
+ */
+export async function readConfigDocument(file: string): Promise<ConfigDocument> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { settings: {}, unknown: {} };
     throw new ConfigError(`Cannot read the configuration file ${file}: ${(error as Error).message}`, {
       cause: error,
     });
@@ -155,6 +173,15 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       hint: `Fix the JSON in ${file}, or delete the file to start again.`,
       cause: error,
     });
+  }
+  const unknown: Record<string, unknown> = {};
+  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+    const known: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(data)) {
+      if ((SETTING_NAMES as string[]).includes(key)) known[key] = value;
+      else unknown[key] = value;
+    }
+    data = known;
   }
   const result = configFileSchema.safeParse(data);
   if (!result.success) {
@@ -169,7 +196,26 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
       hint: `Valid settings are ${SETTING_NAMES.join(', ')}. Fix or delete ${file}.`,
     });
   }
-  return result.data;
+  return { settings: result.data, unknown };
+}
+
+/** The warning about the keys of a configuration file this version does not know. */
+function unknownSettingsWarning(file: string, unknown: Record<string, unknown>): string[] {
+  const keys = Object.keys(unknown);
+  if (keys.length === 0) return [];
+  const which = keys.map((key) => JSON.stringify(key)).join(', ');
+  return [
+    `The configuration file ${file} has ${keys.length === 1 ? 'an unknown setting' : 'unknown settings'} ${which}, ignored. Settings are ${SETTING_NAMES.join(', ')}.`,
+  ];
+}
+
+/**
+ * A path with a leading `~` (alone or before a slash) read as the home folder, as a shell would have: values of
+ * the configuration file and the environment reach the program unexpanded.
+ */
+export function expandHome(path: string, env: Record<string, string | undefined> = process.env): string {
+  if (path !== '~' && !path.startsWith('~/')) return path;
+  return join(env.HOME || homedir(), path.slice(1));
 }
 
 /** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
@@ -229,7 +275,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const configFile = options.configFile ?? defaultConfigFile(env);
-  const file = await readConfigFile(configFile);
+  const { settings: file, unknown } = await readConfigDocument(configFile);
   const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
   const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
   const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
@@ -240,7 +286,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   return {
     url: checkedUrl,
     apiKey: apiKey.value,
-    dataDir: resolve(cwd, dataDir.value ?? 'data'),
+    dataDir: resolve(cwd, expandHome(dataDir.value ?? 'data', env)),
     token: token.value,
     retries: Number(checkNumber('retries', retries, configFile)),
     timeout: Number(checkNumber('timeout', timeout, configFile)),
@@ -254,6 +300,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
     },
     configFile,
     proxy: resolveProxy(env),
+    warnings: unknownSettingsWarning(configFile, unknown),
   };
 }
 
@@ -300,16 +347,17 @@ export function maskApiKey(key: string): string {
 
 /** Removes a setting from the configuration file; returns whether it was set. */
 export async function unsetConfigValue(file: string, name: SettingName): Promise<boolean> {
-  const contents = await readConfigFile(file);
-  if (contents[name] === undefined) return false;
-  delete contents[name];
-  await writeConfigFile(file, contents);
+  const { settings, unknown } = await readConfigDocument(file);
+  if (settings[name] === undefined) return false;
+  delete settings[name];
+  await writeConfigFile(file, { ...unknown, ...settings });
   return true;
 }
 
 /** Stores a setting in the configuration file after checking it. */
 export async function setConfigValue(file: string, name: SettingName, value: string): Promise<void> {
-  const contents = await readConfigFile(file);
-  contents[name] = checkSetting(name, value);
-  await writeConfigFile(file, contents);
+  const { settings, unknown } = await readConfigDocument(file);
+  settings[name] = checkSetting(name, value);
+  // Keys this version does not know are kept: they may be a newer version's settings.
+  await writeConfigFile(file, { ...unknown, ...settings });
 }

@@ -16,6 +16,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 /** Every `code` an error of this package carries; stable across releases, for scripts and library callers. */
 export type ErrorCode =
   | 'E_VALIDATION'
+  | 'E_WRONG_FOLDER'
   | 'E_USAGE'
   | 'E_CONFIG'
   | 'E_API'
@@ -72,8 +73,11 @@ export class MissionDataError extends Error {
 export class ValidationError extends MissionDataError {
   readonly problems: readonly string[];
 
-  constructor(problems: readonly string[], options: ErrorOptions = {}) {
-    super(problems.join('\n'), 'E_VALIDATION', ExitCode.Usage, options);
+  constructor(
+    problems: readonly string[],
+    options: ErrorOptions & { code?: 'E_VALIDATION' | 'E_WRONG_FOLDER' } = {},
+  ) {
+    super(problems.join('\n'), options.code ?? 'E_VALIDATION', ExitCode.Usage, options);
     this.problems = problems;
   }
 }

@@ -1,8 +1,9 @@
 /** The one local-layout resolver: where a file lives below the data root, and which file a local path holds. */
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../core/errors.js';
+import { MISSION } from './mission.js';
 import { MAX_NAME_BYTES, messages } from './name-parts.js';
-import { type MissionFile, parseName, parsePath } from './names.js';
+import { folderMismatch, type MissionFile, parseName, parsePath } from './names.js';
 import { assertSafeRelativePath } from './path-safety.js';
 
 /** The layout every local data root follows, for messages and hints. */
@@ -81,4 +82,30 @@ export function fileFromLocalPath(root: string, localPath: string): MissionFile 
   }
   const rel = relative(resolve(root), absolute).split(sep).join('/');
   return parsePath(rel);
+}
+
+/**
+ * Why a file found at `localPath` is in the wrong folder for its name, with the path it belongs at; undefined when
+ * its folders agree with the name or say nothing. Below `root` a file lies at the root's top (a loose file) or at
+ * its place in the layout. Elsewhere, folders ending in a layout tree (`…/imap/<instrument>/…` at the depth the
+ * name's place has) are held to that tree's place; other folders say nothing about the file.
+ */
+export function misplacedFile(root: string, localPath: string, file: MissionFile): string | undefined {
+  const absolute = resolve(localPath);
+  const depth = file.path.split('/').length;
+  let segments: string[];
+  let base: string;
+  if (isInside(root, absolute)) {
+    segments = relative(resolve(root), absolute).split(sep);
+    if (segments.length === 1) return undefined;
+    base = resolve(root);
+  } else {
+    const all = absolute.split(sep);
+    segments = all.slice(-depth);
+    if (segments.length < depth || segments[0] !== MISSION) return undefined;
+    base = all.slice(0, -depth).join(sep) || sep;
+  }
+  if (segments.join('/') === file.path) return undefined;
+  const expected = join(base, ...file.path.split('/'));
+  return `${localPath} is in the wrong folder: ${folderMismatch(segments, file)}; expected ${expected}.`;
 }

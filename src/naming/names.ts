@@ -259,8 +259,8 @@ export function parsePath(path: string): MissionFile {
   return file;
 }
 
-/** Says which folders of a path disagree with its file name. */
-function folderMismatch(segments: readonly string[], file: MissionFile): string {
+/** Says which folders of a path (its segments, the name last) disagree with its file name. */
+export function folderMismatch(segments: readonly string[], file: MissionFile): string {
   const expected = file.path.split('/');
   if (segments.length !== expected.length) {
     const folders = (count: number) => `${count} folder${count === 1 ? '' : 's'}`;
@@ -293,4 +293,14 @@ function folderMismatch(segments: readonly string[], file: MissionFile): string 
 export function parsePathOrName(value: string): MissionFile {
   assertSafeRelativePath(value);
   return value.includes('/') ? parsePath(value) : parseName(value);
+}
+
+/**
+ * Why a name's dates cannot be right: its end date before its start date; undefined when they are in order (or
+ * it has one date). Not a rule of `parseName`: the service does not check it, so an archive may hold such a
+ * file, and download and query must still reach it; `upload` refuses to add one.
+ */
+export function dateOrderProblem(file: MissionFile): string | undefined {
+  if (file.endDate === undefined || file.endDate >= file.startDate) return undefined;
+  return `Invalid dates: the end date ${file.endDate} is before the start date ${file.startDate}.`;
 }

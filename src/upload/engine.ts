@@ -1,13 +1,11 @@
-import { stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
 import { abortedError, BatchStop, FirstAnswer, failureOf, linkSignal, runPool } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
-import { ApiError, LocalFileError, ValidationError } from '../core/errors.js';
+import { ApiError } from '../core/errors.js';
 import { isExpiredUrl } from '../http/failures.js';
 import { discardBody } from '../http/objects.js';
-import { LOCAL_LAYOUT, resolveLocalPath } from '../naming/layout.js';
-import { type MissionFile, parseName } from '../naming/names.js';
+import { formatName, type MissionFile } from '../naming/names.js';
 import type { HttpClient } from '../service/client.js';
+import { locate, type MeasuredFile, type PlannedUpload, planUploads, refuseMisplaced } from './plan.js';
 import { md5Digest, openExactly } from './source.js';
 
 /**
@@ -46,6 +44,11 @@ export interface UploadOptions {
    * the transfer itself.
    */
   checksum?: boolean | undefined;
+  /**
+   * Upload a file found in a folder that disagrees with its name (below the data root, or in a tree of the
+   * layout) by its name alone; by default such a batch is refused before any request (`E_WRONG_FOLDER`).
+   */
+  ignoreFolder?: boolean | undefined;
 }
 
 /**
@@ -71,7 +74,8 @@ export const ALREADY_STORED = 'already stored (same bytes)';
 
 /**
  * Uploads files. Every name is checked before any request or file access (a `ValidationError` lists each bad
- * file's problems); the same storage key given twice is sent once. Never throws for a single file's
+ * file's problems), then every file found is checked to lie in the folder its name gives (unless
+ * `ignoreFolder`); the same storage key given twice is sent once. Never throws for a single file's
  * failure: each result carries its status and error.
  */
 export async function uploadFiles(
@@ -80,8 +84,9 @@ export async function uploadFiles(
   options: UploadOptions,
 ): Promise<UploadResult[]> {
   const planned = planUploads(paths);
-  options.onStart?.(planned.length);
   const cwd = options.cwd ?? process.cwd();
+  if (!options.ignoreFolder) await refuseMisplaced(planned, options.dataDir, cwd);
+  options.onStart?.(planned.length);
   const results: UploadResult[] = new Array(planned.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
   const link = linkSignal(options.signal, concurrency);
@@ -110,12 +115,6 @@ export async function uploadFiles(
   return results;
 }
 
-interface PlannedUpload {
-  /** The path as given. */
-  argument: string;
-  file: MissionFile;
-}
-
 /** A file `upload` would send, as a dry run sees it: its storage key and where it was found, or why not. */
 export interface UploadPreview {
   /** The path as given. */
@@ -125,7 +124,7 @@ export interface UploadPreview {
   localPath: string | undefined;
   /** Its size in bytes, when found. */
   size: number | undefined;
-  /** Why the file cannot be sent (not found, unreadable). */
+  /** Why the file cannot be sent (not found, unreadable, in the wrong folder). */
   error?: Error;
 }
 
@@ -135,13 +134,13 @@ export interface UploadPreview {
  */
 export async function previewUploads(
   paths: readonly string[],
-  options: { dataDir: string; cwd?: string | undefined },
+  options: { dataDir: string; cwd?: string | undefined; ignoreFolder?: boolean | undefined },
 ): Promise<UploadPreview[]> {
   const cwd = options.cwd ?? process.cwd();
   const previews: UploadPreview[] = [];
   for (const plan of planUploads(paths)) {
     try {
-      const found = await locate(plan, options.dataDir, cwd);
+      const found = await locate(plan, options.dataDir, cwd, !options.ignoreFolder);
       previews.push({
         argument: plan.argument,
         key: plan.file.path,
@@ -161,78 +160,6 @@ export async function previewUploads(
   return previews;
 }
 
-function planUploads(paths: readonly string[]): PlannedUpload[] {
-  const problems: string[] = [];
-  const hints = new Set<string>();
-  const planned = new Map<string, PlannedUpload>();
-  for (const argument of paths) {
-    // The service keys a file by its name alone, so the name is what must follow the rules.
-    const name = argument.split(/[\\/]/).pop() ?? '';
-    let file: MissionFile;
-    try {
-      file = parseName(name);
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      for (const problem of error.problems) problems.push(`${argument}: ${problem}`);
-      // The client's suggestions (did you mean mag?) ride along as the hint.
-      if (error.hint) hints.add(error.hint);
-      continue;
-    }
-    if (!planned.has(file.path)) planned.set(file.path, { argument, file });
-  }
-  if (problems.length > 0) {
-    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
-  }
-  return [...planned.values()];
-}
-
-/**
- * Where a path given to `upload` may be, in the order they are tried: inside the data root, in the working
- * directory, and as given when absolute. A bare file name is also looked for at its place in the local layout,
- * where `download` puts files and where products are expected to be.
- */
-export function uploadCandidates(
-  argument: string,
-  dataDir: string,
-  cwd: string,
-  file?: MissionFile,
-): string[] {
-  const places = isAbsolute(argument)
-    ? [resolve(argument)]
-    : [join(dataDir, argument), resolve(cwd, argument)];
-  if (file && !/[\\/]/.test(argument)) places.push(resolveLocalPath(dataDir, file));
-  return [...new Set(places)];
-}
-
-/** A file as it was measured before sending: what the store must end up holding, or nothing. */
-interface MeasuredFile {
-  path: string;
-  size: number;
-  mtimeMs: number;
-}
-
-async function locate(plan: PlannedUpload, dataDir: string, cwd: string): Promise<MeasuredFile> {
-  const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
-  for (const path of tried) {
-    let info: Awaited<ReturnType<typeof stat>>;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-      throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
-    }
-    if (info.isFile()) return { path, size: info.size, mtimeMs: info.mtimeMs };
-  }
-  throw new LocalFileError(`File not found: ${plan.argument} (looked for ${tried.join(', ')}).`, {
-    code: 'E_FILE_NOT_FOUND',
-    hint:
-      `Files to upload are expected inside the data root in the layout ${LOCAL_LAYOUT}, ` +
-      `e.g. ${join(dataDir, ...plan.file.path.split('/'))}; run from the folder that contains the data root ` +
-      'and give the path inside it, or give a path relative to the working directory, or an absolute path.',
-  });
-}
-
 async function uploadOne(
   http: UploadHttp,
   plan: PlannedUpload,
@@ -246,7 +173,7 @@ async function uploadOne(
   let localPath = plan.argument;
   try {
     if (signal?.aborted) throw abortedError(signal);
-    const found = await locate(plan, options.dataDir, cwd);
+    const found = await locate(plan, options.dataDir, cwd, false);
     localPath = found.path;
     const hash = () =>
       md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
@@ -262,9 +189,10 @@ async function uploadOne(
       onAnswered?.();
       const difference = await differenceFromStored(http, key, found, hash, signal);
       if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
+      // Reported as the upload it refuses, not as the GET that asked for an address (issue 19).
       throw new ApiError(
-        { method: error.method, url: error.url, status: error.status, message: difference },
-        { code: 'E_ALREADY_EXISTS', cause: error },
+        { method: 'upload', url: key, status: error.status, message: difference },
+        { code: 'E_ALREADY_EXISTS', cause: error, hint: nextVersionHint(plan.file) },
       );
     }
     // Hashed only once the service has accepted the name: a refusal (403) is reported at once.
@@ -333,6 +261,16 @@ async function differenceFromStored(
   }
   return undefined;
 }
+
+/** A stored file is never replaced: the way to send new bytes is the next version of the name. */
+function nextVersionHint(file: MissionFile): string {
+  const [major = 1, minor = 0] = file.version.slice(1).split('-').map(Number);
+  const next = minor < 99 ? `v${pad(major)}-${pad(minor + 1)}` : `v${pad(major + 1)}-00`;
+  const { name: _name, path: _path, ...parts } = file;
+  return `The store never replaces a file: give the new product the next version, e.g. ${formatName({ ...parts, version: next })}, and upload that.`;
+}
+
+const pad = (value: number) => String(value).padStart(2, '0');
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

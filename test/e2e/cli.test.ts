@@ -304,12 +304,10 @@ describe('config', () => {
       expect(again.stderr).toContain(file);
       expect(again.stderr).not.toMatch(/\n\s+at /);
     }
-    await writeFile(file, '{"colour": "blue"}');
-    const unknown = await run(['config', 'list']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain(
-      `Error: The configuration file ${file} is malformed: unknown setting colour.`,
-    );
+    await writeFile(file, '{"apiKey": 42}');
+    const malformed = await run(['config', 'list']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain(`Error: The configuration file ${file} is malformed: apiKey`);
     const debug = await run(['config', 'list', '--debug']);
     expect(debug.stderr).toMatch(/\n\s+at /);
   });

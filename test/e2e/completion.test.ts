@@ -4,7 +4,7 @@
  * their shells' syntax check where those shells are installed, and for the value lists they carry.
  */
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,9 +16,9 @@ let home: string;
 const scripts: Record<string, string> = {};
 
 /** Whether `shell` is installed here (CI machines may have bash only). */
-async function has(shell: string): Promise<boolean> {
+async function has(shell: string, args = ['-c', 'exit 0']): Promise<boolean> {
   try {
-    await exec(shell, ['-c', 'exit 0']);
+    await exec(shell, args);
     return true;
   } catch {
     return false;
@@ -26,6 +26,8 @@ async function has(shell: string): Promise<boolean> {
 }
 const hasZsh = await has('zsh');
 const hasFish = await has('fish');
+// script(1) writes its record to the file named last: /dev/null.
+const hasScript = await has('script', ['-qec', 'exit 0', '/dev/null']);
 
 beforeAll(async () => {
   assertBuilt();
@@ -60,7 +62,8 @@ describe('completion bash', () => {
       'bash',
       join(import.meta.dirname, '../../bin/mission-data.js'),
     ]);
-    expect(stdout.trim()).toBe('complete -o bashdefault -o default -F _mission_data mission-data');
+    // No `-o default`: readline's file names would come back wherever the script offers nothing (query).
+    expect(stdout.trim()).toBe('complete -F _mission_data mission-data');
   });
 
   it('completes the commands, and the options of each', async () => {
@@ -117,6 +120,56 @@ describe('completion bash', () => {
   });
 });
 
+/**
+ * What an interactive bash runs after `lines` are typed into it on a terminal (`script` gives it one), Tab
+ * included: `mission-data` is a function there that prints its arguments as `<arg>`, so a completion that
+ * left a space shows as two arguments, and one that added a `/` shows it.
+ */
+async function typedInBash(cwd: string, lines: readonly string[]): Promise<string[]> {
+  const setup = `source ${join(home, 'completion.bash')}\nmission-data() { printf '<%s>' "$@"; echo; }\n`;
+  const { stdout } = await new Promise<{ stdout: string }>((done, fail) => {
+    const child = execFile(
+      'script',
+      ['-qec', 'bash --norc --noprofile -i', '/dev/null'],
+      {
+        cwd,
+        env: { PATH: process.env.PATH ?? '', HOME: cwd, TERM: 'dumb', INPUTRC: '/dev/null' },
+        timeout: 20_000,
+      },
+      (error, out) => (error ? fail(error) : done({ stdout: out })),
+    );
+    child.stdin?.end(`${setup}${lines.join('\n')}\nexit\n`);
+  });
+  return stdout
+    .split(/\r?\n/)
+    .map((line) => line.replace(/\r/g, ''))
+    .filter((line) => line.startsWith('<'));
+}
+
+describe.skipIf(!hasScript)('completion bash on a terminal (Tab typed into an interactive bash)', () => {
+  it('walks into folders, leaves query without file names, keeps names with spaces whole', async () => {
+    const cwd = join(home, 'tree');
+    await mkdir(join(cwd, 'data', 'imap', 'mag'), { recursive: true });
+    await writeFile(join(cwd, 'data', 'my file.cdf'), '');
+    const ran = await typedInBash(cwd, [
+      'mission-data upload da\tX',
+      'mission-data upload data/im\tX',
+      'mission-data download --data-dir da\tX',
+      'mission-data upload data/my\tX',
+      'mission-data query da\tX',
+      'mission-data query --instrument ma\tX',
+    ]);
+    expect(ran).toEqual([
+      '<upload><data/X>',
+      '<upload><data/imap/X>',
+      '<download><--data-dir><data/X>',
+      '<upload><data/my file.cdf><X>',
+      '<query><daX>',
+      '<query><--instrument><mag><X>',
+    ]);
+  });
+});
+
 describe('completion zsh and fish', () => {
   it('carry the same commands and value lists', () => {
     for (const shell of ['zsh', 'fish']) {
@@ -131,6 +184,15 @@ describe('completion zsh and fish', () => {
     expect(scripts.fish).toContain(`-l instrument -x -a '${INSTRUMENTS.join(' ')}'`);
     expect(scripts.fish).toContain(`-l data-level -x -a '${DATA_LEVELS.join(' ')}'`);
     expect(scripts.fish).toContain("-l output-format -x -a 'table json csv'");
+    // Paths: folders for a folder's value, files (and folders to walk into) for a file's; none for query.
+    expect(scripts.zsh).toContain("'--data-dir=[");
+    expect(scripts.zsh).toMatch(/'--data-dir=\[[^']*\]:folder:_files -\/'/);
+    expect(scripts.zsh).toMatch(/'--html=\[[^']*\]:file:_files'/);
+    expect(scripts.fish).toMatch(/-l data-dir -x -a '\(__fish_complete_directories\)'/);
+    expect(scripts.fish).toMatch(/-l html -r -F/);
+    expect(scripts.fish).toContain('complete -c mission-data -f\n');
+    expect(scripts.fish).not.toMatch(/__fish_seen_subcommand_from query' -F/);
+    expect(scripts.fish).toContain("complete -c mission-data -n '__fish_seen_subcommand_from upload' -F");
   });
 
   // zsh and fish are not on every machine (CI installs nothing but npm packages): their syntax checks run

@@ -97,7 +97,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
 
     const table = await runCli(['query', '--url', server.url, '--instrument', 'mag'], { cwd: home });
     expect(table.code).toBe(0);
-    expect(table.stdout).toContain('Found [2] matching files');
+    expect(table.stderr).toContain('Found [2] matching files');
     expect(table.stdout).toContain(MAG_1);
 
     // The JSON that query printed, piped into download.

@@ -129,6 +129,6 @@ describe('the package as shipped', () => {
     const completion = await exec(join(project, 'node_modules/.bin/mission-data'), ['completion', 'bash'], {
       cwd: project,
     });
-    expect(completion.stdout).toContain('complete -o bashdefault -o default -F _mission_data mission-data');
+    expect(completion.stdout).toContain('complete -F _mission_data mission-data');
   }, 240_000);
 });

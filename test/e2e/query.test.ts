@@ -67,25 +67,29 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
     await server.stop();
   });
 
-  it('prints a table under the count line by default', async () => {
-    const run = await runCli(['query', '--url', server.url, '--instrument', 'mag', '--data-level', 'l1a'], {
-      cwd: home,
-    });
-    expect(run.stderr).toBe('');
+  it('prints a table on stdout and the count line on stderr by default; -q leaves the count out', async () => {
+    const args = ['query', '--url', server.url, '--instrument', 'mag', '--data-level', 'l1a'];
+    const [run, quiet] = await Promise.all([
+      runCli(args, { cwd: home }),
+      runCli([...args, '-q'], { cwd: home }),
+    ]);
+    expect(run.stderr).toBe('Found [2] matching files\n');
     expect(run.code).toBe(0);
     const lines = run.stdout.split('\n');
-    expect(lines[0]).toBe('Found [2] matching files');
     // Into a pipe: every column in full, a rule under the headings only, one line per record.
-    expect(lines[1]).toMatch(
+    expect(lines[0]).toMatch(
       /^Instrument +Data Level +Descriptor +Start Date +End Date +Version +Ingestion Date +Filename$/,
     );
-    expect(lines[2]).toMatch(/^-+( +-+){7}$/);
-    expect(lines[3]).toMatch(
+    expect(lines[1]).toMatch(/^-+( +-+){7}$/);
+    expect(lines[2]).toMatch(
       /^mag +l1a +norm-mago +20250101 +20250101 +v01-00 +2025-02-03 04:05:06 +imap_mag_l1a_norm-mago_20250101_20250101_v01-00\.cdf$/,
     );
-    expect(lines[4]).toContain(' v01-01 ');
-    expect(lines).toHaveLength(6);
+    expect(lines[3]).toContain(' v01-01 ');
+    expect(lines).toHaveLength(5);
     expect(run.stdout).not.toContain('\u001b[');
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.stdout).toBe(run.stdout);
   });
 
   it('prints the records as a JSON array with --output-format json', async () => {
@@ -128,7 +132,8 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       runCli([...args, '--output-format', 'csv'], { cwd: home }),
     ]);
     expect([table.code, json.code, csv.code]).toEqual([0, 0, 0]);
-    expect(table.stdout).toBe('Found [0] matching files\n');
+    expect(table.stdout).toBe('');
+    expect(table.stderr).toBe('Found [0] matching files\n');
     expect(json.stdout).toBe('[]\n');
     expect(csv.stdout).toBe(`${CSV_HEADER}\n`);
   });

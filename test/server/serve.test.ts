@@ -227,7 +227,57 @@ describe('mission-data serve', () => {
     const code = await new Promise<number | null>((done) => child.on('close', done));
     expect(code).toBe(1);
     expect(stderr).toContain(`Error: Cannot listen on 127.0.0.1:${port}: the port is in use.`);
+    // The port is checked before the store folder is made, with or without a demo archive to write.
+    expect(existsSync(join(home, 'b'))).toBe(false);
+    const demo = spawn(
+      process.execPath,
+      [bin, 'serve', '--demo', '--port', port, '--store', join(home, 'c')],
+      {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      },
+    );
+    children.push(demo);
+    expect(await new Promise<number | null>((done) => demo.on('close', done))).toBe(1);
+    expect(existsSync(join(home, 'c'))).toBe(false);
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
   });
+
+  it('warns when it listens beyond this machine without an API key, even with --quiet', async () => {
+    const warning =
+      /^Warning: listening on 0\.0\.0\.0 without --api-key: anyone who can reach this machine can upload/m;
+    const open = await serveAnywhere(['--host', '0.0.0.0', '--quiet', '--store', join(home, 'open')]);
+    expect(open.stderr()).toMatch(warning);
+    const guarded = await serveAnywhere(['--host', '0.0.0.0', '--api-key', 'k', '--store', join(home, 'g')]);
+    expect(guarded.stderr()).not.toMatch(/Warning/);
+    const local = await serve(['--port', '0', '--store', join(home, 'l')]);
+    expect(local.stderr()).not.toMatch(/Warning/);
+    for (const served of [open, guarded, local]) served.child.kill('SIGTERM');
+    expect(await Promise.all([open.exit, guarded.exit, local.exit])).toEqual([0, 0, 0]);
+  });
 });
+
+/** Spawns `serve` on any host and resolves once it printed its Listening line (whatever address it names). */
+function serveAnywhere(args: string[]): Promise<Served> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? '', HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /^Listening on (http:\/\/\S+)\n/.exec(stdout);
+      if (match?.[1]) done({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exit });
+    });
+    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+  });
+}

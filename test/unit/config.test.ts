@@ -158,15 +158,10 @@ describe('the configuration file', () => {
   it.each([
     ['not JSON', '{"url": ', /is not valid JSON/],
     ['not an object', '[1, 2]', /is malformed: it must be a JSON object/],
-    ['an unknown setting', '{"colour": "blue"}', /is malformed: unknown setting colour/],
     ['a bad URL', '{"url": "ftp://example"}', /is malformed: url must be an http/],
     ['a value of the wrong type', '{"apiKey": 42}', /is malformed: apiKey/],
     ['an empty value', '{"dataDir": ""}', /is malformed: dataDir must not be empty/],
-    [
-      'several problems',
-      '{"url": "x", "colour": 1}',
-      /is malformed: url must be an http.*; unknown setting colour\.$/,
-    ],
+    ['several problems', '{"url": "x", "apiKey": 1}', /is malformed: url must be an http.*; apiKey .*\.$/],
   ])('is a clear ConfigError naming the file when %s', async (_why, text, message) => {
     await writeFile(configFile, text);
     const error = await readConfigFile(configFile).catch((caught: unknown) => caught);
@@ -219,5 +214,35 @@ describe('maskApiKey', () => {
   it('shows only the last four characters', () => {
     expect(maskApiKey('abcdefgh1234')).toBe('****1234');
     expect(maskApiKey('abc')).toBe('****');
+  });
+});
+
+describe('everyday configuration (issue 19)', () => {
+  it('warns about a setting it does not know instead of failing, and keeps it when the file is rewritten', async () => {
+    await writeFile(configFile, '{"colour": "blue", "url": "http://127.0.0.1:8080"}');
+    const config = await loadConfig({}, { configFile, env: {} });
+    expect(config.url).toBe('http://127.0.0.1:8080');
+    expect(config.warnings).toEqual([
+      `The configuration file ${configFile} has an unknown setting "colour", ignored. Settings are url, apiKey, dataDir, token, retries, timeout.`,
+    ]);
+    await setConfigValue(configFile, 'apiKey', 'secret-key');
+    expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({
+      colour: 'blue',
+      url: 'http://127.0.0.1:8080',
+      apiKey: 'secret-key',
+    });
+  });
+
+  it('reads a leading ~ of the data root from the file or the environment as the home folder', async () => {
+    await writeFile(configFile, '{"dataDir": "~/mission/data"}');
+    const fromFile = await loadConfig({}, { configFile, env: { HOME: '/home/someone' }, cwd: '/work' });
+    expect(fromFile.dataDir).toBe('/home/someone/mission/data');
+    const fromEnv = await loadConfig(
+      {},
+      { configFile, env: { HOME: '/home/someone', MISSION_DATA_DIR: '~' }, cwd: '/work' },
+    );
+    expect(fromEnv.dataDir).toBe('/home/someone');
+    const notHome = await loadConfig({ dataDir: '~other/data' }, { configFile, env: {}, cwd: '/work' });
+    expect(notHome.dataDir).toBe('/work/~other/data');
   });
 });

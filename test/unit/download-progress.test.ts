@@ -362,3 +362,43 @@ describe('formatting', () => {
     expect(formatPair(900 * 1024, 1024 ** 3)).toBe('900.0 KiB/1.0 GiB');
   });
 });
+
+describe('the time left of an upload that hashes before sending', () => {
+  const UPLOAD_WORDS = { active: 'Uploading', statuses: { uploaded: 'uploaded' } };
+
+  it('counts both passes, so it does not start over when the next pass or file begins', () => {
+    let now = 0;
+    const reporter = new TransferReporter(stream(true, 100), 2, UPLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      hashesFirst: true,
+      now: () => now,
+    });
+    const at = (ms: number, act: () => void) => {
+      now = ms;
+      act();
+    };
+    const left = () => /(\d+) s left$/.exec(reporter.status(now, 99))?.[1];
+    // Two files of 100 MiB, one at a time: hashed at 100 MiB/s, sent at 50 MiB/s.
+    at(1000, () => reporter.hashing('imap/a', 0, 100 * MiB));
+    at(2000, () => reporter.hashing('imap/a', 100 * MiB, 100 * MiB));
+    // The sending rate is not known yet: no time left rather than one for the MD5 pass alone.
+    expect(left()).toBeUndefined();
+    at(3000, () => reporter.progress('imap/a', 0, 100 * MiB));
+    at(4000, () => reporter.progress('imap/a', 50 * MiB, 100 * MiB));
+    at(5000, () => reporter.progress('imap/a', 100 * MiB, 100 * MiB));
+    at(5000, () => reporter.settled({ label: 'imap/a', status: 'uploaded', bytes: 100 * MiB }));
+    at(6000, () => reporter.hashing('imap/b', 0, 100 * MiB));
+    at(6500, () => reporter.hashing('imap/b', 50 * MiB, 100 * MiB));
+    // Left: 50 MiB to hash and 100 MiB to send, each at its own recent rate.
+    const whileHashing = Number(left());
+    // The MD5 pass alone would say 1 s; the sending still to come is counted too.
+    expect(whileHashing).toBe(7);
+    at(7000, () => reporter.hashing('imap/b', 100 * MiB, 100 * MiB));
+    at(7500, () => reporter.progress('imap/b', 10 * MiB, 100 * MiB));
+    // Sending the second file: what is left is less than before, not a fresh estimate of the sending alone.
+    const whileSending = Number(left());
+    expect(whileSending).toBeGreaterThan(0);
+    expect(whileSending).toBeLessThanOrEqual(whileHashing);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
-import { csvField, formatCsv, formatJson, formatRecords, formatTable } from '../../src/output.js';
+import { csvField, formatCsv, formatJson, formatRecords, formatTable, foundLine } from '../../src/output.js';
 
 const MAG: QueryRecord = {
   file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',
@@ -32,10 +32,9 @@ describe('table', () => {
     expect(text).toContain('v01-00\\u009b2J');
   });
 
-  it('prints the count line and a compact table with the eight columns, no rule between rows', () => {
+  it('prints a compact table with the eight columns, no rule between rows (the count line is apart)', () => {
     expect(formatTable([MAG, ANCILLARY])).toBe(
       [
-        'Found [2] matching files',
         'Instrument  Data Level  Descriptor   Start Date  End Date  Version  Ingestion Date       Filename',
         '----------  ----------  -----------  ----------  --------  -------  -------------------  ---------------------------------------------------',
         'mag         l1a         norm-mago    20250101    20250102  v01-00   2025-01-03 04:05:06  imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',
@@ -49,8 +48,9 @@ describe('table', () => {
     expect(formatTable([MAG])).not.toContain('\u001b[');
   });
 
-  it('prints only the count line when nothing matched', () => {
-    expect(formatTable([])).toBe('Found [0] matching files\n');
+  it('prints nothing when nothing matched; the count line is foundLine', () => {
+    expect(formatTable([])).toBe('');
+    expect(foundLine(0)).toBe('Found [0] matching files\n');
   });
 });
 
@@ -106,6 +106,6 @@ describe('csv', () => {
   it('formatRecords picks the format', () => {
     expect(formatRecords([], 'csv')).toBe(`${HEADER}\n`);
     expect(formatRecords([], 'json')).toBe('[]\n');
-    expect(formatRecords([], 'table')).toBe('Found [0] matching files\n');
+    expect(formatRecords([], 'table')).toBe('');
   });
 });

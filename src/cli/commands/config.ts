@@ -4,6 +4,7 @@ import {
   type Config,
   checkSetting,
   defaultConfigFile,
+  expandHome,
   loadConfig,
   maskApiKey,
   SETTING_ALIASES,
@@ -38,9 +39,16 @@ function display(config: Config, name: SettingName): string {
   return isSecret(name) ? maskApiKey(String(value)) : String(value);
 }
 
+/** The configuration, with what it ignores told on stderr (unless quiet). */
+async function loadShown(options: GlobalOptions, io: CommandIO): Promise<Config> {
+  const config = await loadConfig(options);
+  if (!options.quiet) for (const warning of config.warnings) io.stderr.write(`Warning: ${warning}\n`);
+  return config;
+}
+
 /** Prints every setting, its value (the API key and token masked) and where it came from. */
 export async function configList(options: GlobalOptions, io: CommandIO): Promise<void> {
-  const config = await loadConfig(options);
+  const config = await loadShown(options, io);
   const rows = [
     ['setting', 'value', 'source'],
     ...SETTING_NAMES.map((name) => [
@@ -59,24 +67,28 @@ export async function configList(options: GlobalOptions, io: CommandIO): Promise
 /** Prints one setting's value (the API key and token unmasked, for scripts). */
 export async function configGet(key: string, options: GlobalOptions, io: CommandIO): Promise<number> {
   const name = settingName(key);
-  const config = await loadConfig(options);
+  const config = await loadShown(options, io);
   const value = config[name];
   if (value === undefined) return 1;
   io.stdout.write(`${value}\n`);
   return 0;
 }
 
-/** Stores one setting in the configuration file. */
+/**
+ * Stores one setting in the configuration file. The value `-` is read from stdin (its first line), so a key
+ * need not appear in the shell's history or the process list: `mission-data config set api-key - < key.txt`.
+ */
 export async function configSet(
   key: string,
-  value: string,
+  given: string,
   options: GlobalOptions,
   io: CommandIO,
 ): Promise<void> {
   const name = settingName(key);
+  const value = given === '-' ? await firstLine(io, SETTING_DISPLAY_NAMES[name]) : given;
   checkSetting(name, value);
   // A relative data root would otherwise move with whichever folder the next command runs in.
-  const stored = name === 'dataDir' ? resolve(value) : value;
+  const stored = name === 'dataDir' ? resolve(expandHome(value)) : value;
   const configFile = defaultConfigFile();
   await setConfigValue(configFile, name, stored);
   if (!options.quiet) {
@@ -96,4 +108,21 @@ export async function configUnset(key: string, options: GlobalOptions, io: Comma
       ? `Removed ${SETTING_DISPLAY_NAMES[name]} from ${configFile}\n`
       : `${SETTING_DISPLAY_NAMES[name]} was not set in ${configFile}\n`,
   );
+}
+
+/** The first line of stdin, without its line end; on a terminal, a prompt on stderr first. */
+async function firstLine(io: CommandIO, setting: string): Promise<string> {
+  if (io.stdin.isTTY) io.stderr.write(`Type or paste the ${setting}, then press Enter: `);
+  let text = '';
+  for await (const chunk of io.stdin) {
+    text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  const line = text.split(/\r?\n/)[0] ?? '';
+  if (line === '') {
+    throw new UsageError(`No ${setting} on stdin: \`config set ${setting} -\` reads the value from stdin.`, {
+      hint: `For example: mission-data config set ${setting} - < file-holding-the-value`,
+    });
+  }
+  return line;
 }

@@ -2,7 +2,7 @@
 
 import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import { formatRecords, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
+import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 
@@ -58,6 +58,7 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
     });
     spinner?.stop();
     // After the spinner is gone, so the lines are not erased with it.
+    if (format === 'table' && !options.quiet) io.stderr.write(foundLine(records.length));
     if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
     // Shown even with --quiet: a result that may be incomplete is not noise.
     if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));

@@ -1,5 +1,6 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
 import { readFile } from 'node:fs/promises';
+import { createServer, isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { ExitCode, ListenError, UsageError } from '../../core/errors.js';
 import {
@@ -119,6 +120,33 @@ function listenError(error: unknown, options: ServeCommandOptions): ListenError 
   return error;
 }
 
+/**
+ * Fails as `serve` would on a port in use (or not ours to take), before the store folder or the demo archive is
+ * written: a mistyped port must not leave a new folder behind. The server's own listen still reports a port
+ * taken in between.
+ */
+async function checkPortFree(options: ServeCommandOptions): Promise<void> {
+  if (options.port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((done, fail) => {
+      probe.once('error', fail);
+      probe.listen({ port: options.port, host: options.host, exclusive: true }, () => done());
+    });
+  } catch (error) {
+    throw listenError(error, options);
+  } finally {
+    await new Promise<void>((done) => probe.close(() => done()));
+  }
+}
+
+/** True for a host only this machine reaches: a loopback address or name. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost' || bare === '::1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
 /** Starts the server, prints `Listening on <url>`, logs requests, and stops when `io.signal` aborts. */
 export async function serve(options: ServeCommandOptions, io: CommandIO): Promise<number> {
   const bucket = isBucketStore(options.store);
@@ -126,6 +154,13 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   if (options.demo && bucket)
     throw new UsageError('--demo fills a store folder; give --store a folder to use it.');
   const tls = await readTls(options);
+  await checkPortFree(options);
+  if (!isLoopbackHost(options.host) && !options.apiKey?.length) {
+    // Shown even with --quiet: an open store on the network is not noise.
+    io.stderr.write(
+      `Warning: listening on ${options.host} without --api-key: anyone who can reach this machine can upload to the store. Give --api-key KEY to guard uploads.\n`,
+    );
+  }
   if (options.demo) {
     if (await isStoreEmpty(storeDir)) {
       const count = await writeDemoArchive(storeDir);

@@ -12,6 +12,8 @@ export interface UploadCommandOptions extends GlobalOptions {
   checksum?: boolean | undefined;
   /** Check names and find the files; send nothing, ask the service nothing. */
   dryRun?: boolean | undefined;
+  /** Upload a file found in a folder that disagrees with its name, by its name. */
+  ignoreFolder?: boolean | undefined;
   /** On a terminal, a line for every file (not only those already stored or failed). */
   verbose?: boolean | undefined;
 }
@@ -26,7 +28,7 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
     if (options.dryRun) {
       const { previewUploads } = await import('../../upload/engine.js');
       const { dataDir } = await client.config();
-      return printPreview(await previewUploads(paths, { dataDir }), io);
+      return printPreview(await previewUploads(paths, { dataDir, ignoreFolder: options.ignoreFolder }), io);
     }
     const animate = !options.quiet && (await canAnimate(io.stderr));
     const reporter = new TransferReporter(
@@ -43,12 +45,14 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         unchanged: ['exists'],
         verbose: options.verbose,
         animate,
+        hashesFirst: options.checksum !== false,
       },
     );
     // Names are checked inside the library before any file is read or any request is made.
     const results = await client.upload(paths, {
       concurrency: options.concurrency,
       checksum: options.checksum !== false,
+      ignoreFolder: options.ignoreFolder,
       signal: io.signal,
       onStart: (files) => reporter.setTotal(files),
       onProgress: (event) => {

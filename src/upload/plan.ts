@@ -1,0 +1,136 @@
+/** What `upload` will send and where each file is found: names checked, files located, folders compared. */
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { runPool } from '../core/batch.js';
+import { LocalFileError, ValidationError } from '../core/errors.js';
+import { LOCAL_LAYOUT, misplacedFile, resolveLocalPath } from '../naming/layout.js';
+import { dateOrderProblem, type MissionFile, parseName } from '../naming/names.js';
+
+/** A file to upload: the path as given, and what its name says. */
+export interface PlannedUpload {
+  /** The path as given. */
+  argument: string;
+  file: MissionFile;
+}
+
+/** A file as it was measured before sending: what the store must end up holding, or nothing. */
+export interface MeasuredFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * Checks every name (a `ValidationError` lists each bad file's problems, a name whose end date is before its
+ * start date among them) and drops a storage key given twice.
+ */
+export function planUploads(paths: readonly string[]): PlannedUpload[] {
+  const problems: string[] = [];
+  const hints = new Set<string>();
+  const planned = new Map<string, PlannedUpload>();
+  for (const argument of paths) {
+    // The service keys a file by its name alone, so the name is what must follow the rules.
+    const name = argument.split(/[\\/]/).pop() ?? '';
+    let file: MissionFile;
+    try {
+      file = parseName(name);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      for (const problem of error.problems) problems.push(`${argument}: ${problem}`);
+      // The client's suggestions (did you mean mag?) ride along as the hint.
+      if (error.hint) hints.add(error.hint);
+      continue;
+    }
+    const reversed = dateOrderProblem(file);
+    if (reversed) {
+      problems.push(`${argument}: ${reversed}`);
+      continue;
+    }
+    if (!planned.has(file.path)) planned.set(file.path, { argument, file });
+  }
+  if (problems.length > 0) {
+    throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
+  }
+  return [...planned.values()];
+}
+
+/**
+ * Refuses the batch when a file is found in a folder that disagrees with its name (an `l1a` name below an `l1b`
+ * folder, an April date below month `05`): the name alone decides where the service stores it, so such a file
+ * is most likely the wrong file, or misnamed. A `ValidationError` (code `E_WRONG_FOLDER`) gives each file's
+ * expected path. Files not found are left to the upload, which reports them one by one.
+ */
+export async function refuseMisplaced(
+  planned: readonly PlannedUpload[],
+  dataDir: string,
+  cwd: string,
+): Promise<void> {
+  const problems: string[] = new Array(planned.length);
+  await runPool(planned.length, 8, async (index) => {
+    const plan = planned[index] as PlannedUpload;
+    try {
+      await locate(plan, dataDir, cwd, true);
+    } catch (error) {
+      if (error instanceof ValidationError) problems[index] = error.message;
+    }
+  });
+  const found = problems.filter((problem) => problem !== undefined);
+  if (found.length > 0) {
+    throw new ValidationError(found, {
+      code: 'E_WRONG_FOLDER',
+      hint: `Move each file to the path shown (the layout is ${LOCAL_LAYOUT}), or rename it; or upload it by its name alone, wherever it lies.`,
+    });
+  }
+}
+
+/**
+ * Where a path given to `upload` may be, in the order they are tried: inside the data root, in the working
+ * directory, and as given when absolute. A bare file name is also looked for at its place in the local layout,
+ * where `download` puts files and where products are expected to be.
+ */
+export function uploadCandidates(
+  argument: string,
+  dataDir: string,
+  cwd: string,
+  file?: MissionFile,
+): string[] {
+  const places = isAbsolute(argument)
+    ? [resolve(argument)]
+    : [join(dataDir, argument), resolve(cwd, argument)];
+  if (file && !/[\\/]/.test(argument)) places.push(resolveLocalPath(dataDir, file));
+  return [...new Set(places)];
+}
+
+/**
+ * Finds and measures the file of `plan`; with `checkFolder`, a file in a folder that disagrees with its name is a
+ * `ValidationError` (code `E_WRONG_FOLDER`) naming the path it belongs at.
+ */
+export async function locate(
+  plan: PlannedUpload,
+  dataDir: string,
+  cwd: string,
+  checkFolder: boolean,
+): Promise<MeasuredFile> {
+  const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
+  for (const path of tried) {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (!info.isFile()) continue;
+    const misplaced = checkFolder ? misplacedFile(dataDir, path, plan.file) : undefined;
+    if (misplaced) throw new ValidationError([misplaced], { code: 'E_WRONG_FOLDER' });
+    return { path, size: info.size, mtimeMs: info.mtimeMs };
+  }
+  throw new LocalFileError(`File not found: ${plan.argument} (looked for ${tried.join(', ')}).`, {
+    code: 'E_FILE_NOT_FOUND',
+    hint:
+      `Files to upload are expected inside the data root in the layout ${LOCAL_LAYOUT}, ` +
+      `e.g. ${join(dataDir, ...plan.file.path.split('/'))}; run from the folder that contains the data root ` +
+      'and give the path inside it, or give a path relative to the working directory, or an absolute path.',
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * `upload` through the built command line (issue 19): a file in a folder that disagrees with its name is refused
+ * with the path it belongs at, `--ignore-folder` sends it by name; a name with reversed dates is refused; a file
+ * the store holds with other bytes is reported as a refused upload with the next version to use.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  assertBuilt,
+  cleanup,
+  listFiles,
+  runCli,
+  startServer,
+  type TestServer,
+  tempDir,
+} from '../helpers/e2e.js';
+
+const NAME = 'imap_mag_l1a_norm_20250410_20250410_v01-00.cdf';
+const KEY = `imap/mag/l1a/2025/04/${NAME}`;
+
+let server: TestServer;
+let store: string;
+let home: string;
+
+beforeAll(async () => {
+  assertBuilt();
+  store = await tempDir('mission-store-');
+  server = await startServer({ storeDir: store });
+});
+afterAll(async () => {
+  await server?.stop();
+  await cleanup(store);
+});
+beforeEach(async () => {
+  home = await tempDir();
+});
+afterEach(async () => {
+  await cleanup(home);
+});
+
+const cli = (args: string[]) => runCli([...args, '--url', server.url], { cwd: home, timeoutMs: 30_000 });
+
+async function placeAt(path: string, contents: string): Promise<void> {
+  await mkdir(join(home, 'data', path, '..'), { recursive: true });
+  await writeFile(join(home, 'data', path), contents);
+}
+
+describe('upload and the folder a file lies in (point 8)', () => {
+  it('refuses an l1a file below an l1b folder with the expected path; --ignore-folder sends it by name', async () => {
+    const wrong = `imap/mag/l1b/2025/04/${NAME}`;
+    await placeAt(wrong, 'april l1a');
+    const refused = await cli(['upload', wrong]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(
+      `${join(home, 'data', wrong)} is in the wrong folder: the data level folder is "l1b" but the name's data level is l1a; expected ${join(home, 'data', KEY)}.`,
+    );
+    expect(refused.stderr).toMatch(
+      /Hint: .*upload it by its name alone, wherever it lies: pass --ignore-folder\./,
+    );
+    expect(await listFiles(store)).toEqual([]);
+
+    const dry = await cli(['upload', '--dry-run', wrong]);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toMatch(/cannot upload .*: .* is in the wrong folder/);
+
+    const anyway = await cli(['upload', '--ignore-folder', wrong]);
+    expect(anyway.code).toBe(0);
+    expect(await listFiles(store)).toEqual([KEY]);
+  });
+
+  it('refuses a file below month 05 whose name starts in April', async () => {
+    const wrong = `imap/mag/l1a/2025/05/${NAME}`;
+    await placeAt(wrong, 'april');
+    const refused = await cli(['upload', wrong]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `the month folder is "05" but the name's start date is in month 04; expected ${join(home, 'data', KEY)}.`,
+    );
+  });
+
+  it('refuses a name whose end date is before its start date', async () => {
+    const reversed = 'imap_mag_l1a_norm_20250410_20250401_v01-00.cdf';
+    await placeAt(`imap/mag/l1a/2025/04/${reversed}`, 'reversed');
+    const refused = await cli(['upload', reversed]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('end date 20250401 is before the start date 20250410');
+  });
+});
+
+describe('a file the store holds with other bytes (point 12)', () => {
+  it('is reported as a refused upload, not a GET, with the next version as the hint', async () => {
+    const name = 'imap_mag_l1a_norm_20250411_20250411_v01-03.cdf';
+    const key = `imap/mag/l1a/2025/04/${name}`;
+    await placeAt(key, 'first bytes');
+    expect((await cli(['upload', key])).code).toBe(0);
+    await placeAt(key, 'other bytes, longer');
+    const again = await cli(['upload', key]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).not.toMatch(/\bGET\b/);
+    expect(again.stderr).toContain(`failed ${key}: upload ${key}: 409 already stored with other bytes`);
+    expect(again.stderr).toContain(
+      'Hint: The store never replaces a file: give the new product the next version, e.g. imap_mag_l1a_norm_20250411_20250411_v01-04.cdf, and upload that.',
+    );
+  });
+});
