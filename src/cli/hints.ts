@@ -26,6 +26,13 @@ function flagAdvice(error: MissionDataError): { joiner: string; advice: string }
       advice: 'pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
     };
   }
+  if (error.code === 'E_TIMEOUT') {
+    return {
+      joiner: '; ',
+      advice:
+        'allow more time with --timeout SECONDS, MISSION_DATA_TIMEOUT or `mission-data config set timeout <seconds>`.',
+    };
+  }
   if (error.code === 'E_WRONG_FOLDER') {
     return { joiner: ': ', advice: 'pass --ignore-folder.' };
   }

@@ -190,12 +190,16 @@ export function transportError({ method, url, error, peer, signal, timeouts }: T
       );
     case 'UND_ERR_HEADERS_TIMEOUT':
       return network(
-        `${where}: no answer within ${seconds(timeouts.idleMs)}.`,
+        `${where}: no answer from the ${peer} within ${seconds(timeouts.idleMs)}.`,
         'E_TIMEOUT',
-        'The service may be overloaded; try again later.',
+        `The ${peer} may be overloaded; try again later.`,
       );
     case 'UND_ERR_BODY_TIMEOUT':
-      return network(`${where}: the answer stalled (no data for ${seconds(timeouts.idleMs)}).`, 'E_TIMEOUT');
+      return network(
+        `${where}: the ${peer}'s answer stalled (no data for ${seconds(timeouts.idleMs)}).`,
+        'E_TIMEOUT',
+        'The bytes received so far are kept; run the command again to resume.',
+      );
     case 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH':
       return new LocalFileError(`${where}: the file's size changed while it was being sent.`, {
         cause: error,

@@ -93,7 +93,7 @@ describe('the client over real sockets', () => {
       .catch((caught: unknown) => caught as Error);
     expect(error).toMatchObject({ code: 'E_TIMEOUT' });
     expect((error as Error).message).toBe(
-      `GET ${url}/download/${MAG_RECORD.file_path}: no answer within 0.2 s. (gave up after 2 attempts)`,
+      `GET ${url}/download/${MAG_RECORD.file_path}: no answer from the service within 0.2 s. (gave up after 2 attempts)`,
     );
     expect(calls).toBe(2);
   });
