@@ -3,14 +3,17 @@
  * written at its offset in the part file, resumed on its own after a dropped connection, and hashed in order
  * as soon as the bytes before it are in, so the whole object is still checked against the store's checksum.
  * Object stores cap what one connection carries; every fast client of them (aws-cli, rclone, aria2) splits.
+ * Unless the number is fixed, the split is measured as it goes: one connection first, more while they pay.
  */
 
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
 import { discardBody, header } from '../http/objects.js';
 import { isRetryable } from '../http/retry.js';
+import { ConnectionController, ThroughputWindow } from './adaptive.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { pump } from './pump.js';
@@ -19,14 +22,14 @@ import { pump } from './pump.js';
 export interface RangedPlan {
   /** Bytes per part. */
   partSize: number;
-  /** Parts fetched at once. */
+  /** Parts fetched at once, when fixed (`--connections`); ignored with `adaptive`. */
   connections: number;
+  /** Start with one connection and open more while they raise the throughput (see `adaptive.ts`). */
+  adaptive?: { max: number; windowMs?: number | undefined } | undefined;
 }
 
 /** Default bytes per part: large enough that per-request costs vanish, small enough to spread over connections. */
 export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
-/** Default parts fetched at once per file: as many as aria2's -x 8, near aws-cli's 10 requests at once. */
-export const DEFAULT_CONNECTIONS = 8;
 
 /** A part request was answered with the whole object: the store does not honour ranges after all. */
 export class RangesIgnored extends Error {}
@@ -55,6 +58,8 @@ interface Span {
   /** Bytes of this span on disk, from `start`. */
   done: number;
   finished: boolean;
+  /** Taken by a connection (or finished). */
+  claimed: boolean;
 }
 
 /** The record of the part is rewritten each time this many more parts are finished. */
@@ -69,19 +74,27 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   let at = state.written;
   const missing = (end: number) => {
     for (; at < end; at = Math.min(end, at + plan.partSize)) {
-      spans.push({ start: at, end: Math.min(end, at + plan.partSize), done: 0, finished: false });
+      spans.push({
+        start: at,
+        end: Math.min(end, at + plan.partSize),
+        done: 0,
+        finished: false,
+        claimed: false,
+      });
     }
   };
   for (const [from, to] of state.finished ?? []) {
     if (from <= at || to > state.total) continue;
     missing(from);
-    spans.push({ start: from, end: to, done: to - from, finished: true });
+    spans.push({ start: from, end: to, done: to - from, finished: true, claimed: true });
     at = to;
   }
   missing(state.total);
   let next = 0;
   let transferred = 0;
   let firstFailure: unknown;
+  /** Bytes received over the network so far, for the throughput the controller is fed. */
+  let receivedNow = 0;
   const progress = () => {
     let onDisk = state.written;
     for (const span of spans) if (span.start >= state.written) onDisk += span.done;
@@ -120,26 +133,116 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     }
   };
   advance();
-  const worker = async () => {
-    for (;;) {
-      while (next < spans.length && (spans[next] as Span).finished) next += 1;
-      if (next >= spans.length || firstFailure !== undefined) return;
-      const span = spans[next] as Span;
-      const initial = span === spans[0] ? job.firstBody : undefined;
-      next += 1;
+  const adaptive = plan.adaptive;
+  const controller = adaptive ? new ConnectionController({ max: adaptive.max }) : undefined;
+  const meter = new ThroughputWindow(adaptive?.windowMs);
+  const wanted = () => controller?.connections ?? plan.connections;
+  /** Connections of the newest step that have not received a byte yet: its window opens once they all have. */
+  let awaitingFirstBytes = 0;
+  let active = 0;
+  const workers: Array<Promise<void>> = [];
+  const claimFront = (): Span | undefined => {
+    while (next < spans.length && (spans[next] as Span).claimed) next += 1;
+    const span = spans[next];
+    if (span === undefined || firstFailure !== undefined) return undefined;
+    span.claimed = true;
+    next += 1;
+    return span;
+  };
+  // The first step up takes the last part: the first answer streams on untouched, and if the second connection
+  // gains nothing it ends with its part, so a link one connection fills is not split any further.
+  const claimLast = (): Span | undefined => {
+    for (let index = spans.length - 1; index > next; index -= 1) {
+      const span = spans[index] as Span;
+      if (span.claimed) continue;
+      span.claimed = true;
+      return span;
+    }
+    return undefined;
+  };
+  /** True while the first step up is measured: its connection takes parts from the end. */
+  let probing = false;
+  const decide = () => {
+    if (!controller || controller.settled || awaitingFirstBytes > 0) return;
+    const throughput = meter.read(performance.now(), receivedNow);
+    if (throughput === undefined) return;
+    const before = active;
+    const decision = controller.observe(throughput);
+    probing = decision === 'grow' && before === 1;
+    if (decision === 'hold') return;
+    while (active < wanted()) {
+      const span = probing ? claimLast() : claimFront();
+      if (span === undefined) break;
+      awaitingFirstBytes += 1;
+      start(span);
+    }
+    if (active === before) controller.settle();
+  };
+  const received = (bytes: number, first: boolean) => {
+    receivedNow += bytes;
+    if (first && awaitingFirstBytes > 0) {
+      awaitingFirstBytes -= 1;
+      if (awaitingFirstBytes === 0) meter.start(performance.now(), receivedNow);
+    }
+    decide();
+  };
+  // A body that reaches the end of its part carries on into the next one when no connection has taken it.
+  const following = (span: Span): Span | undefined => {
+    const after = spans[next];
+    if (after === undefined || after.claimed || after.start !== span.end) return undefined;
+    return claimFront();
+  };
+  const finished = (span: Span) => {
+    span.finished = true;
+    advance();
+    finishedSinceRecord += 1;
+    if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
+  };
+  const run = async (first: Span, initial: Readable | undefined) => {
+    let span: Span | undefined = first;
+    let fresh = true;
+    while (span !== undefined) {
+      const fetching: Span = span;
       try {
-        const received = await fetchSpan(job, span, progress, initial);
-        transferred += received;
-        span.finished = true;
-        advance();
-        finishedSinceRecord += 1;
-        if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
+        const got = await fetchSpan(job, fetching, {
+          progress,
+          received: (bytes) => {
+            received(bytes, fresh);
+            fresh = false;
+          },
+          following: (done) => {
+            finished(done);
+            return following(done);
+          },
+          initial: fetching === first ? initial : undefined,
+          onSpan: (next) => {
+            span = next;
+          },
+        });
+        // Added after the await: `transferred += await …` would add to the value read before it.
+        transferred += got;
       } catch (error) {
         firstFailure ??= error;
+        return;
       }
+      finished(span);
+      span = active > wanted() ? undefined : probing ? claimLast() : claimFront();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(plan.connections, spans.length) }, worker));
+  function start(span: Span, initial?: Readable): void {
+    active += 1;
+    workers.push(run(span, initial).finally(() => (active -= 1)));
+  }
+  const first = claimFront();
+  if (first) start(first, job.firstBody);
+  else if (job.firstBody) discardBody(job.firstBody);
+  for (let opened = 1; opened < Math.min(wanted(), spans.length); opened += 1) {
+    const span = claimFront();
+    if (span) start(span);
+  }
+  if (controller) meter.start(performance.now(), receivedNow);
+  // Workers started while others run are pushed as they start: wait for every one of them.
+  for (let index = 0; index < workers.length; index += 1) await workers[index];
   if (firstFailure !== undefined) {
     // What lies on disk is kept for the next run: the finished parts (a part whose every byte was written
     // counts, even if the failure came before it was counted finished) and the part after the prefix, as far as
@@ -160,41 +263,64 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   return transferred;
 }
 
+/** What a span's fetch tells its connection's loop. */
+interface SpanHooks {
+  /** Bytes of the object on disk changed. */
+  progress: () => void;
+  /** This many more bytes came over the network. */
+  received: (bytes: number) => void;
+  /** With `initial`: the span is done; the next span the same body may carry on into, if any. */
+  following: (done: Span) => Span | undefined;
+  /** The span the body carried on into (the one fetched from now on). */
+  onSpan: (span: Span) => void;
+  /** An answer already under way that starts at the span's first byte and runs to the object's end. */
+  initial: Readable | undefined;
+}
+
 /**
- * Fetches one span, resuming it after dropped connections; resolves to the bytes received. `initial` is an
- * answer already under way that starts at the span's first byte: the first part is read from the first answer
- * while the other parts are asked for.
+ * Fetches one span, resuming it after dropped connections; resolves to the bytes received. With `initial`, the
+ * first answer (the whole object) is read for this span and, part after part, for as long as no other
+ * connection has taken the next one: one connection alone never makes a request more.
  */
-async function fetchSpan(
-  job: RangedJob,
-  span: Span,
-  progress: () => void,
-  initial?: Readable,
-): Promise<number> {
+async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): Promise<number> {
   const { http, url, state, signal } = job;
+  let span = first;
   let resumes = 0;
   let received = 0;
-  let body = initial;
+  let body = hooks.initial;
+  const onPosition = (position: number) => {
+    const now = position - span.start;
+    if (now > span.done) {
+      received += now - span.done;
+      hooks.received(now - span.done);
+    }
+    span.done = now;
+    hooks.progress();
+  };
   for (;;) {
     if (signal?.aborted) throw abortedError(signal);
     const from = span.start + span.done;
     if (body) {
-      const first = body;
+      const whole = body;
       body = undefined;
       const outcome = await pump(
-        first,
+        whole,
         job.part,
         { written: from, total: state.total, etag: state.etag },
         undefined,
         signal,
-        (position) => {
-          span.done = position - span.start;
-          progress();
-        },
+        onPosition,
         span.end,
+        (position) => {
+          onPosition(position);
+          const next = hooks.following(span);
+          if (next === undefined) return undefined;
+          span = next;
+          hooks.onSpan(next);
+          return next.end;
+        },
       );
-      received += outcome.position - from;
-      span.done = outcome.position - span.start;
+      onPosition(outcome.position);
       if (signal?.aborted) throw abortedError(signal);
       if (outcome.position === span.end) return received;
       continue;
@@ -221,12 +347,8 @@ async function fetchSpan(
       );
     }
     const local: ObjectState = { written: from, total: span.end, etag: state.etag };
-    const outcome = await pump(response.body, job.part, local, undefined, signal, (position) => {
-      span.done = position - span.start;
-      progress();
-    });
-    received += outcome.position - from;
-    span.done = outcome.position - span.start;
+    const outcome = await pump(response.body, job.part, local, undefined, signal, onPosition);
+    onPosition(outcome.position);
     if (signal?.aborted) throw abortedError(signal);
     if (outcome.position === span.end) return received;
     if (resumes >= job.maxResumes) {

@@ -6,6 +6,7 @@ import {
   expectedChecksum,
   hashesInBackground,
   InlineChecksum,
+  NoChecksum,
   type PartChecksum,
   showDigest,
 } from '../core/checksum.js';
@@ -142,7 +143,10 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
           expected = expectedChecksum(response.headers, response.status === 200);
           if (expected === undefined && job.requireChecksum) throw new ChecksumUnavailable(shown);
           const split = ranged !== undefined && splits(response, state, ranged);
-          checksum = checksumFor(expected?.algorithm ?? 'md5', part, state.total, split);
+          checksum =
+            expected === undefined
+              ? new NoChecksum()
+              : checksumFor(expected.algorithm, part, state.total, split);
           hashers.push(checksum);
           // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
           if (state.written > 0) checksum.catchUp(state.written);
@@ -260,5 +264,7 @@ function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan):
     state.total !== undefined &&
     (state.total - state.written >= 2 * plan.partSize ||
       (response.status === 206 && state.finished !== undefined));
-  return plan.connections > 1 && fromHere && worth && state.etag !== undefined;
+  return (
+    (plan.adaptive !== undefined || plan.connections > 1) && fromHere && worth && state.etag !== undefined
+  );
 }
