@@ -94,6 +94,10 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   const controller = adaptive ? new ConnectionController({ max: adaptive.max }) : undefined;
   const meter = new ThroughputWindow(adaptive?.windowMs);
   const wanted = () => controller?.connections ?? plan.connections;
+  // The first window opens after one of warming up (the first answer's slow start, the hashing thread's start,
+  // which would make a second connection look like a gain on a link one fills); each later one half a window
+  // after the step's last new connection carried its first byte.
+  let warmingUntil = controller ? performance.now() + meter.windowMs : undefined;
   /** Connections of the newest step that have not received a byte yet: its window opens once they all have. */
   let awaitingFirstBytes = 0;
   let active = 0;
@@ -121,6 +125,13 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   let probing = false;
   const decide = () => {
     if (!controller || controller.settled || awaitingFirstBytes > 0) return;
+    if (warmingUntil !== undefined) {
+      const now = performance.now();
+      if (now < warmingUntil) return;
+      warmingUntil = undefined;
+      meter.start(now, receivedNow);
+      return;
+    }
     const throughput = meter.read(performance.now(), receivedNow);
     if (throughput === undefined) return;
     const before = active;
@@ -139,7 +150,7 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     receivedNow += bytes;
     if (first && awaitingFirstBytes > 0) {
       awaitingFirstBytes -= 1;
-      if (awaitingFirstBytes === 0) meter.start(performance.now(), receivedNow);
+      if (awaitingFirstBytes === 0) warmingUntil = performance.now() + meter.windowMs / 2;
     }
     decide();
   };
@@ -197,7 +208,6 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     const span = claimFront();
     if (span) start(span);
   }
-  if (controller) meter.start(performance.now(), receivedNow);
   // Workers started while others run are pushed as they start: wait for every one of them.
   for (let index = 0; index < workers.length; index += 1) await workers[index];
   if (firstFailure !== undefined) {
