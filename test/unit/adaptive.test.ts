@@ -21,17 +21,35 @@ describe('ConnectionController', () => {
     expect(controller.connections).toBe(1);
   });
 
-  it('doubles up to the limit while a per-connection cap makes each step pay', () => {
+  it('grows to the limit while a per-connection cap makes each step pay, by four after a near-full gain', () => {
     const controller = new ConnectionController({ max: 32 });
-    expect(settle(controller, (n) => n * 40 * MIB)).toEqual([1, 2, 4, 8, 16, 32]);
+    expect(settle(controller, (n) => n * 40 * MIB)).toEqual([1, 2, 8, 32]);
     expect(controller.connections).toBe(32);
     expect(controller.settled).toBe(true);
   });
 
-  it('stops at the step before the one that stopped paying (a link of 8 capped connections)', () => {
+  it('doubles when each step pays but less than in proportion', () => {
     const controller = new ConnectionController({ max: 32 });
-    settle(controller, (n) => Math.min(n, 8) * 40 * MIB);
-    expect(controller.connections).toBe(8);
+    expect(settle(controller, (n) => n ** 0.7 * 40 * MIB)).toEqual([1, 2, 4, 8, 16, 32]);
+    expect(controller.connections).toBe(32);
+    expect(controller.settled).toBe(true);
+  });
+
+  it('stops at the step before the one that stopped paying (a link of 8 or of 5 capped connections)', () => {
+    const eight = new ConnectionController({ max: 32 });
+    settle(eight, (n) => Math.min(n, 8) * 40 * MIB);
+    expect(eight.connections).toBe(8);
+    // 2 to 8 still gains 2.5x, 8 to 32 nothing: it keeps 8, never fewer than the link needs.
+    const five = new ConnectionController({ max: 32 });
+    settle(five, (n) => Math.min(n, 5) * 40 * MIB);
+    expect(five.connections).toBe(8);
+  });
+
+  it('settles between after a step by four that gained only what a doubling must', () => {
+    // 2 to 8 gains 1.5x: not the 1.9x four times as many must, enough for twice as many.
+    const controller = new ConnectionController({ max: 32 });
+    expect(settle(controller, (n) => ({ 1: 40, 2: 80, 8: 120 })[n] ?? 0)).toEqual([1, 2, 8]);
+    expect(controller.connections).toBe(4);
   });
 
   it('keeps a step that pays a little less than double, drops one whose gain is noise', () => {
@@ -46,8 +64,8 @@ describe('ConnectionController', () => {
 
   it('falls back when a step loses throughput, and counts a zero reading as no gain', () => {
     const loses = new ConnectionController({ max: 32 });
-    settle(loses, (n) => (n <= 4 ? n * 10 : 5));
-    expect(loses.connections).toBe(4);
+    settle(loses, (n) => (n <= 8 ? n * 10 : 5));
+    expect(loses.connections).toBe(8);
     const zero = new ConnectionController({ max: 32 });
     settle(zero, (n) => (n === 1 ? 10 : 0));
     expect(zero.connections).toBe(1);
@@ -55,7 +73,7 @@ describe('ConnectionController', () => {
 
   it('never goes above its limit, which need not be a power of two', () => {
     const controller = new ConnectionController({ max: 12 });
-    expect(settle(controller, (n) => n * MIB)).toEqual([1, 2, 4, 8, 12]);
+    expect(settle(controller, (n) => n * MIB)).toEqual([1, 2, 8, 12]);
     const one = new ConnectionController({ max: 1 });
     expect(one.settled).toBe(true);
     expect(one.observe(1)).toBe('hold');
