@@ -194,7 +194,8 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
         return;
       }
       finished(span);
-      span = active > wanted() ? undefined : probing ? claimLast() : claimFront();
+      // While the first step up is measured, parts come from the end, then from the front once none is left there.
+      span = active > wanted() ? undefined : probing ? (claimLast() ?? claimFront()) : claimFront();
     }
   };
   function start(span: Span, initial?: Readable): void {
@@ -209,7 +210,14 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     if (span) start(span);
   }
   // Workers started while others run are pushed as they start: wait for every one of them.
-  for (let index = 0; index < workers.length; index += 1) await workers[index];
+  for (let index = 0; index < workers.length; index += 1) {
+    await workers[index];
+    // Never ends with parts left that no connection took: the last one to end takes them up.
+    if (index === workers.length - 1 && firstFailure === undefined) {
+      const span = claimFront();
+      if (span) start(span);
+    }
+  }
   if (firstFailure !== undefined) {
     // What lies on disk is kept for the next run: the finished parts (a part whose every byte was written
     // counts, even if the failure came before it was counted finished) and the part after the prefix, as far as
