@@ -57,18 +57,18 @@ class Pacer {
   }
 }
 
-/** Passes bytes on at their pacer's pace, in pieces of at most PIECE_BYTES. */
+/** Passes bytes on at the pace of the slowest of its pacers, in pieces of at most PIECE_BYTES. */
 class Paced extends Transform {
-  constructor(pacer) {
+  constructor(pacers) {
     super({ highWaterMark: 4 * PIECE_BYTES });
-    this.pacer = pacer;
+    this.pacers = pacers;
   }
 
   async _transform(chunk, _encoding, callback) {
     try {
       for (let start = 0; start < chunk.length; start += PIECE_BYTES) {
         const piece = chunk.subarray(start, start + PIECE_BYTES);
-        const wait = this.pacer.reserve(piece.length);
+        const wait = Math.max(...this.pacers.map((pacer) => pacer.reserve(piece.length)));
         if (wait >= 1) await sleep(wait);
         this.push(piece);
       }
@@ -81,11 +81,14 @@ class Paced extends Transform {
 
 /**
  * Starts the proxy on loopback in this process. `target` is the server's URL; `rate` (bytes a second, per
- * connection and direction; 0 for none) and `delayMs` shape the link. Resolves with its URL and `close()`.
+ * connection and direction; 0 for none), `linkRate` (bytes a second in each direction shared by all connections,
+ * a link that one uncapped connection fills; 0, the default, for none) and `delayMs` shape the link. Resolves
+ * with its URL and `close()`.
  */
 export async function startShapingProxy({
   target,
   rate = DEFAULT_RATE_BYTES_PER_SECOND,
+  linkRate = 0,
   delayMs = DEFAULT_DELAY_MS,
   port = 0,
 }) {
@@ -101,7 +104,11 @@ export async function startShapingProxy({
     }
     return pair;
   };
-  const shaped = (pacer) => (rate > 0 ? [new Paced(pacer)] : []);
+  const link = { down: new Pacer(linkRate), up: new Pacer(linkRate) };
+  const shaped = (pacer, shared) => {
+    const pacers = [...(rate > 0 ? [pacer] : []), ...(linkRate > 0 ? [shared] : [])];
+    return pacers.length > 0 ? [new Paced(pacers)] : [];
+  };
 
   const handle = async (req, res) => {
     const pair = pacersOf(req.socket);
@@ -120,7 +127,7 @@ export async function startShapingProxy({
     });
     forward.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardedHeaders(answer.headers));
-      pipeline(answer, ...shaped(pair.down), res).catch(() => res.destroy());
+      pipeline(answer, ...shaped(pair.down, link.down), res).catch(() => res.destroy());
     });
     forward.on('error', (error) => {
       if (res.headersSent) res.destroy();
@@ -129,7 +136,7 @@ export async function startShapingProxy({
         res.end(`shaping proxy: ${error.message}\n`);
       }
     });
-    pipeline(req, ...shaped(pair.up), forward).catch(() => forward.destroy());
+    pipeline(req, ...shaped(pair.up, link.up), forward).catch(() => forward.destroy());
   };
 
   const server = createServer({ requestTimeout: 0, keepAliveTimeout: 5_000 }, (req, res) => {
@@ -163,6 +170,7 @@ export async function startShapingProxy({
 export async function startShapingProxyProcess({
   target,
   rate = DEFAULT_RATE_BYTES_PER_SECOND,
+  linkRate = 0,
   delayMs = DEFAULT_DELAY_MS,
 }) {
   const args = [
@@ -171,11 +179,13 @@ export async function startShapingProxyProcess({
     target,
     '--rate',
     String(rate),
+    '--link-rate',
+    String(linkRate),
     '--delay',
     String(delayMs),
   ];
   const { url, close } = await startListeningProcess(args, 'shaping proxy');
-  return { url, rate, delayMs, close };
+  return { url, rate, linkRate, delayMs, close };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -183,19 +193,21 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     options: {
       target: { type: 'string' },
       rate: { type: 'string', default: String(DEFAULT_RATE_BYTES_PER_SECOND) },
+      'link-rate': { type: 'string', default: '0' },
       delay: { type: 'string', default: String(DEFAULT_DELAY_MS) },
       port: { type: 'string', default: '0' },
     },
   });
   if (!values.target) {
     console.error(
-      'Usage: node bench/lib/shaping-proxy.js --target URL [--rate BYTES_PER_SECOND] [--delay MS] [--port N]',
+      'Usage: node bench/lib/shaping-proxy.js --target URL [--rate BYTES_PER_SECOND] [--link-rate BYTES_PER_SECOND] [--delay MS] [--port N]',
     );
     process.exitCode = 2;
   } else {
     const proxy = await startShapingProxy({
       target: values.target,
       rate: Number(values.rate),
+      linkRate: Number(values['link-rate']),
       delayMs: Number(values.delay),
       port: Number(values.port),
     });

@@ -127,9 +127,8 @@ Examples:
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
     .option(
       '--connections <n>',
-      'connections one large file is fetched over, in parts (1: one stream)',
-      positiveInteger('--connections', 16),
-      8,
+      'connections one large file is fetched over, in parts (1: one stream); by default measured: one, and more while they raise the speed, up to 32',
+      positiveInteger('--connections', 64),
     )
     .option(
       '--part-size <MiB>',

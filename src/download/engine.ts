@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { sleep } from '../http/retry.js';
+import { DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
 import { initialState, type ObjectSource } from './object-state.js';
@@ -23,7 +24,7 @@ import {
   type PlannedDownload,
   planDownloads,
 } from './plan.js';
-import { DEFAULT_CONNECTIONS, DEFAULT_PART_SIZE } from './ranged.js';
+import { DEFAULT_PART_SIZE } from './ranged.js';
 import { ChecksumMismatch, receiveObject } from './receive.js';
 import {
   DEFAULT_DOWNLOAD_CONCURRENCY,
@@ -223,7 +224,8 @@ async function downloadOne(
           signal,
           maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
           ranged: {
-            connections: Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
+            connections: Math.max(1, Math.floor(options.connections ?? 1)),
+            adaptive: options.connections === undefined ? { max: DEFAULT_MAX_CONNECTIONS } : undefined,
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {

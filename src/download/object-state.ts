@@ -1,12 +1,23 @@
 /**
  * What is known of an object being received, shared by the stream (`receive.ts`), the parallel ranges
- * (`ranged.ts`) and the pump that writes both: it sits below all three so none of them imports another's types.
+ * (`ranged.ts`, `span-fetch.ts`) and the pump that writes both: it sits below them all so none of them imports
+ * another's types.
  */
 import type { HttpClient } from '../service/client.js';
 import type { PartFile } from './part-file.js';
 
 /** The part of the service client receiving uses. */
 export type ObjectSource = Pick<HttpClient, 'getObject'>;
+
+/** How a large object is split. */
+export interface RangedPlan {
+  /** Bytes per part. */
+  partSize: number;
+  /** Parts fetched at once, when fixed (`--connections`); ignored with `adaptive`. */
+  connections: number;
+  /** Start with one connection and open more while they raise the throughput (see `adaptive.ts`). */
+  adaptive?: { max: number; windowMs?: number | undefined } | undefined;
+}
 
 /** What is on disk of an object and what is known of it. */
 export interface ObjectState {

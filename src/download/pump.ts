@@ -29,7 +29,9 @@ export interface PumpOutcome {
  * Copies a body to the part file from `state.written`. Chunks are taken as they arrive ('data' events: the
  * async iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of
  * ~1 MiB, one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned
- * (the caller may resume); errors writing the file and bodies longer than announced are thrown.
+ * (the caller may resume); errors writing the file and bodies longer than announced are thrown. At `limit` the
+ * bytes so far are written and `extend` may give a further limit to carry on to (the body goes on into the next
+ * part, no new request); without one the body is dropped there.
  */
 export function pump(
   body: Readable,
@@ -39,9 +41,11 @@ export function pump(
   signal: AbortSignal | undefined,
   report: (received: number) => void,
   limit?: number,
+  extend?: (position: number) => number | undefined,
 ): Promise<PumpOutcome> {
   return new Promise((resolve, reject) => {
     let position = state.written;
+    let end = limit;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let reported = state.written;
@@ -82,17 +86,33 @@ export function pump(
     };
     function onData(data: Buffer) {
       let chunk = data;
-      const room = limit === undefined ? undefined : limit - (position + pendingBytes);
-      if (room !== undefined && chunk.length >= room) chunk = chunk.subarray(0, room);
+      while (end !== undefined && chunk.length >= end - (position + pendingBytes)) {
+        const room = end - (position + pendingBytes);
+        checksum?.update(chunk.subarray(0, room));
+        pending.push(chunk.subarray(0, room));
+        pendingBytes += room;
+        let further: number | undefined;
+        try {
+          // The bytes up to the limit are on disk before anyone is told they are.
+          flush();
+          further = extend?.(position);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
+        if (further === undefined || further <= position) {
+          // Enough of this body: the rest comes by other requests.
+          finish();
+          discardBody(body);
+          return;
+        }
+        end = further;
+        chunk = chunk.subarray(room);
+        if (chunk.length === 0) return;
+      }
       checksum?.update(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
-      if (room !== undefined && chunk.length === room) {
-        // Enough of this body: the rest comes by other requests.
-        finish();
-        discardBody(body);
-        return;
-      }
       if (state.total !== undefined && position + pendingBytes > state.total) {
         fail(new ProtocolError(`The server sent more than the announced ${state.total} bytes.`));
         return;

@@ -3,59 +3,21 @@
  * written at its offset in the part file, resumed on its own after a dropped connection, and hashed in order
  * as soon as the bytes before it are in, so the whole object is still checked against the store's checksum.
  * Object stores cap what one connection carries; every fast client of them (aws-cli, rclone, aria2) splits.
+ * Unless the number is fixed, the split is measured as it goes: one connection first, more while they pay.
  */
 
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { abortedError } from '../core/batch.js';
-import type { PartChecksum } from '../core/checksum.js';
-import { NetworkError, ProtocolError } from '../core/errors.js';
-import { discardBody, header } from '../http/objects.js';
-import { isRetryable } from '../http/retry.js';
-import type { ObjectSource, ObjectState } from './object-state.js';
-import type { PartFile } from './part-file.js';
-import { pump } from './pump.js';
-
-/** How a large object is split. */
-export interface RangedPlan {
-  /** Bytes per part. */
-  partSize: number;
-  /** Parts fetched at once. */
-  connections: number;
-}
+import { ProtocolError } from '../core/errors.js';
+import { discardBody } from '../http/objects.js';
+import { ConnectionController, ThroughputWindow } from './adaptive.js';
+import { fetchSpan, type RangedJob, type Span } from './span-fetch.js';
 
 /** Default bytes per part: large enough that per-request costs vanish, small enough to spread over connections. */
 export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
-/** Default parts fetched at once per file: as many as aria2's -x 8, near aws-cli's 10 requests at once. */
-export const DEFAULT_CONNECTIONS = 8;
 
-/** A part request was answered with the whole object: the store does not honour ranges after all. */
-export class RangesIgnored extends Error {}
-
-interface RangedJob {
-  http: ObjectSource;
-  url: string;
-  /** The URL as messages show it. */
-  shown: string;
-  part: PartFile;
-  /** `written` is the contiguous prefix on disk (and hashed); `total` and `etag` are known. */
-  state: ObjectState & { total: number; etag: string };
-  checksum: PartChecksum;
-  plan: RangedPlan;
-  maxResumes: number;
-  signal?: AbortSignal | undefined;
-  report: (received: number) => void;
-  /** The body of the first answer (the whole object, from `state.written`): it carries the first part. */
-  firstBody?: Readable | undefined;
-}
-
-interface Span {
-  start: number;
-  /** Exclusive. */
-  end: number;
-  /** Bytes of this span on disk, from `start`. */
-  done: number;
-  finished: boolean;
-}
+export type { RangedPlan } from './object-state.js';
+export { RangesIgnored } from './span-fetch.js';
 
 /** The record of the part is rewritten each time this many more parts are finished. */
 const RECORD_EVERY_PARTS = 4;
@@ -69,19 +31,27 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
   let at = state.written;
   const missing = (end: number) => {
     for (; at < end; at = Math.min(end, at + plan.partSize)) {
-      spans.push({ start: at, end: Math.min(end, at + plan.partSize), done: 0, finished: false });
+      spans.push({
+        start: at,
+        end: Math.min(end, at + plan.partSize),
+        done: 0,
+        finished: false,
+        claimed: false,
+      });
     }
   };
   for (const [from, to] of state.finished ?? []) {
     if (from <= at || to > state.total) continue;
     missing(from);
-    spans.push({ start: from, end: to, done: to - from, finished: true });
+    spans.push({ start: from, end: to, done: to - from, finished: true, claimed: true });
     at = to;
   }
   missing(state.total);
   let next = 0;
   let transferred = 0;
   let firstFailure: unknown;
+  /** Bytes received over the network so far, for the throughput the controller is fed. */
+  let receivedNow = 0;
   const progress = () => {
     let onDisk = state.written;
     for (const span of spans) if (span.start >= state.written) onDisk += span.done;
@@ -120,26 +90,134 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     }
   };
   advance();
-  const worker = async () => {
-    for (;;) {
-      while (next < spans.length && (spans[next] as Span).finished) next += 1;
-      if (next >= spans.length || firstFailure !== undefined) return;
-      const span = spans[next] as Span;
-      const initial = span === spans[0] ? job.firstBody : undefined;
-      next += 1;
+  const adaptive = plan.adaptive;
+  const controller = adaptive ? new ConnectionController({ max: adaptive.max }) : undefined;
+  const meter = new ThroughputWindow(adaptive?.windowMs);
+  const wanted = () => controller?.connections ?? plan.connections;
+  // The first window opens after one of warming up (the first answer's slow start, the hashing thread's start,
+  // which would make a second connection look like a gain on a link one fills); each later one half a window
+  // after the step's last new connection carried its first byte.
+  let warmingUntil = controller ? performance.now() + meter.windowMs : undefined;
+  /** Connections of the newest step that have not received a byte yet: its window opens once they all have. */
+  let awaitingFirstBytes = 0;
+  let active = 0;
+  const workers: Array<Promise<void>> = [];
+  const claimFront = (): Span | undefined => {
+    while (next < spans.length && (spans[next] as Span).claimed) next += 1;
+    const span = spans[next];
+    if (span === undefined || firstFailure !== undefined) return undefined;
+    span.claimed = true;
+    next += 1;
+    return span;
+  };
+  // The first step up takes the last part: the first answer streams on untouched, and if the second connection
+  // gains nothing it ends with its part, so a link one connection fills is not split any further.
+  const claimLast = (): Span | undefined => {
+    for (let index = spans.length - 1; index > next; index -= 1) {
+      const span = spans[index] as Span;
+      if (span.claimed) continue;
+      span.claimed = true;
+      return span;
+    }
+    return undefined;
+  };
+  /** True while the first step up is measured: its connection takes parts from the end. */
+  let probing = false;
+  const decide = () => {
+    if (!controller || controller.settled || awaitingFirstBytes > 0) return;
+    if (warmingUntil !== undefined) {
+      const now = performance.now();
+      if (now < warmingUntil) return;
+      warmingUntil = undefined;
+      meter.start(now, receivedNow);
+      return;
+    }
+    const throughput = meter.read(performance.now(), receivedNow);
+    if (throughput === undefined) return;
+    const before = active;
+    const decision = controller.observe(throughput);
+    probing = decision === 'grow' && before === 1;
+    if (decision === 'hold') return;
+    while (active < wanted()) {
+      const span = probing ? claimLast() : claimFront();
+      if (span === undefined) break;
+      awaitingFirstBytes += 1;
+      start(span);
+    }
+    if (active === before) controller.settle();
+  };
+  const received = (bytes: number, first: boolean) => {
+    receivedNow += bytes;
+    if (first && awaitingFirstBytes > 0) {
+      awaitingFirstBytes -= 1;
+      if (awaitingFirstBytes === 0) warmingUntil = performance.now() + meter.windowMs / 2;
+    }
+    decide();
+  };
+  // A body that reaches the end of its part carries on into the next one when no connection has taken it.
+  const following = (span: Span): Span | undefined => {
+    const after = spans[next];
+    if (after === undefined || after.claimed || after.start !== span.end) return undefined;
+    return claimFront();
+  };
+  const finished = (span: Span) => {
+    span.finished = true;
+    advance();
+    finishedSinceRecord += 1;
+    if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
+  };
+  const run = async (first: Span, initial: Readable | undefined) => {
+    let span: Span | undefined = first;
+    let fresh = true;
+    while (span !== undefined) {
+      const fetching: Span = span;
       try {
-        const received = await fetchSpan(job, span, progress, initial);
-        transferred += received;
-        span.finished = true;
-        advance();
-        finishedSinceRecord += 1;
-        if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
+        const got = await fetchSpan(job, fetching, {
+          progress,
+          received: (bytes) => {
+            received(bytes, fresh);
+            fresh = false;
+          },
+          following: (done) => {
+            finished(done);
+            return following(done);
+          },
+          initial: fetching === first ? initial : undefined,
+          onSpan: (next) => {
+            span = next;
+          },
+        });
+        // Added after the await: `transferred += await …` would add to the value read before it.
+        transferred += got;
       } catch (error) {
         firstFailure ??= error;
+        return;
       }
+      finished(span);
+      // While the first step up is measured, parts come from the end, then from the front once none is left there.
+      span = active > wanted() ? undefined : probing ? (claimLast() ?? claimFront()) : claimFront();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(plan.connections, spans.length) }, worker));
+  function start(span: Span, initial?: Readable): void {
+    active += 1;
+    workers.push(run(span, initial).finally(() => (active -= 1)));
+  }
+  const first = claimFront();
+  if (first) start(first, job.firstBody);
+  else if (job.firstBody) discardBody(job.firstBody);
+  for (let opened = 1; opened < Math.min(wanted(), spans.length); opened += 1) {
+    const span = claimFront();
+    if (span) start(span);
+  }
+  // Workers started while others run are pushed as they start: wait for every one of them.
+  for (let index = 0; index < workers.length; index += 1) {
+    await workers[index];
+    // Never ends with parts left that no connection took: the last one to end takes them up.
+    if (index === workers.length - 1 && firstFailure === undefined) {
+      const span = claimFront();
+      if (span) start(span);
+    }
+  }
   if (firstFailure !== undefined) {
     // What lies on disk is kept for the next run: the finished parts (a part whose every byte was written
     // counts, even if the failure came before it was counted finished) and the part after the prefix, as far as
@@ -158,89 +236,4 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
     );
   }
   return transferred;
-}
-
-/**
- * Fetches one span, resuming it after dropped connections; resolves to the bytes received. `initial` is an
- * answer already under way that starts at the span's first byte: the first part is read from the first answer
- * while the other parts are asked for.
- */
-async function fetchSpan(
-  job: RangedJob,
-  span: Span,
-  progress: () => void,
-  initial?: Readable,
-): Promise<number> {
-  const { http, url, state, signal } = job;
-  let resumes = 0;
-  let received = 0;
-  let body = initial;
-  for (;;) {
-    if (signal?.aborted) throw abortedError(signal);
-    const from = span.start + span.done;
-    if (body) {
-      const first = body;
-      body = undefined;
-      const outcome = await pump(
-        first,
-        job.part,
-        { written: from, total: state.total, etag: state.etag },
-        undefined,
-        signal,
-        (position) => {
-          span.done = position - span.start;
-          progress();
-        },
-        span.end,
-      );
-      received += outcome.position - from;
-      span.done = outcome.position - span.start;
-      if (signal?.aborted) throw abortedError(signal);
-      if (outcome.position === span.end) return received;
-      continue;
-    }
-    let response: Awaited<ReturnType<ObjectSource['getObject']>>;
-    try {
-      response = await http.getObject(url, { start: from, end: span.end - 1, ifMatch: state.etag, signal });
-    } catch (error) {
-      // The store could not be reached even after the retries: one more round, as for a dropped body.
-      if (!isRetryable(error) || resumes >= job.maxResumes) throw error;
-      resumes += 1;
-      continue;
-    }
-    if (response.status !== 206) {
-      discardBody(response.body);
-      throw new RangesIgnored();
-    }
-    const range = header(response, 'content-range');
-    const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
-    if (!match || Number(match[1]) !== from || Number(match[2]) !== span.end - 1) {
-      discardBody(response.body);
-      throw new ProtocolError(
-        `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
-      );
-    }
-    const local: ObjectState = { written: from, total: span.end, etag: state.etag };
-    const outcome = await pump(response.body, job.part, local, undefined, signal, (position) => {
-      span.done = position - span.start;
-      progress();
-    });
-    received += outcome.position - from;
-    span.done = outcome.position - span.start;
-    if (signal?.aborted) throw abortedError(signal);
-    if (outcome.position === span.end) return received;
-    if (resumes >= job.maxResumes) {
-      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
-      throw new NetworkError(
-        `GET ${job.shown}: the connection kept ending early in bytes ${span.start}-${span.end - 1}; received ${span.done} of them after ${resumes} resumes${why}.`,
-        {
-          code: 'E_INCOMPLETE',
-          cause: outcome.error,
-          peer: 'object store',
-          hint: 'Run the download again: it resumes where this one stopped.',
-        },
-      );
-    }
-    resumes += 1;
-  }
 }

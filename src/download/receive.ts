@@ -6,6 +6,7 @@ import {
   expectedChecksum,
   hashesInBackground,
   InlineChecksum,
+  NoChecksum,
   type PartChecksum,
   showDigest,
 } from '../core/checksum.js';
@@ -142,7 +143,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
           expected = expectedChecksum(response.headers, response.status === 200);
           if (expected === undefined && job.requireChecksum) throw new ChecksumUnavailable(shown);
           const split = ranged !== undefined && splits(response, state, ranged);
-          checksum = checksumFor(expected?.algorithm ?? 'md5', part, state.total, split);
+          checksum = checksumFor(expected?.algorithm, part, state.total, split);
           hashers.push(checksum);
           // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
           if (state.written > 0) checksum.catchUp(state.written);
@@ -212,18 +213,20 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
 const BACKGROUND_HASH_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
- * The checksum of a part: on its own thread for a large object, in the receiving thread otherwise. A CRC-32 of
- * one stream is the exception: it runs at several GB/s (zlib's), so in line it costs less than a thread's start,
+ * The checksum of a part, in the algorithm the store stated (none when it stated none): on its own thread for
+ * a large object, in the receiving thread otherwise. A CRC-32 of one stream is the exception: it runs at several GB/s (zlib's), so in line it costs less than a thread's start,
  * its reading the part back and the messages to it (256 MiB on loopback: 0.11 s of the thread's time and 40 ms
  * of messages, against 50 ms of CRC-32). Parts fetched in parallel land out of order and are read back in any
  * case, which the thread does without holding up the connections.
  */
-function checksumFor(
-  algorithm: ChecksumAlgorithm,
-  part: PartFile,
+export function checksumFor(
+  algorithm: ChecksumAlgorithm | undefined,
+  part: Pick<PartFile, 'descriptor' | 'readBack'>,
   total: number | undefined,
   split: boolean,
 ): PartChecksum {
+  // Nothing stated (an SSE-KMS or multipart object without x-amz-checksum-*): nothing to compare, nothing hashed.
+  if (algorithm === undefined) return new NoChecksum();
   const large = (total ?? 0) >= BACKGROUND_HASH_FROM_BYTES;
   if (large && hashesInBackground(algorithm) && (split || algorithm !== 'crc32'))
     return new BackgroundChecksum(algorithm, part.descriptor);
@@ -260,5 +263,7 @@ function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan):
     state.total !== undefined &&
     (state.total - state.written >= 2 * plan.partSize ||
       (response.status === 206 && state.finished !== undefined));
-  return plan.connections > 1 && fromHere && worth && state.etag !== undefined;
+  return (
+    (plan.adaptive !== undefined || plan.connections > 1) && fromHere && worth && state.etag !== undefined
+  );
 }

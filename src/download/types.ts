@@ -30,7 +30,10 @@ export interface DownloadOptions {
   onStart?: ((files: number) => void) | undefined;
   /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
   maxResumes?: number | undefined;
-  /** Connections one large file is fetched over at once, in parts; default 8 (1: one stream). */
+  /**
+   * Connections one large file is fetched over at once, in parts (1: one stream). By default the number is
+   * measured: one connection first, then twice as many while each step raises the throughput, up to 32.
+   */
   connections?: number | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
   partSize?: number | undefined;

@@ -1,0 +1,130 @@
+/**
+ * How many connections a large download runs over, decided from what it measures: it starts with one and opens
+ * more only while each step up raises the throughput it measures, as a per-connection cap or a long round trip
+ * rewards more connections and a link that one connection fills does not. Pure rules, fed numbers: the I/O that
+ * opens and closes the connections is `ranged.ts`.
+ */
+
+/** The most connections one file is fetched over when nobody fixed the number. */
+export const DEFAULT_MAX_CONNECTIONS = 32;
+/** How long each number of connections is measured before the next step is decided. */
+export const DEFAULT_WINDOW_MS = 300;
+/**
+ * Doubling the connections must raise the throughput by at least this share of what it had (a proportional
+ * share for a smaller step): on a per-connection cap a doubling nearly doubles it, on a full link it gains
+ * nothing, and noise on a loaded machine stays well below 30 % over a window.
+ */
+export const DEFAULT_MIN_GAIN = 0.3;
+
+/** A step whose connections each added at least this share of what the ones before carried is grown by four. */
+const NEAR_FULL_SHARE = 0.8;
+
+/** What the controller says after a measurement: open more connections, or keep those it settled on. */
+export type ConnectionDecision = 'grow' | 'hold';
+
+/** Options of `ConnectionController`. */
+export interface ConnectionControllerOptions {
+  /** The most connections it may open (at least 1). */
+  max?: number | undefined;
+  /** See `DEFAULT_MIN_GAIN`. */
+  minGain?: number | undefined;
+}
+
+/**
+ * The decision rule: starts at one connection; each measurement of the current number is compared with the one
+ * before it. A step up that gained enough is kept and the number doubles again (quadruples when the step gained
+ * nearly in proportion; capped at `max`); a step that did not settles back on the number before it, for good.
+ * Settled, it holds.
+ */
+export class ConnectionController {
+  readonly #max: number;
+  readonly #minGain: number;
+  #connections = 1;
+  #settled: boolean;
+  #before: { connections: number; throughput: number } | undefined;
+
+  constructor(options: ConnectionControllerOptions = {}) {
+    this.#max = Math.max(1, Math.floor(options.max ?? DEFAULT_MAX_CONNECTIONS));
+    this.#minGain = options.minGain ?? DEFAULT_MIN_GAIN;
+    this.#settled = this.#max === 1;
+  }
+
+  /** The connections to run now. */
+  get connections(): number {
+    return this.#connections;
+  }
+
+  /** True once it holds for good. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** Fed the throughput (bytes a second) measured over `connections`; says whether to open more. */
+  observe(throughput: number): ConnectionDecision {
+    if (this.#settled) return 'hold';
+    const before = this.#before;
+    let factor = 2;
+    if (before !== undefined) {
+      const step = (this.#connections - before.connections) / before.connections;
+      const gain = throughput / before.throughput - 1;
+      if (!(gain >= this.#minGain * step)) {
+        // The added connections did not pay for themselves: back to the number before them, or to twice that
+        // after a step by four that gained what a doubling must (the link filled somewhere in between).
+        const doubled = before.connections * 2;
+        this.#connections =
+          doubled < this.#connections && gain >= this.#minGain ? doubled : before.connections;
+        this.#settled = true;
+        return 'hold';
+      }
+      // Each connection added carried nearly its share (a per-connection cap): the link is far from full, so
+      // the next step is four times as many, reaching 32 in three steps instead of five.
+      if (gain >= NEAR_FULL_SHARE * step) factor = 4;
+    }
+    if (this.#connections >= this.#max) {
+      this.#settled = true;
+      return 'hold';
+    }
+    this.#before = { connections: this.#connections, throughput };
+    this.#connections = Math.min(this.#max, this.#connections * factor);
+    return 'grow';
+  }
+
+  /** Stops adapting at the current number (nothing is left to split). */
+  settle(): void {
+    this.#settled = true;
+  }
+}
+
+/**
+ * The throughput of one measurement window: started once every connection of a step carries bytes (a new
+ * connection's round trip would otherwise count against it), read once `windowMs` have passed.
+ */
+export class ThroughputWindow {
+  #startMs: number | undefined;
+  #startBytes = 0;
+
+  constructor(readonly windowMs: number = DEFAULT_WINDOW_MS) {}
+
+  /** True while a window is open. */
+  get open(): boolean {
+    return this.#startMs !== undefined;
+  }
+
+  /** Opens a window at `nowMs`, when `bytes` had been received. */
+  start(nowMs: number, bytes: number): void {
+    this.#startMs = nowMs;
+    this.#startBytes = bytes;
+  }
+
+  /**
+   * Bytes a second since the window opened, once it is at least `windowMs` long; undefined before (and with no
+   * window open). Reading a throughput closes the window.
+   */
+  read(nowMs: number, bytes: number): number | undefined {
+    if (this.#startMs === undefined) return undefined;
+    const elapsed = nowMs - this.#startMs;
+    if (elapsed < this.windowMs || elapsed <= 0) return undefined;
+    this.#startMs = undefined;
+    return ((bytes - this.#startBytes) * 1000) / elapsed;
+  }
+}

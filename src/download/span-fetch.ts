@@ -1,0 +1,151 @@
+/**
+ * One connection's share of a parallel ranged download (see `ranged.ts`): a part fetched with a Range request and
+ * resumed after dropped connections, or read from the first answer, which carries on into the parts after it
+ * while no other connection has taken them.
+ */
+import type { Readable } from 'node:stream';
+import { abortedError } from '../core/batch.js';
+import type { PartChecksum } from '../core/checksum.js';
+import { NetworkError, ProtocolError } from '../core/errors.js';
+import { discardBody, header } from '../http/objects.js';
+import { isRetryable } from '../http/retry.js';
+import type { ObjectSource, ObjectState, RangedPlan } from './object-state.js';
+import type { PartFile } from './part-file.js';
+import { pump } from './pump.js';
+
+/** A part request was answered with the whole object: the store does not honour ranges after all. */
+export class RangesIgnored extends Error {}
+
+/** A ranged download of one object. */
+export interface RangedJob {
+  http: ObjectSource;
+  url: string;
+  /** The URL as messages show it. */
+  shown: string;
+  part: PartFile;
+  /** `written` is the contiguous prefix on disk (and hashed); `total` and `etag` are known. */
+  state: ObjectState & { total: number; etag: string };
+  checksum: PartChecksum;
+  plan: RangedPlan;
+  maxResumes: number;
+  signal?: AbortSignal | undefined;
+  report: (received: number) => void;
+  /** The body of the first answer (the whole object, from `state.written`): it carries the first part. */
+  firstBody?: Readable | undefined;
+}
+
+/** One part of the object. */
+export interface Span {
+  start: number;
+  /** Exclusive. */
+  end: number;
+  /** Bytes of this span on disk, from `start`. */
+  done: number;
+  finished: boolean;
+  /** Taken by a connection (or finished). */
+  claimed: boolean;
+}
+
+/** What a span's fetch tells its connection's loop. */
+export interface SpanHooks {
+  /** Bytes of the object on disk changed. */
+  progress: () => void;
+  /** This many more bytes came over the network. */
+  received: (bytes: number) => void;
+  /** With `initial`: the span is done; the next span the same body may carry on into, if any. */
+  following: (done: Span) => Span | undefined;
+  /** The span the body carried on into (the one fetched from now on). */
+  onSpan: (span: Span) => void;
+  /** An answer already under way that starts at the span's first byte and runs to the object's end. */
+  initial: Readable | undefined;
+}
+
+/**
+ * Fetches one span, resuming it after dropped connections; resolves to the bytes received. With `initial`, the
+ * first answer (the whole object) is read for this span and, part after part, for as long as no other
+ * connection has taken the next one: one connection alone never makes a request more.
+ */
+export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): Promise<number> {
+  const { http, url, state, signal } = job;
+  let span = first;
+  let resumes = 0;
+  let received = 0;
+  let body = hooks.initial;
+  const onPosition = (position: number) => {
+    const now = position - span.start;
+    if (now > span.done) {
+      received += now - span.done;
+      hooks.received(now - span.done);
+    }
+    span.done = now;
+    hooks.progress();
+  };
+  for (;;) {
+    if (signal?.aborted) throw abortedError(signal);
+    const from = span.start + span.done;
+    if (body) {
+      const whole = body;
+      body = undefined;
+      const outcome = await pump(
+        whole,
+        job.part,
+        { written: from, total: state.total, etag: state.etag },
+        undefined,
+        signal,
+        onPosition,
+        span.end,
+        (position) => {
+          onPosition(position);
+          const next = hooks.following(span);
+          if (next === undefined) return undefined;
+          span = next;
+          hooks.onSpan(next);
+          return next.end;
+        },
+      );
+      onPosition(outcome.position);
+      if (signal?.aborted) throw abortedError(signal);
+      if (outcome.position === span.end) return received;
+      continue;
+    }
+    let response: Awaited<ReturnType<ObjectSource['getObject']>>;
+    try {
+      response = await http.getObject(url, { start: from, end: span.end - 1, ifMatch: state.etag, signal });
+    } catch (error) {
+      // The store could not be reached even after the retries: one more round, as for a dropped body.
+      if (!isRetryable(error) || resumes >= job.maxResumes) throw error;
+      resumes += 1;
+      continue;
+    }
+    if (response.status !== 206) {
+      discardBody(response.body);
+      throw new RangesIgnored();
+    }
+    const range = header(response, 'content-range');
+    const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
+    if (!match || Number(match[1]) !== from || Number(match[2]) !== span.end - 1) {
+      discardBody(response.body);
+      throw new ProtocolError(
+        `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
+      );
+    }
+    const local: ObjectState = { written: from, total: span.end, etag: state.etag };
+    const outcome = await pump(response.body, job.part, local, undefined, signal, onPosition);
+    onPosition(outcome.position);
+    if (signal?.aborted) throw abortedError(signal);
+    if (outcome.position === span.end) return received;
+    if (resumes >= job.maxResumes) {
+      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
+      throw new NetworkError(
+        `GET ${job.shown}: the connection kept ending early in bytes ${span.start}-${span.end - 1}; received ${span.done} of them after ${resumes} resumes${why}.`,
+        {
+          code: 'E_INCOMPLETE',
+          cause: outcome.error,
+          peer: 'object store',
+          hint: 'Run the download again: it resumes where this one stopped.',
+        },
+      );
+    }
+    resumes += 1;
+  }
+}

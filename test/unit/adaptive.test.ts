@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { ConnectionController, ThroughputWindow } from '../../src/download/adaptive.js';
+
+const MIB = 1024 * 1024;
+
+/** Feeds the controller the throughput `link(connections)` gives until it holds; returns the steps it took. */
+function settle(controller: ConnectionController, link: (connections: number) => number): number[] {
+  const steps = [controller.connections];
+  for (let round = 0; round < 20 && controller.observe(link(controller.connections)) === 'grow'; round += 1)
+    steps.push(controller.connections);
+  return steps;
+}
+
+describe('ConnectionController', () => {
+  it('tries a second connection on a link one connection fills, and goes back to one for good', () => {
+    const controller = new ConnectionController({ max: 32 });
+    expect(settle(controller, () => 100 * MIB)).toEqual([1, 2]);
+    expect(controller.connections).toBe(1);
+    expect(controller.settled).toBe(true);
+    expect(controller.observe(1000 * MIB)).toBe('hold');
+    expect(controller.connections).toBe(1);
+  });
+
+  it('grows to the limit while a per-connection cap makes each step pay, by four after a near-full gain', () => {
+    const controller = new ConnectionController({ max: 32 });
+    expect(settle(controller, (n) => n * 40 * MIB)).toEqual([1, 2, 8, 32]);
+    expect(controller.connections).toBe(32);
+    expect(controller.settled).toBe(true);
+  });
+
+  it('doubles when each step pays but less than in proportion', () => {
+    const controller = new ConnectionController({ max: 32 });
+    expect(settle(controller, (n) => n ** 0.7 * 40 * MIB)).toEqual([1, 2, 4, 8, 16, 32]);
+    expect(controller.connections).toBe(32);
+    expect(controller.settled).toBe(true);
+  });
+
+  it('stops at the step before the one that stopped paying (a link of 8 or of 5 capped connections)', () => {
+    const eight = new ConnectionController({ max: 32 });
+    settle(eight, (n) => Math.min(n, 8) * 40 * MIB);
+    expect(eight.connections).toBe(8);
+    // 2 to 8 still gains 2.5x, 8 to 32 nothing: it keeps 8, never fewer than the link needs.
+    const five = new ConnectionController({ max: 32 });
+    settle(five, (n) => Math.min(n, 5) * 40 * MIB);
+    expect(five.connections).toBe(8);
+  });
+
+  it('settles between after a step by four that gained only what a doubling must', () => {
+    // 2 to 8 gains 1.5x: not the 1.9x four times as many must, enough for twice as many.
+    const controller = new ConnectionController({ max: 32 });
+    expect(settle(controller, (n) => ({ 1: 40, 2: 80, 8: 120 })[n] ?? 0)).toEqual([1, 2, 8]);
+    expect(controller.connections).toBe(4);
+  });
+
+  it('keeps a step that pays a little less than double, drops one whose gain is noise', () => {
+    const gains = new ConnectionController({ max: 32 });
+    // 1.5x for 2, then only 1.1x for 4.
+    settle(gains, (n) => ({ 1: 100, 2: 150, 4: 165 })[n] ?? 0);
+    expect(gains.connections).toBe(2);
+    const noise = new ConnectionController({ max: 32 });
+    settle(noise, (n) => (n === 1 ? 100 : 125));
+    expect(noise.connections).toBe(1);
+  });
+
+  it('falls back when a step loses throughput, and counts a zero reading as no gain', () => {
+    const loses = new ConnectionController({ max: 32 });
+    settle(loses, (n) => (n <= 8 ? n * 10 : 5));
+    expect(loses.connections).toBe(8);
+    const zero = new ConnectionController({ max: 32 });
+    settle(zero, (n) => (n === 1 ? 10 : 0));
+    expect(zero.connections).toBe(1);
+  });
+
+  it('never goes above its limit, which need not be a power of two', () => {
+    const controller = new ConnectionController({ max: 12 });
+    expect(settle(controller, (n) => n * MIB)).toEqual([1, 2, 8, 12]);
+    const one = new ConnectionController({ max: 1 });
+    expect(one.settled).toBe(true);
+    expect(one.observe(1)).toBe('hold');
+    expect(one.connections).toBe(1);
+  });
+
+  it('holds once told to settle', () => {
+    const controller = new ConnectionController();
+    expect(controller.observe(10)).toBe('grow');
+    controller.settle();
+    expect(controller.observe(1000)).toBe('hold');
+    expect(controller.connections).toBe(2);
+  });
+});
+
+describe('ThroughputWindow', () => {
+  it('reads bytes a second once the window is long enough, and closes', () => {
+    const window = new ThroughputWindow(300);
+    expect(window.read(0, 0)).toBeUndefined();
+    window.start(1000, 5 * MIB);
+    expect(window.open).toBe(true);
+    expect(window.read(1200, 6 * MIB)).toBeUndefined();
+    expect(window.read(1500, 7 * MIB)).toBe(4 * MIB);
+    expect(window.open).toBe(false);
+    expect(window.read(2000, 9 * MIB)).toBeUndefined();
+  });
+});

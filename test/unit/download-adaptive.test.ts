@@ -1,0 +1,159 @@
+/**
+ * The measured number of connections, against the reference server behind the bench's shaping proxy (a process
+ * of its own): a link one connection fills keeps one, a per-connection cap makes it grow, and a fixed
+ * `connections` is never exceeded. Small sizes and rates keep each case within a few seconds; what is asserted
+ * is what the connections did, never a speed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DownloadHttp, downloadFiles } from '../../src/download/engine.js';
+import type { RequestLogEntry } from '../../src/server/index.js';
+import { HttpClient } from '../../src/service/client.js';
+import { makeTempDir, putStoreFile, startTestServer, type TestServer } from '../server/helpers.js';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const PROXY = join(import.meta.dirname, '../../bench/lib/shaping-proxy.js');
+const SMALL = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
+const LARGE = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240102_20240102_v01-00.cdf';
+
+interface Proxy {
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts the shaping proxy in front of `target`; resolves once it listens. */
+function startProxy(
+  target: string,
+  shaping: { rate: number; linkRate: number; delayMs: number },
+): Promise<Proxy> {
+  const child = spawn(
+    process.execPath,
+    [
+      PROXY,
+      '--target',
+      target,
+      '--rate',
+      String(shaping.rate),
+      '--link-rate',
+      String(shaping.linkRate),
+      '--delay',
+      String(shaping.delayMs),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /^Listening on (http:\/\/\S+)$/m.exec(stdout);
+      if (match) resolve({ url: match[1] as string, child });
+    });
+    child.once('exit', (code) => reject(new Error(`the shaping proxy exited with ${code}`)));
+  });
+}
+
+/** The client, counting the object answers open at once (from the request until its body closes). */
+function countingClient(url: string) {
+  const http = new HttpClient({ url, retryBaseMs: 1 });
+  const seen = { requests: 0, open: 0, maxOpen: 0, ranged: 0 };
+  const counting: DownloadHttp = {
+    resolveDownload: (path, signal) => http.resolveDownload(path, signal),
+    getObject: async (objectUrl, options) => {
+      seen.requests += 1;
+      if (options?.start !== undefined) seen.ranged += 1;
+      seen.open += 1;
+      seen.maxOpen = Math.max(seen.maxOpen, seen.open);
+      try {
+        const response = await http.getObject(objectUrl, options);
+        response.body.once('close', () => {
+          seen.open -= 1;
+        });
+        return response;
+      } catch (error) {
+        seen.open -= 1;
+        throw error;
+      }
+    },
+  };
+  return { http, counting, seen };
+}
+
+describe('adaptive connections over a shaped link', () => {
+  let test: TestServer;
+  const bodies = new Map<string, Buffer>();
+  const log: RequestLogEntry[] = [];
+  const proxies: Proxy[] = [];
+  let dataDir: string;
+
+  beforeAll(async () => {
+    bodies.set(SMALL, randomBytes(3 * MIB));
+    bodies.set(LARGE, randomBytes(8 * MIB));
+    test = await startTestServer({ log: (entry) => log.push(entry) }, async (storeDir) => {
+      for (const [path, body] of bodies) await putStoreFile(storeDir, path, body);
+    });
+  });
+  afterAll(async () => {
+    for (const proxy of proxies) proxy.child.kill('SIGTERM');
+    await test?.cleanup();
+  });
+
+  async function download(
+    path: string,
+    partSize: number,
+    shaping: { rate: number; linkRate: number; delayMs: number },
+    connections?: number,
+  ) {
+    const body = bodies.get(path) as Buffer;
+    const proxy = await startProxy(test.server.url, shaping);
+    proxies.push(proxy);
+    dataDir = await makeTempDir('mission-adaptive-');
+    log.length = 0;
+    const { http, counting, seen } = countingClient(proxy.url);
+    try {
+      const [result] = await downloadFiles(counting, [path], { dataDir, partSize, connections });
+      expect(result).toMatchObject({ status: 'downloaded', verified: true });
+      expect((await readFile(join(dataDir, path))).equals(body)).toBe(true);
+    } finally {
+      await http.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    const objectGets = log.filter((entry) => entry.method === 'GET' && entry.path.startsWith('/objects/'));
+    return { seen, objectGets };
+  }
+
+  it('keeps one connection on a link one connection fills: one answer streams the file, one part probes', async () => {
+    // 1.5 MiB/s for the whole link, whatever the number of connections.
+    const { seen, objectGets } = await download(SMALL, 64 * KIB, {
+      rate: 0,
+      linkRate: 1.5 * MIB,
+      delayMs: 20,
+    });
+    expect(seen.maxOpen).toBeLessThanOrEqual(2);
+    // The first answer carries the file; the probe asked for a few parts from its end, no more.
+    expect(seen.ranged).toBeLessThanOrEqual(6);
+    expect(objectGets.length).toBe(seen.requests);
+    const probed = objectGets.slice(1).reduce((total, entry) => total + (entry.bytes ?? 0), 0);
+    expect(probed).toBeLessThan(3 * MIB * 0.25);
+  });
+
+  it('grows on a per-connection cap, past 8 connections when each step pays', async () => {
+    // 512 KiB/s per connection and 20 ms a request: one connection alone would take 16 s.
+    const { seen, objectGets } = await download(LARGE, 256 * KIB, {
+      rate: 512 * KIB,
+      linkRate: 0,
+      delayMs: 20,
+    });
+    expect(seen.maxOpen).toBeGreaterThan(8);
+    expect(seen.maxOpen).toBeLessThanOrEqual(32);
+    expect(objectGets.length).toBeGreaterThan(16);
+  });
+
+  it('never opens more than --connections, even where more would pay', async () => {
+    const { seen } = await download(SMALL, 256 * KIB, { rate: 512 * KIB, linkRate: 0, delayMs: 20 }, 3);
+    expect(seen.maxOpen).toBe(3);
+  });
+});

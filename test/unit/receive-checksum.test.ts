@@ -1,0 +1,39 @@
+import { closeSync, openSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BackgroundChecksum, InlineChecksum, NoChecksum } from '../../src/core/checksum.js';
+import { checksumFor } from '../../src/download/receive.js';
+
+const GIB = 1024 ** 3;
+
+describe('the checksum a download computes', () => {
+  const readBack = () => {
+    throw new Error('nothing is read back');
+  };
+
+  it('computes none for an object whose store states none (SSE-KMS, multipart): no MD5, no thread', async () => {
+    const part = { descriptor: -1, readBack };
+    for (const split of [false, true]) {
+      const checksum = checksumFor(undefined, part, GIB, split);
+      expect(checksum).toBeInstanceOf(NoChecksum);
+      checksum.update(Buffer.alloc(16));
+      checksum.flushed(16);
+      checksum.catchUp(GIB);
+      expect((await checksum.digest()).length).toBe(0);
+      checksum.close();
+    }
+  });
+
+  it('hashes a large object with a stated MD5 on a thread of its own, a small one in line', () => {
+    const fd = openSync(import.meta.filename, 'r');
+    try {
+      const large = checksumFor('md5', { descriptor: fd, readBack }, GIB, true);
+      expect(large).toBeInstanceOf(BackgroundChecksum);
+      large.close();
+      expect(checksumFor('md5', { descriptor: fd, readBack }, 1024, false)).toBeInstanceOf(InlineChecksum);
+      // One stream of CRC-32 stays in line: zlib's CRC-32 costs less than a thread's reading back.
+      expect(checksumFor('crc32', { descriptor: fd, readBack }, GIB, false)).toBeInstanceOf(InlineChecksum);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
