@@ -84,6 +84,11 @@ export function positiveInteger(name: string, max: number) {
   };
 }
 
+/** Parses `--connections`: a whole number from 1 to 64, or `auto` (measured). */
+export function connectionCount(value: string): number | 'auto' {
+  return value === 'auto' ? 'auto' : positiveInteger('--connections', 64)(value);
+}
+
 /** Parses a port number (0 picks a free one). */
 export function port(value: string): number {
   const number = Number(value);

@@ -10,6 +10,7 @@ import type { CompletionShell } from './commands/completion.js';
 import type { CommandIO, GlobalOptions } from './io.js';
 import {
   collect,
+  connectionCount,
   EXAMPLES,
   FILTER_OPTIONS,
   globalOptionsFor,
@@ -127,8 +128,8 @@ Examples:
     .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
     .option(
       '--connections <n>',
-      'connections one large file is fetched over, in parts (1: one stream); by default measured: one, and more while they raise the speed, up to 32',
-      positiveInteger('--connections', 64),
+      'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, one and more while they raise the speed, up to 32',
+      connectionCount,
     )
     .option(
       '--part-size <MiB>',

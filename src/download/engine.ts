@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { sleep } from '../http/retry.js';
-import { DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
 import { initialState, type ObjectSource } from './object-state.js';
@@ -224,8 +224,11 @@ async function downloadOne(
           signal,
           maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
           ranged: {
-            connections: Math.max(1, Math.floor(options.connections ?? 1)),
-            adaptive: options.connections === undefined ? { max: DEFAULT_MAX_CONNECTIONS } : undefined,
+            connections:
+              options.connections === 'auto'
+                ? 1
+                : Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
+            adaptive: options.connections === 'auto' ? { max: DEFAULT_MAX_CONNECTIONS } : undefined,
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {

@@ -31,10 +31,10 @@ export interface DownloadOptions {
   /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
   maxResumes?: number | undefined;
   /**
-   * Connections one large file is fetched over at once, in parts (1: one stream). By default the number is
-   * measured: one connection first, then twice as many while each step raises the throughput, up to 32.
+   * Connections one large file is fetched over at once, in parts (1: one stream); default 8. `'auto'` measures
+   * the number: one connection first, then more while each step raises the throughput, up to 32.
    */
-  connections?: number | undefined;
+  connections?: number | 'auto' | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
   partSize?: number | undefined;
   /**

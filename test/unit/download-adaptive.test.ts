@@ -105,7 +105,7 @@ describe('adaptive connections over a shaped link', () => {
     path: string,
     partSize: number,
     shaping: { rate: number; linkRate: number; delayMs: number },
-    connections?: number,
+    connections: number | 'auto' = 'auto',
   ) {
     const body = bodies.get(path) as Buffer;
     const proxy = await startProxy(test.server.url, shaping);

@@ -27,7 +27,7 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   /** On a terminal, a line for every file (not only those skipped or failed). */
   verbose?: boolean | undefined;
   /** Connections per large file. */
-  connections?: number | undefined;
+  connections?: number | 'auto' | undefined;
   /** Part size of a large file, in MiB. */
   partSize?: number | undefined;
   /** What stdout gets: local paths (`paths`, the default off a terminal) or one JSON record per file. */
