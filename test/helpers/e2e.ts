@@ -3,10 +3,12 @@
  * start the reference server on a temporary store, and put files where the naming rules say they belong.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { parsePathOrName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
 
@@ -117,33 +119,110 @@ export interface TestServer extends ReferenceServer {
  */
 export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
 
-/** Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). */
-async function startServerOnEngines(options: { wire?: WireMode; apiKeys?: string[] }): Promise<TestServer> {
+/**
+ * Every regular file below a store folder, as storage keys ('/' separators), leaving out dot-entries at any
+ * level (the folder store's `.checksums`, `.incoming`, `.mission-data-secret`).
+ */
+async function storeKeys(storeDir: string): Promise<string[]> {
+  const entries = await readdir(storeDir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(storeDir, join(entry.parentPath, entry.name)).split(sep))
+    .filter((parts) => !parts.some((part) => part.startsWith('.')))
+    .map((parts) => parts.join('/'))
+    .sort();
+}
+
+/** Puts every object of the store folder `storeDir` in the bucket below `prefix`, with its checksums as the service records them. */
+async function seedBucket(
+  s3: { endpoint: string; accessKeyId: string; secretAccessKey: string; region: string },
+  bucket: string,
+  prefix: string,
+  storeDir: string,
+): Promise<void> {
+  const { PutObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
+  try {
+    const keys = await storeKeys(storeDir);
+    for (let start = 0; start < keys.length; start += 16) {
+      await Promise.all(
+        keys.slice(start, start + 16).map(async (key) => {
+          const body = await readFile(join(storeDir, ...key.split('/')));
+          await client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: `${prefix}${key}`,
+              Body: body,
+              ContentType: 'application/octet-stream',
+              Metadata: {
+                md5: createHash('md5').update(body).digest('hex'),
+                sha256: createHash('sha256').update(body).digest('hex'),
+                crc32: String(crc32(body) >>> 0),
+              },
+            }),
+          );
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). With `storeDir`,
+ * the objects of that store folder are put in the bucket first and indexed (`reindex`) before it is returned.
+ */
+async function startServerOnEngines(options: {
+  wire?: WireMode;
+  apiKeys?: string[];
+  storeDir?: string;
+}): Promise<TestServer> {
   const { startPostgres, startS3Store } = await import('./engines.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
-  await s3.createBucket('e2e');
-  const server = await startReferenceServer({
-    storeDir: 's3://e2e/archive',
-    s3Endpoint: s3.endpoint,
-    s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    indexUrl: db.url,
-    port: 0,
-    wire: options.wire ?? 'envelope',
-    apiKeys: options.apiKeys,
-  });
-  return Object.assign(server, {
+  let server: ReferenceServer | undefined;
+  try {
+    await s3.createBucket('e2e');
+    if (options.storeDir !== undefined && existsSync(options.storeDir))
+      await seedBucket(s3, 'e2e', 'archive/', options.storeDir);
+    server = await startReferenceServer({
+      storeDir: 's3://e2e/archive',
+      s3Endpoint: s3.endpoint,
+      s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      indexUrl: db.url,
+      port: 0,
+      wire: options.wire ?? 'envelope',
+      apiKeys: options.apiKeys,
+    });
+    if (options.storeDir !== undefined) await server.reindex();
+  } catch (error) {
+    await server?.close();
+    await Promise.all([s3.stop(), db.stop()]);
+    throw error;
+  }
+  const started = server;
+  return Object.assign(started, {
     async stop() {
-      await server.close();
+      await started.close();
       await Promise.all([s3.stop(), db.stop()]);
     },
   });
 }
 
-/** Starts the reference server on `storeDir` (default: a new temporary folder, or the engines: `ON_ENGINES`). */
+/**
+ * Starts the reference server on `storeDir` (default: a new temporary folder). On the engines (`ON_ENGINES`)
+ * it serves a bucket and PostgreSQL instead, holding the objects `storeDir` holds at start.
+ */
 export async function startServer(
   options: { wire?: WireMode; storeDir?: string; apiKeys?: string[] } = {},
 ): Promise<TestServer> {
-  if (ON_ENGINES && options.storeDir === undefined) return startServerOnEngines(options);
+  if (ON_ENGINES) return startServerOnEngines(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
     storeDir,
