@@ -3,7 +3,7 @@
  * start the reference server on a temporary store, and put files where the naming rules say they belong.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -123,6 +123,20 @@ export interface TestServer extends ReferenceServer {
  * S3-compatible store and its index in PostgreSQL, both started for it.
  */
 export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
+
+/**
+ * Whether the S3-compatible store of the engines (s3rver) can list a bucket past its first page of 1,000
+ * objects: its continuation tokens are DES-encrypted, a cipher OpenSSL 3 offers only with its legacy provider
+ * (`NODE_OPTIONS=--openssl-legacy-provider`, as `.ci/run` sets for the engines pass).
+ */
+export const BUCKET_LISTS_PAST_ONE_PAGE = (() => {
+  try {
+    createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8));
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /**
  * Every regular file below a store folder, as storage keys ('/' separators), leaving out dot-entries at any
