@@ -119,8 +119,8 @@ export interface TestServer extends ReferenceServer {
 
 /**
  * True when the end-to-end tests run against the service on real engines (`MISSION_DATA_E2E_ENGINES=1`, the
- * second pass of `.ci/run`): a server started without a store folder then keeps its objects in a bucket of an
- * S3-compatible store and its index in PostgreSQL, both started for it.
+ * second pass of `.ci/run`): every server `startServer` starts then keeps its objects in a bucket of an
+ * S3-compatible store and its index in PostgreSQL, both started for it (holding what its store folder held).
  */
 export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
 
