@@ -16,6 +16,7 @@ import {
   bytesFor,
   cleanup,
   finished,
+  ON_ENGINES,
   putFile,
   runCli,
   scienceName,
@@ -181,7 +182,8 @@ describe('a disk that cannot hold the download', () => {
 });
 
 describe('an interrupted download run again', () => {
-  it('transfers only the missing bytes, counted at the server', async () => {
+  // The relay counts bytes the server sends; from a bucket, the bytes come from the store itself.
+  it.skipIf(ON_ENGINES)('transfers only the missing bytes, counted at the server', async () => {
     const body = bytesFor(NAME, 32 * 1024 * 1024);
     await storeObject(body);
     // Slowed to ~24 MiB/s so that Ctrl-C lands in the middle.
@@ -273,35 +275,39 @@ describe('an interrupted download run again', () => {
 });
 
 describe('uploads', () => {
-  it('a file that grows while it is sent is refused before the store keeps it, and the re-run stores it', async () => {
-    const path = await putFile(join(home, 'data'), NAME, bytesFor(NAME, 16 * 1024 * 1024));
-    const client = createClient({
-      url: server.url,
-      dataDir: join(home, 'data'),
-      env: {},
-      configFile: join(home, 'none.json'),
-    });
-    try {
-      let grown = false;
-      const [result] = await client.upload(PATH, {
-        checksum: false,
-        cwd: home,
-        onProgress: (event) => {
-          if (!grown && event.sent > 0 && !event.done) {
-            grown = true;
-            void appendFile(path, 'appended while sending');
-          }
-        },
+  // s3rver keeps the bytes of a PUT cut off before its Content-Length (S3 keeps none): the name is then taken.
+  it.skipIf(ON_ENGINES)(
+    'a file that grows while it is sent is refused before the store keeps it, and the re-run stores it',
+    async () => {
+      const path = await putFile(join(home, 'data'), NAME, bytesFor(NAME, 16 * 1024 * 1024));
+      const client = createClient({
+        url: server.url,
+        dataDir: join(home, 'data'),
+        env: {},
+        configFile: join(home, 'none.json'),
       });
-      expect(result).toMatchObject({ status: 'failed', error: { code: 'E_FILE_CHANGED' } });
-      expect(existsSync(join(store, ...PATH.split('/')))).toBe(false);
-      const [again] = await client.upload(PATH, { checksum: false, cwd: home });
-      expect(again?.status).toBe('uploaded');
-      expect((await readFile(join(store, ...PATH.split('/')))).equals(await readFile(path))).toBe(true);
-    } finally {
-      await client.close();
-    }
-  });
+      try {
+        let grown = false;
+        const [result] = await client.upload(PATH, {
+          checksum: false,
+          cwd: home,
+          onProgress: (event) => {
+            if (!grown && event.sent > 0 && !event.done) {
+              grown = true;
+              void appendFile(path, 'appended while sending');
+            }
+          },
+        });
+        expect(result).toMatchObject({ status: 'failed', error: { code: 'E_FILE_CHANGED' } });
+        expect(await server.readObject(PATH)).toBeUndefined();
+        const [again] = await client.upload(PATH, { checksum: false, cwd: home });
+        expect(again?.status).toBe('uploaded');
+        expect((await server.readObject(PATH))?.equals(await readFile(path))).toBe(true);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 });
 
 describe('what cannot be stored or written', () => {

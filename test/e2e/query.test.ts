@@ -4,6 +4,7 @@ import { WIRE_MODES } from '../../src/server/index.js';
 import {
   assertBuilt,
   cleanup,
+  ON_ENGINES,
   putFile,
   runCli,
   startServer,
@@ -37,6 +38,12 @@ const recordOf = (name: string) => {
     ingestion_date: '2025-02-03 04:05:06',
   };
 };
+/**
+ * The output with its ingestion dates as the store folder's mtimes give them. A bucket dates an object when
+ * it was put there, which these tests cannot set: on the engines, any date stands for the one expected.
+ */
+const dated = (output: string) =>
+  ON_ENGINES ? output.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, '2025-02-03 04:05:06') : output;
 const CSV_HEADER =
   'file_path,instrument,data_level,descriptor,start_date,end_date,version,extension,ingestion_date';
 
@@ -75,7 +82,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
     ]);
     expect(run.stderr).toBe('Found [2] matching files\n');
     expect(run.code).toBe(0);
-    const lines = run.stdout.split('\n');
+    const lines = dated(run.stdout).split('\n');
     // Into a pipe: every column in full, a rule under the headings only, one line per record.
     expect(lines[0]).toMatch(
       /^Instrument +Data Level +Descriptor +Start Date +End Date +Version +Ingestion Date +Filename$/,
@@ -98,7 +105,10 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       { cwd: home },
     );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([recordOf(FILES[1] as string), recordOf(FILES[2] as string)]);
+    expect(JSON.parse(dated(run.stdout))).toEqual([
+      recordOf(FILES[1] as string),
+      recordOf(FILES[2] as string),
+    ]);
   });
 
   it('prints RFC 4180 CSV with a header with --output-format csv', async () => {
@@ -121,7 +131,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       const record = recordOf(name as string);
       return Object.values(record).join(',');
     });
-    expect(run.stdout).toBe(`${[CSV_HEADER, ...expected].join('\n')}\n`);
+    expect(dated(run.stdout)).toBe(`${[CSV_HEADER, ...expected].join('\n')}\n`);
   });
 
   it('says when nothing matches, in each format', async () => {
@@ -144,7 +154,7 @@ describe.each(WIRE_MODES)('query against the reference server, wire %s', (wire) 
       { cwd: home },
     );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual([recordOf(FILES[2] as string)]);
+    expect(JSON.parse(dated(run.stdout))).toEqual([recordOf(FILES[2] as string)]);
   });
 });
 

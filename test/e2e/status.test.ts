@@ -13,8 +13,10 @@ import { createClient } from '../../src/api.js';
 import { statusTargets } from '../../src/coverage/status.js';
 import {
   assertBuilt,
+  BUCKET_LISTS_PAST_ONE_PAGE,
   cleanup,
   listFiles,
+  ON_ENGINES,
   putFile,
   ROOT,
   runCli,
@@ -44,6 +46,9 @@ const BAD_NAME = 'imap/mag/l2/2025/09/notes.txt';
 const MISPLACED = 'imap/mag/l1b/2025/03/imap_mag_l1b_norm_20250415_20250415_v01-00.cdf';
 const YEAR = ['--instrument', 'mag', '--start-date', '20250101', '--end-date', '20251231'];
 
+// A year is 1,051 objects, more than one page of a bucket's listing (see BUCKET_LISTS_PAST_ONE_PAGE).
+const SKIPPED = ON_ENGINES && !BUCKET_LISTS_PAST_ONE_PAGE;
+
 let store: string;
 let home: string;
 let dataDir: string;
@@ -53,6 +58,7 @@ const cli = (args: string[]) =>
   runCli([...args, '--url', server.url, '--data-dir', dataDir], { cwd: home, timeoutMs: 120_000 });
 
 beforeAll(async () => {
+  if (SKIPPED) return;
   assertBuilt();
   store = await tempDir('mission-status-store-');
   home = await tempDir('mission-status-home-');
@@ -69,7 +75,7 @@ afterAll(async () => {
   await cleanup(home);
 });
 
-describe('status of a local copy of a year of daily files', () => {
+describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () => {
   it('is in step after a full download: nothing on stdout, exit 0', async () => {
     const run = await cli(['status', ...YEAR]);
     expect(run.stdout).toBe('');

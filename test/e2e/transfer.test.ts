@@ -16,6 +16,7 @@ import {
   cleanup,
   finished,
   listFiles,
+  ON_ENGINES,
   putFile,
   runCli,
   scienceName,
@@ -213,7 +214,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       );
       expect(result.code).toBe(0);
       expect(result.stderr).toContain('1 uploaded');
-      expect(await readFile(join(store, 'imap', 'glows', 'l2', '2024', '01', name))).toEqual(bytes);
+      expect(await server.readObject(`imap/glows/l2/2024/01/${name}`)).toEqual(bytes);
     });
 
     it('sends the API key from --api-key, MISSION_API_KEY or IMAP_API_KEY, and hints at it when missing', async () => {
@@ -251,7 +252,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
         });
         expect(wrong.code).toBe(1);
         expect(wrong.stderr).toMatch(/: 403 /);
-        expect(await listFiles(guarded.storeDir)).toEqual([first, second, third].map(path).sort());
+        expect(await guarded.objects()).toEqual([first, second, third].map(path).sort());
       } finally {
         await guarded.stop();
       }
@@ -323,7 +324,8 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
     });
   }
 
-  describe('download through an unreliable connection', () => {
+  // The proxy sits in front of the server's object answers; a bucket's downloads go to the store itself.
+  describe.skipIf(ON_ENGINES)('download through an unreliable connection', () => {
     it('resumes with Range when the connection drops mid-file', async () => {
       const proxy = await startProxy(server.url, { cutAfter: 1_000_000 });
       try {

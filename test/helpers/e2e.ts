@@ -3,10 +3,13 @@
  * start the reference server on a temporary store, and put files where the naming rules say they belong.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createCipheriv, createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { parsePathOrName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
 
@@ -108,42 +111,160 @@ export async function cleanup(path: string | undefined): Promise<void> {
 export interface TestServer extends ReferenceServer {
   /** Stops the server and removes its store (when the store was made here). */
   stop(): Promise<void>;
+  /** The storage keys of the objects stored, sorted (the folder's files, or the bucket's objects). */
+  objects(): Promise<string[]>;
+  /** The bytes stored under `key`; undefined when none are. */
+  readObject(key: string): Promise<Buffer | undefined>;
 }
 
 /**
  * True when the end-to-end tests run against the service on real engines (`MISSION_DATA_E2E_ENGINES=1`, the
- * second pass of `.ci/run`): a server started without a store folder then keeps its objects in a bucket of an
- * S3-compatible store and its index in PostgreSQL, both started for it.
+ * second pass of `.ci/run`): every server `startServer` starts then keeps its objects in a bucket of an
+ * S3-compatible store and its index in PostgreSQL, both started for it (holding what its store folder held).
  */
 export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
 
-/** Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). */
-async function startServerOnEngines(options: { wire?: WireMode; apiKeys?: string[] }): Promise<TestServer> {
+/**
+ * Whether the S3-compatible store of the engines (s3rver) can list a bucket past its first page of 1,000
+ * objects: its continuation tokens are DES-encrypted, a cipher OpenSSL 3 offers only with its legacy provider
+ * (`NODE_OPTIONS=--openssl-legacy-provider`, as `.ci/run` sets for the engines pass).
+ */
+export const BUCKET_LISTS_PAST_ONE_PAGE = (() => {
+  try {
+    createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8));
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Every regular file below a store folder, as storage keys ('/' separators), leaving out dot-entries at any
+ * level (the folder store's `.checksums`, `.incoming`, `.mission-data-secret`).
+ */
+async function storeKeys(storeDir: string): Promise<string[]> {
+  const entries = await readdir(storeDir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(storeDir, join(entry.parentPath, entry.name)).split(sep))
+    .filter((parts) => !parts.some((part) => part.startsWith('.')))
+    .map((parts) => parts.join('/'))
+    .sort();
+}
+
+/** Puts every object of the store folder `storeDir` in the bucket below `prefix`, with its checksums as the service records them. */
+async function seedBucket(client: S3Client, bucket: string, prefix: string, storeDir: string): Promise<void> {
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const keys = await storeKeys(storeDir);
+  for (let start = 0; start < keys.length; start += 8) {
+    await Promise.all(
+      keys.slice(start, start + 8).map(async (key) => {
+        const body = await readFile(join(storeDir, ...key.split('/')));
+        await client
+          .send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: `${prefix}${key}`,
+              Body: body,
+              ContentType: 'application/octet-stream',
+              Metadata: {
+                md5: createHash('md5').update(body).digest('hex'),
+                sha256: createHash('sha256').update(body).digest('hex'),
+                crc32: String(crc32(body) >>> 0),
+              },
+            }),
+          )
+          .catch((error: unknown) => {
+            throw new Error(`could not put ${key} in the bucket: ${String(error)}`, { cause: error });
+          });
+      }),
+    );
+  }
+}
+
+/**
+ * Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). With `storeDir`,
+ * the objects of that store folder are put in the bucket first and indexed (`reindex`) before it is returned.
+ */
+async function startServerOnEngines(options: {
+  wire?: WireMode;
+  apiKeys?: string[];
+  storeDir?: string;
+}): Promise<TestServer> {
   const { startPostgres, startS3Store } = await import('./engines.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
-  await s3.createBucket('e2e');
-  const server = await startReferenceServer({
-    storeDir: 's3://e2e/archive',
-    s3Endpoint: s3.endpoint,
-    s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    indexUrl: db.url,
-    port: 0,
-    wire: options.wire ?? 'envelope',
-    apiKeys: options.apiKeys,
+  const { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } = await import('@aws-sdk/client-s3');
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
   });
-  return Object.assign(server, {
+  let server: ReferenceServer | undefined;
+  try {
+    await s3.createBucket('e2e');
+    if (options.storeDir !== undefined && existsSync(options.storeDir))
+      await seedBucket(client, 'e2e', 'archive/', options.storeDir);
+    server = await startReferenceServer({
+      storeDir: 's3://e2e/archive',
+      s3Endpoint: s3.endpoint,
+      s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      indexUrl: db.url,
+      port: 0,
+      wire: options.wire ?? 'envelope',
+      apiKeys: options.apiKeys,
+    });
+    if (options.storeDir !== undefined) await server.reindex();
+  } catch (error) {
+    await server?.close();
+    client.destroy();
+    await Promise.all([s3.stop(), db.stop()]);
+    throw error;
+  }
+  const started = server;
+  return Object.assign(started, {
     async stop() {
-      await server.close();
+      await started.close();
+      client.destroy();
       await Promise.all([s3.stop(), db.stop()]);
+    },
+    async objects() {
+      const keys: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: 'e2e',
+            Prefix: 'archive/',
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        for (const entry of page.Contents ?? []) keys.push((entry.Key ?? '').slice('archive/'.length));
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+      return keys.sort();
+    },
+    async readObject(key: string) {
+      try {
+        const got = await client.send(new GetObjectCommand({ Bucket: 'e2e', Key: `archive/${key}` }));
+        return Buffer.from((await got.Body?.transformToByteArray()) ?? []);
+      } catch (error) {
+        if (error instanceof NoSuchKey) return undefined;
+        throw error;
+      }
     },
   });
 }
 
-/** Starts the reference server on `storeDir` (default: a new temporary folder, or the engines: `ON_ENGINES`). */
+/**
+ * Starts the reference server on `storeDir` (default: a new temporary folder). On the engines (`ON_ENGINES`)
+ * it serves a bucket and PostgreSQL instead, holding the objects `storeDir` holds at start.
+ */
 export async function startServer(
   options: { wire?: WireMode; storeDir?: string; apiKeys?: string[] } = {},
 ): Promise<TestServer> {
-  if (ON_ENGINES && options.storeDir === undefined) return startServerOnEngines(options);
+  if (ON_ENGINES) return startServerOnEngines(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
     storeDir,
@@ -156,6 +277,11 @@ export async function startServer(
     async stop() {
       await server.close();
       if (!options.storeDir) await cleanup(storeDir);
+    },
+    objects: () => listFiles(storeDir),
+    async readObject(key: string) {
+      const path = join(storeDir, ...key.split('/'));
+      return existsSync(path) ? readFile(path) : undefined;
     },
   });
 }
