@@ -2,30 +2,26 @@
  * Several `serve` processes, one service: two servers on one bucket (s3rver, SigV4 checked) and one database
  * (embedded PostgreSQL), driven by the built command line as users run it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
-  BIN,
   bytesFor,
   cleanup,
   putFile,
   runCli,
+  type ServeProcess,
   scienceName,
+  spawnServe,
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
 import { startPostgres, startS3Store } from '../helpers/engines.js';
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  stderr(): string;
-  exit: Promise<number | null>;
-}
+type Served = ServeProcess;
 
 const BUCKET = 'archive';
 let s3: Awaited<ReturnType<typeof startS3Store>>;
@@ -48,29 +44,10 @@ function serveEnv(): Record<string, string> {
 
 /** Spawns `serve` on the bucket and database; resolves once it printed its Listening line. */
 function serve(args: string[] = []): Promise<Served> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--store', `s3://${BUCKET}/data`, '--port', '0', '--wire', 'gateway', ...args],
-    {
-      cwd: home,
-      env: serveEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  return new Promise((done, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /^Listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
-      if (match?.[1]) done({ child, url: match[1], stderr: () => stderr, exit });
-    });
-    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+  return spawnServe(['--store', `s3://${BUCKET}/data`, '--port', '0', '--wire', 'gateway', ...args], {
+    cwd: home,
+    env: serveEnv(),
+    onChild: (child) => children.push(child),
   });
 }
 

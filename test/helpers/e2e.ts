@@ -357,3 +357,53 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
   }
   return false;
 }
+
+/** A `mission-data serve` process that printed its Listening line. */
+export interface ServeProcess {
+  child: ChildProcess;
+  /** The address of its Listening line. */
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** Its exit status, once it ends. */
+  exit: Promise<number | null>;
+}
+
+/**
+ * Spawns `node bin/mission-data.js serve ...args` and resolves once it printed its Listening line (on any host
+ * with `anyHost`, else on 127.0.0.1); rejects with its stderr when it ends first.
+ */
+export function spawnServe(
+  args: readonly string[],
+  options: {
+    cwd: string;
+    env: Record<string, string>;
+    anyHost?: boolean;
+    /** Told the process at once, so a test can kill it whether or not it ever listens. */
+    onChild?: (child: ChildProcess) => void;
+  },
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  options.onChild?.(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+  const listening = options.anyHost
+    ? /^Listening on (https?:\/\/\S+)\n/
+    : /^Listening on (https?:\/\/127\.0\.0\.1:\d+)\n/;
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = listening.exec(stdout);
+      if (match?.[1]) done({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exit });
+    });
+    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
+  });
+}

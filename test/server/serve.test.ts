@@ -6,18 +6,13 @@ import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/index.js';
+import { type ServeProcess, spawnServe } from '../helpers/e2e.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'bin/mission-data.js');
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
+type Served = ServeProcess;
 
 let home: string;
 let children: ChildProcess[] = [];
@@ -36,28 +31,24 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-/** Spawns `serve` and resolves once it printed its Listening line. */
+/** Spawns `serve` and resolves once it printed its Listening line on 127.0.0.1. */
 function serve(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], {
+  return spawnServe(args, { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home }, onChild: keep });
+}
+
+/** Spawns `serve` on any host and resolves once it printed its Listening line (whatever address it names). */
+function serveAnywhere(args: string[]): Promise<Served> {
+  return spawnServe(['--port', '0', ...args], {
     cwd: home,
     env: { PATH: process.env.PATH ?? '', HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    anyHost: true,
+    onChild: keep,
   });
+}
+
+/** Keeps a serve process for the SIGKILL after each test. */
+function keep(child: ChildProcess): void {
   children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  return new Promise((done, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /^Listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
-      if (match?.[1]) done({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exit });
-    });
-    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
-  });
 }
 
 describe('mission-data serve', () => {
@@ -257,27 +248,3 @@ describe('mission-data serve', () => {
     expect(await Promise.all([open.exit, guarded.exit, local.exit])).toEqual([0, 0, 0]);
   });
 });
-
-/** Spawns `serve` on any host and resolves once it printed its Listening line (whatever address it names). */
-function serveAnywhere(args: string[]): Promise<Served> {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...args], {
-    cwd: home,
-    env: { PATH: process.env.PATH ?? '', HOME: home },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exit = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  return new Promise((done, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /^Listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (match?.[1]) done({ child, url: match[1], stdout: () => stdout, stderr: () => stderr, exit });
-    });
-    void exit.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${stderr}`)));
-  });
-}
