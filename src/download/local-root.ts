@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, realpathSync } from 'node:fs';
-import { lstat, mkdir, open, realpath, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, realpath, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
 import { isInside } from '../naming/layout.js';
@@ -130,4 +130,28 @@ export function folderStaysInside(realRoot: string, path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Files that leave less than this to fetch are not worth a look at the free space. */
+const CHECK_SPACE_FROM_BYTES = 1024 * 1024;
+
+function mebibytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * Refuses, before its bytes are fetched, a file the disk of `folder` cannot hold: `needed` bytes more than
+ * are free. The message says how much is needed and how much is free. A file system that cannot tell is
+ * not refused (its writes still fail in words if it fills up).
+ */
+export async function checkFreeSpace(folder: string, needed: number, destination: string): Promise<void> {
+  if (needed < CHECK_SPACE_FROM_BYTES) return;
+  const stats = await statfs(folder).catch(() => undefined);
+  if (!stats) return;
+  const free = stats.bavail * stats.bsize;
+  if (free >= needed) return;
+  throw new LocalFileError(
+    `Not enough space for ${destination}: it needs ${mebibytes(needed)} more and the disk has ${mebibytes(free)} free; nothing was fetched.`,
+    { code: 'E_LOCAL_FILE', hint: 'Free some space, or choose a data root on another disk.' },
+  );
 }

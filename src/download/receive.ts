@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { abortedError } from '../core/batch.js';
 import {
   BackgroundChecksum,
@@ -16,6 +17,7 @@ import type { ObjectResponse } from '../http/objects.js';
 import { discardBody, header } from '../http/objects.js';
 import { isRetryable } from '../http/retry.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
+import { checkFreeSpace } from './local-root.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { pump } from './pump.js';
@@ -148,6 +150,9 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
           // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
           if (state.written > 0) checksum.catchUp(state.written);
           if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
+          if (state.total !== undefined) {
+            await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
+          }
         }
       } catch (error) {
         discardBody(response.body);
