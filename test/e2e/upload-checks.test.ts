@@ -6,15 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  assertBuilt,
-  cleanup,
-  listFiles,
-  runCli,
-  startServer,
-  type TestServer,
-  tempDir,
-} from '../helpers/e2e.js';
+import { assertBuilt, cleanup, runCli, startServer, type TestServer, tempDir } from '../helpers/e2e.js';
 
 const NAME = 'imap_mag_l1a_norm_20250410_20250410_v01-00.cdf';
 const KEY = `imap/mag/l1a/2025/04/${NAME}`;
@@ -59,7 +51,7 @@ describe('upload and the folder a file lies in (point 8)', () => {
     expect(refused.stderr).toMatch(
       /Hint: .*upload it by its name alone, wherever it lies: pass --ignore-folder\./,
     );
-    expect(await listFiles(store)).toEqual([]);
+    expect(await server.objects()).toEqual([]);
 
     const dry = await cli(['upload', '--dry-run', wrong]);
     expect(dry.code).toBe(1);
@@ -67,7 +59,7 @@ describe('upload and the folder a file lies in (point 8)', () => {
 
     const anyway = await cli(['upload', '--ignore-folder', wrong]);
     expect(anyway.code).toBe(0);
-    expect(await listFiles(store)).toEqual([KEY]);
+    expect(await server.objects()).toEqual([KEY]);
   });
 
   it('refuses a file below month 05 whose name starts in April', async () => {
