@@ -8,8 +8,21 @@ import { createHash, type Hash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 // CRC-32C and CRC-64/NVME: the AWS SDK's own implementations (slicing-by-8 tables, checked against the
-// catalogue's test vectors in test/unit/checksum.test.ts); Node has neither.
-import { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
+// catalogue's check values in test/unit/s3-rules.test.ts); Node has neither. Loaded on first use only: most
+// objects state none of them, and every command's start-up would pay for the module.
+import type { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
+
+type CrcModule = typeof import('@aws-sdk/checksums/crc');
+let crcModule: CrcModule | undefined;
+let crcLoading: Promise<CrcModule> | undefined;
+
+function loadCrcModule(): Promise<CrcModule> {
+  crcLoading ??= import('@aws-sdk/checksums/crc').then((loaded) => {
+    crcModule = loaded;
+    return loaded;
+  });
+  return crcLoading;
+}
 
 /** An algorithm a store states a checksum in. */
 export type ChecksumAlgorithm = 'md5' | 'sha256' | 'sha1' | 'crc32' | 'crc32c' | 'crc64nvme';
@@ -90,23 +103,44 @@ export function expectedChecksum(headers: Headers, whole: boolean): ExpectedChec
 /** A running hash of one algorithm, fed in byte order. */
 export class RunningChecksum {
   readonly #hash: Hash | undefined;
-  readonly #table: Crc32c | Crc64Nvme | undefined;
+  #table: Crc32c | Crc64Nvme | undefined;
+  /** Copies of the bytes fed before the CRC module was loaded (a table algorithm only). */
+  #early: Buffer[] | undefined;
   #crc = 0;
 
   constructor(readonly algorithm: ChecksumAlgorithm) {
-    if (algorithm === 'crc32c') this.#table = new Crc32c();
-    else if (algorithm === 'crc64nvme') this.#table = new Crc64Nvme();
-    else if (algorithm !== 'crc32') this.#hash = createHash(algorithm);
+    if (algorithm === 'crc32c' || algorithm === 'crc64nvme') {
+      this.#early = [];
+      void loadCrcModule().catch(() => undefined);
+      this.#makeTable();
+    } else if (algorithm !== 'crc32') this.#hash = createHash(algorithm);
+  }
+
+  /** Makes the CRC table once its module is loaded, and feeds it what came before. */
+  #makeTable(): void {
+    if (this.#table || !crcModule || !this.#early) return;
+    this.#table = this.algorithm === 'crc32c' ? new crcModule.Crc32c() : new crcModule.Crc64Nvme();
+    for (const chunk of this.#early) this.#table.update(chunk);
+    this.#early = undefined;
   }
 
   update(chunk: Buffer): void {
     if (this.#hash) this.#hash.update(chunk);
-    else if (this.#table) this.#table.update(chunk);
+    else if (this.#early) {
+      this.#makeTable();
+      if (this.#table) this.#table.update(chunk);
+      // The caller may reuse its buffer: what waits for the module is copied.
+      else this.#early.push(Buffer.from(chunk));
+    } else if (this.#table) this.#table.update(chunk);
     else this.#crc = crc32(chunk, this.#crc);
   }
 
   async digest(): Promise<Buffer> {
     if (this.#hash) return this.#hash.digest();
+    if (this.#early) {
+      await loadCrcModule();
+      this.#makeTable();
+    }
     if (this.#table) return Buffer.from(await this.#table.digest());
     const out = Buffer.alloc(4);
     out.writeUInt32BE(this.#crc >>> 0);
