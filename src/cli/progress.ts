@@ -7,64 +7,25 @@
  * When quiet: only failures. Each failure is printed once, when it happens; the end adds the summary and hints.
  */
 import { AbortedError, isMissionDataError, NOT_ATTEMPTED } from '../core/errors.js';
-import { formatBar, formatBytes, formatPair, formatTimeLeft } from './format.js';
+import { formatBytes, formatPair, formatTimeLeft } from './format.js';
 import { commandLineHint } from './hints.js';
-import { bothPassesLeft, type InFlight, type ProgressStream, RateMeter, waitNote } from './status-line.js';
+import {
+  bothPassesLeft,
+  fitStatusLine,
+  type InFlight,
+  type ProgressStream,
+  RateMeter,
+  waitNote,
+} from './status-line.js';
 import { summaryLines } from './summary.js';
+import type { ReporterOptions, SettledFile, TransferWords } from './transfer-types.js';
 
 export type { ProgressStream } from './status-line.js';
 export { canAnimate } from './status-line.js';
 
-/** Words of one kind of transfer, for lines and summaries. */
-export interface TransferWords {
-  /** `Downloading`, shown on the refreshing line. */
-  active: string;
-  /** Words of each settled status, e.g. `{ downloaded: 'downloaded', skipped: 'skipped' }`. */
-  statuses: Record<string, string>;
-}
-
-/** A settled file, as the reporter shows it. */
-export interface SettledFile {
-  /** What the user recognises the file by (its storage path). */
-  label: string;
-  status: string;
-  bytes: number;
-  /** For skipped or failed files: why. */
-  note?: string | undefined;
-  error?: Error | undefined;
-}
-
-/** Options of a reporter. */
-export interface ReporterOptions {
-  quiet?: boolean | undefined;
-  debug?: boolean | undefined;
-  /** Statuses that count as failures (each printed once, with its reason, as it happens). */
-  failures: readonly string[];
-  /** Statuses given a line of their own on a terminal too; the others are only counted. */
-  listed?: readonly string[] | undefined;
-  /** Statuses of files left as they were (`skipped`, `exists`): a line only with `verbose`, anywhere. */
-  unchanged?: readonly string[] | undefined;
-  /** A line for every file on a terminal, whatever its status. */
-  verbose?: boolean | undefined;
-  /**
-   * Whether the line may refresh in place. The command decides it with ora's rule (a TTY, `TERM` not `dumb`,
-   * no `CI`; see `canAnimate`); default: the stream is a TTY.
-   */
-  animate?: boolean | undefined;
-  /**
-   * Each file is read once to compute its MD5 before it is sent (uploads with `Content-MD5`): the time left
-   * counts what is left of both passes, so it does not start over when sending begins.
-   */
-  hashesFirst?: boolean | undefined;
-  /** Clock, for tests. */
-  now?: () => number;
-  /** Redraws on a timer (so a stall shows), and off a terminal prints a line every 10 s; default true. */
-  ticking?: boolean | undefined;
-}
+export type { ReporterOptions, SettledFile, TransferWords } from './transfer-types.js';
 
 const REFRESH_MS = 100;
-const BAR_MAX = 30;
-const BAR_MIN = 10;
 /** How often a line that does not refresh (a pipe, a log) reports progress. */
 export const PLAIN_PROGRESS_MS = 10_000;
 /**
@@ -306,14 +267,7 @@ export class TransferReporter {
       this.waitNote(active, now) ??
         (remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined),
     ].filter((part): part is string => part !== undefined);
-    // The bar keeps one width for a given terminal, so the line does not jump as its numbers change.
-    const bar = Math.min(BAR_MAX, Math.max(BAR_MIN, width - 60));
-    for (let keep = tail.length; keep >= 0; keep -= 1) {
-      const after = keep > 0 ? `  ${tail.slice(0, keep).join('  ')}` : '';
-      if (head.length + bar + 3 + after.length <= width) return `${head} ${formatBar(fraction, bar)}${after}`;
-      if (head.length + after.length <= width) return `${head}${after}`;
-    }
-    return head.length <= width ? head : files;
+    return fitStatusLine({ files, head, tail, fraction }, width);
   }
 
   private waitNote(active: readonly InFlight[], now: number): string | undefined {

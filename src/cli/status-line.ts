@@ -2,6 +2,8 @@
  * Pieces of the refreshing transfer line: whether it may animate, the rate over recent time, and what stands in
  * for the time left while nothing arrives.
  */
+import { formatBar } from './format.js';
+
 /** Where progress goes (the command's stderr). */
 export interface ProgressStream {
   write(text: string): unknown;
@@ -89,4 +91,26 @@ export function bothPassesLeft(
     left += bytes / pass.perMs;
   }
   return left;
+}
+
+const BAR_MAX = 30;
+const BAR_MIN = 10;
+
+/**
+ * The transfer line as it fits `width`: the head, its bar, then as much of the tail (rate, time left) as fits;
+ * the bar goes first when room is short, then the tail from its end; at worst the file counts alone.
+ */
+export function fitStatusLine(
+  line: { files: string; head: string; tail: readonly string[]; fraction: number },
+  width: number,
+): string {
+  const { files, head, tail, fraction } = line;
+  // The bar keeps one width for a given terminal, so the line does not jump as its numbers change.
+  const bar = Math.min(BAR_MAX, Math.max(BAR_MIN, width - 60));
+  for (let keep = tail.length; keep >= 0; keep -= 1) {
+    const after = keep > 0 ? `  ${tail.slice(0, keep).join('  ')}` : '';
+    if (head.length + bar + 3 + after.length <= width) return `${head} ${formatBar(fraction, bar)}${after}`;
+    if (head.length + after.length <= width) return `${head}${after}`;
+  }
+  return head.length <= width ? head : files;
 }

@@ -2,15 +2,27 @@
  * Configuration: the only reader of `process.env` and of the configuration file. Each setting resolves
  * flag > environment > configuration file > default, and remembers where its value came from.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
+import {
+  type ConfigFile,
+  configFileSchema,
+  readConfigDocument,
+  unknownSettingsWarning,
+  writeConfigFile,
+} from './config-file.js';
 import { ConfigError } from './errors.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
 import { parseHttpUrl } from './urls.js';
-import * as z from './zod.js';
 
+export {
+  type ConfigDocument,
+  type ConfigFile,
+  readConfigDocument,
+  readConfigFile,
+  writeConfigFile,
+} from './config-file.js';
 export {
   describeProxy,
   hideCredentials,
@@ -84,27 +96,6 @@ export interface LoadConfigOptions {
   cwd?: string;
 }
 
-const configFileSchema = z.strictObject({
-  url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
-  apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
-  dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
-  token: z.optional(
-    z
-      .string()
-      .check(
-        z.minLength(1, 'must not be empty'),
-        z.regex(/^[\x21-\x7e]+$/, 'must be printable characters without spaces'),
-      ),
-  ),
-  retries: z.optional(z.string().check(z.regex(/^(?:1?\d|20)$/, 'must be a whole number from 0 to 20'))),
-  timeout: z.optional(
-    z.string().check(z.regex(/^[1-9]\d{0,3}$/, 'must be a whole number of seconds from 1 to 9999')),
-  ),
-});
-
-/** The contents of a configuration file. */
-export type ConfigFile = z.infer<typeof configFileSchema>;
-
 /** The name users type and read for each setting: the flag without its dashes. */
 export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
   url: 'url',
@@ -139,76 +130,6 @@ export function defaultConfigFile(env: Record<string, string | undefined> = proc
   return join(envPaths('mission-data', { suffix: '' }).config, 'config.json');
 }
 
-/** A configuration file as read: its settings, and the keys this version does not know (kept when it is rewritten). */
-export interface ConfigDocument {
-  settings: ConfigFile;
-  /** Keys this version does not know, with their values: a newer version's settings, or typos. */
-  unknown: Record<string, unknown>;
-}
-
-/** Reads and checks a configuration file's settings; a missing file is an empty configuration. */
-export async function readConfigFile(file: string): Promise<ConfigFile> {
-  return (await readConfigDocument(file)).settings;
-}
-
-/**
- * Reads and checks a configuration file. A key this version does not know is set apart, not refused: a file
- * shared with a newer version, or a typo, must not stop every command (the caller warns about it).
- */
-export async function readConfigDocument(file: string): Promise<ConfigDocument> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { settings: {}, unknown: {} };
-    throw new ConfigError(`Cannot read the configuration file ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`The configuration file ${file} is not valid JSON: ${(error as Error).message}`, {
-      hint: `Fix the JSON in ${file}, or delete the file to start again.`,
-      cause: error,
-    });
-  }
-  const unknown: Record<string, unknown> = {};
-  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
-    const known: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(data)) {
-      if ((SETTING_NAMES as string[]).includes(key)) known[key] = value;
-      else unknown[key] = value;
-    }
-    data = known;
-  }
-  const result = configFileSchema.safeParse(data);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
-        : issue.path.length > 0
-          ? `${issue.path.join('.')} ${issue.message}`
-          : 'it must be a JSON object',
-    );
-    throw new ConfigError(`The configuration file ${file} is malformed: ${problems.join('; ')}.`, {
-      hint: `Valid settings are ${SETTING_NAMES.join(', ')}. Fix or delete ${file}.`,
-    });
-  }
-  return { settings: result.data, unknown };
-}
-
-/** The warning about the keys of a configuration file this version does not know. */
-function unknownSettingsWarning(file: string, unknown: Record<string, unknown>): string[] {
-  const keys = Object.keys(unknown);
-  if (keys.length === 0) return [];
-  const which = keys.map((key) => JSON.stringify(key)).join(', ');
-  return [
-    `The configuration file ${file} has ${keys.length === 1 ? 'an unknown setting' : 'unknown settings'} ${which}, ignored. Settings are ${SETTING_NAMES.join(', ')}.`,
-  ];
-}
-
 /**
  * A path with a leading `~` (alone or before a slash) read as the home folder, as a shell would have: values of
  * the configuration file and the environment reach the program unexpanded.
@@ -227,21 +148,6 @@ export function checkSetting(name: SettingName, value: string): string {
     );
   }
   return value;
-}
-
-/** Writes the configuration file atomically, readable by its owner only (it may hold an API key). */
-export async function writeConfigFile(file: string, contents: ConfigFile): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, { mode: 0o600 });
-    await rename(temporary, file);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw new ConfigError(`Cannot write the configuration file ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
 }
 
 /** Resolves one setting from flag, environment, file and default. */
