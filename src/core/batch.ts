@@ -69,17 +69,29 @@ export class FirstAnswer {
 
   /** Resolves once `open` was called, or at once when `signal` aborts (the transfer then sees the abort). */
   wait(signal: AbortSignal | undefined): Promise<void> {
-    if (!signal) return this.#opened;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      signal.addEventListener('abort', done, { once: true });
-      void this.#opened.then(done);
-    });
+    return settledOrAborted(this.#opened, signal).catch(() => undefined);
   }
+}
+
+/** Waits for `work` to settle, or throws an `AbortedError` as soon as `signal` aborts. */
+export async function settledOrAborted(
+  work: Promise<unknown>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const settled = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  if (!signal) return settled;
+  if (signal.aborted) throw new AbortedError(undefined, { cause: signal.reason });
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError(undefined, { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    void settled.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }
 
 /** The error a cancelled transfer fails with, worded from the signal's reason. */

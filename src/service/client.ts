@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
+import { settledOrAborted } from '../core/batch.js';
 import type { ProxySettings } from '../core/config.js';
-import { AbortedError, ProtocolError, ValidationError } from '../core/errors.js';
+import { ProtocolError, ValidationError } from '../core/errors.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, errorCode, transportError } from '../http/failures.js';
@@ -322,18 +323,4 @@ export class HttpClient {
       { signal },
     );
   }
-}
-
-/** Waits for `work` to settle, or throws an `AbortedError` as soon as `signal` aborts. */
-async function settledOrAborted(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return work;
-  if (signal.aborted) throw new AbortedError(undefined, { cause: signal.reason });
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(new AbortedError(undefined, { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    void work.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
 }
