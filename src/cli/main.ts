@@ -3,7 +3,7 @@
  * SIGTERM, prints errors (message and hint; the stack only with `--debug`) and returns the exit status.
  */
 import { CommanderError } from 'commander';
-import { ExitCode, isMissionDataError } from '../core/errors.js';
+import { ExitCode, InterruptedBySignal, isMissionDataError } from '../core/errors.js';
 import { commandLineHint } from './hints.js';
 import type { CommandIO } from './io.js';
 import { buildProgram } from './program.js';
@@ -38,7 +38,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
     interrupted = true;
     interruptedStatus = signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
-    controller.abort(new Error(`Interrupted by ${signal}`));
+    controller.abort(new InterruptedBySignal(signal === 'SIGTERM' ? 'SIGTERM' : 'SIGINT'));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

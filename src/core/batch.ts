@@ -100,6 +100,7 @@ export function abortedError(signal: AbortSignal): AbortedError {
   if (reason instanceof AbortedError) return reason;
   return new AbortedError(
     reason instanceof Error && reason.name !== 'AbortError' ? `Cancelled: ${reason.message}.` : 'Cancelled.',
+    { cause: reason },
   );
 }
 

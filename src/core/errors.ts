@@ -156,7 +156,26 @@ export class LocalFileError extends MissionDataError {
   }
 }
 
-/** The operation was cancelled by an `AbortSignal` or by Ctrl-C. */
+/**
+ * Why the command line cancelled its work: a signal it received. As the reason of an abort it makes the
+ * `AbortedError` carry that signal's exit status.
+ */
+export class InterruptedBySignal extends Error {
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`Interrupted by ${signal}`);
+    this.name = 'InterruptedBySignal';
+  }
+
+  /** 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM. */
+  get exitCode(): ExitCodeValue {
+    return this.signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
+  }
+}
+
+/**
+ * The operation was cancelled by an `AbortSignal` or by Ctrl-C. Its `exitCode` is 130, as a shell reports
+ * Ctrl-C; 143 when the abort's reason is an `InterruptedBySignal` of SIGTERM.
+ */
 export class AbortedError extends MissionDataError {
   /**
    * From a batch call (`download`, `upload`) cut short: one result per file, as far as the batch got (files cut
@@ -165,7 +184,14 @@ export class AbortedError extends MissionDataError {
   readonly results: readonly object[] | undefined;
 
   constructor(message = 'Cancelled.', options: ErrorOptions & { results?: readonly object[] } = {}) {
-    super(message, 'E_ABORTED', ExitCode.Failure, options);
+    const cause = options.cause;
+    const exitCode =
+      cause instanceof InterruptedBySignal
+        ? cause.exitCode
+        : cause instanceof AbortedError
+          ? cause.exitCode
+          : ExitCode.Interrupted;
+    super(message, 'E_ABORTED', exitCode, options);
     this.results = options.results;
   }
 }

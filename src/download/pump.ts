@@ -2,12 +2,11 @@
  * Copying an answer's body into a part file: chunks taken as they arrive and written in batches at their
  * offsets, with what the checksum and the progress need on the way.
  */
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
 import { ProtocolError } from '../core/errors.js';
 import { discardBody } from '../http/objects.js';
-import type { ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
 
 /** Received chunks are written in batches of this size (see `pump`). */
@@ -25,30 +24,44 @@ export interface PumpOutcome {
   error?: unknown;
 }
 
+/** What `pump` copies where, and whom it tells. */
+export interface PumpJob {
+  body: Readable;
+  part: PartFile;
+  /** Byte of the object the body's first byte is written at. */
+  from: number;
+  /** The object's size, when known: a body that runs past it is refused. */
+  total?: number | undefined;
+  /** Fed every byte, in order; told what is on disk after each write. */
+  checksum?: PartChecksum | undefined;
+  signal?: AbortSignal | undefined;
+  /** Bytes of the object received up to this position (at most every 64 KiB, and at the end). */
+  report: (position: number) => void;
+  /** Bytes up to this position are on disk (after every write): the part's record may say so. */
+  written?: ((position: number) => void) | undefined;
+  /** Where the body is to stop (exclusive); see `extend`. */
+  limit?: number | undefined;
+  /** At `limit`: a further limit to carry on to, or undefined to stop there. */
+  extend?: ((position: number) => number | undefined) | undefined;
+}
+
 /**
- * Copies a body to the part file from `state.written`. Chunks are taken as they arrive ('data' events: the
- * async iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of
- * ~1 MiB, one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned
- * (the caller may resume); errors writing the file and bodies longer than announced are thrown. At `limit` the
- * bytes so far are written and `extend` may give a further limit to carry on to (the body goes on into the next
- * part, no new request); without one the body is dropped there.
+ * Copies a body to the part file from `from`. Chunks are taken as they arrive ('data' events: the async
+ * iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of ~1 MiB,
+ * one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned (the
+ * caller may resume); errors writing the file and bodies longer than announced are thrown. At `limit` the bytes
+ * so far are written and `extend` may give a further limit to carry on to (the body goes on into the next part,
+ * no new request); without one the body is dropped there. Always settles: a body already ended or destroyed
+ * (by an abort that came before this call) ends it at once, as does a signal already aborted.
  */
-export function pump(
-  body: Readable,
-  part: PartFile,
-  state: ObjectState,
-  checksum: PartChecksum | undefined,
-  signal: AbortSignal | undefined,
-  report: (received: number) => void,
-  limit?: number,
-  extend?: (position: number) => number | undefined,
-): Promise<PumpOutcome> {
+export function pump(job: PumpJob): Promise<PumpOutcome> {
+  const { body, part, checksum, signal, report } = job;
   return new Promise((resolve, reject) => {
-    let position = state.written;
-    let end = limit;
+    let position = job.from;
+    let end = job.limit;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    let reported = state.written;
+    let reported = job.from;
     let settled = false;
 
     const flush = () => {
@@ -58,12 +71,15 @@ export function pump(
       checksum?.flushed(position);
       pending = [];
       pendingBytes = 0;
+      job.written?.(position);
     };
     const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
+    let stopWatching: () => void = () => undefined;
     const cleanUp = () => {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       body.off('data', onData);
+      stopWatching();
     };
     const fail = (error: Error) => {
       if (settled) return;
@@ -95,7 +111,7 @@ export function pump(
         try {
           // The bytes up to the limit are on disk before anyone is told they are.
           flush();
-          further = extend?.(position);
+          further = job.extend?.(position);
         } catch (error) {
           fail(error as Error);
           return;
@@ -113,8 +129,8 @@ export function pump(
       checksum?.update(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
-      if (state.total !== undefined && position + pendingBytes > state.total) {
-        fail(new ProtocolError(`The server sent more than the announced ${state.total} bytes.`));
+      if (job.total !== undefined && position + pendingBytes > job.total) {
+        fail(new ProtocolError(`The server sent more than the announced ${job.total} bytes.`));
         return;
       }
       const received = position + pendingBytes;
@@ -130,13 +146,19 @@ export function pump(
         }
       }
     }
+    if (signal?.aborted) {
+      // The abort came before this body was handed over: its listener would never hear it.
+      discardBody(body);
+      finish(abortedError(signal));
+      return;
+    }
     signal?.addEventListener('abort', onAbort, { once: true });
     body.on('data', onData);
-    body.once('end', () => finish());
-    body.once('error', (error) => finish(error));
-    body.once('close', () => {
-      if (!body.readableEnded)
-        finish(body.errored ?? new Error('the connection closed before the body ended'));
+    // `finished` also reports a body that ended or was destroyed before these listeners were added (an abort
+    // between the answer and this call): an 'end' or 'close' already emitted would never be heard again.
+    stopWatching = finished(body, (error) => {
+      if (error === undefined || error === null) finish();
+      else finish(body.errored ?? error);
     });
   });
 }

@@ -187,7 +187,15 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         return await verified(shown, checksum, expected, state.written, transferred);
       }
       const before = state.written;
-      const outcome = await pump(response.body, part, state, checksum, signal, report);
+      const outcome = await pump({
+        body: response.body,
+        part,
+        from: state.written,
+        total: state.total,
+        checksum,
+        signal,
+        report,
+      });
       state.written = outcome.position;
       transferred += outcome.position - before;
       if (signal?.aborted) throw abortedError(signal);

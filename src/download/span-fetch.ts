@@ -86,15 +86,15 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     if (body) {
       const whole = body;
       body = undefined;
-      const outcome = await pump(
-        whole,
-        job.part,
-        { written: from, total: state.total, etag: state.etag },
-        undefined,
+      const outcome = await pump({
+        body: whole,
+        part: job.part,
+        from,
+        total: state.total,
         signal,
-        onPosition,
-        span.end,
-        (position) => {
+        report: onPosition,
+        limit: span.end,
+        extend: (position) => {
           onPosition(position);
           const next = hooks.following(span);
           if (next === undefined) return undefined;
@@ -102,7 +102,7 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
           hooks.onSpan(next);
           return next.end;
         },
-      );
+      });
       onPosition(outcome.position);
       if (signal?.aborted) throw abortedError(signal);
       if (outcome.position === span.end) return received;
@@ -129,8 +129,14 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
         `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
       );
     }
-    const local: ObjectState = { written: from, total: span.end, etag: state.etag };
-    const outcome = await pump(response.body, job.part, local, undefined, signal, onPosition);
+    const outcome = await pump({
+      body: response.body,
+      part: job.part,
+      from,
+      total: span.end,
+      signal,
+      report: onPosition,
+    });
     onPosition(outcome.position);
     if (signal?.aborted) throw abortedError(signal);
     if (outcome.position === span.end) return received;

@@ -1,4 +1,12 @@
-import { abortedError, BatchStop, FirstAnswer, failureOf, linkSignal, runPool } from '../core/batch.js';
+import {
+  abortedError,
+  BatchStop,
+  FirstAnswer,
+  failureOf,
+  linkSignal,
+  notStartedError,
+  runPool,
+} from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError } from '../core/errors.js';
 import { isExpiredUrl } from '../http/failures.js';
@@ -96,7 +104,8 @@ export async function uploadFiles(
   await runPool(planned.length, concurrency, async (index) => {
     const plan = planned[index] as PlannedUpload;
     if (index > 0) await first.wait(perFile.signal);
-    const stopped = stop.notAttempted();
+    // A file the batch had not begun when it was cancelled is not started, not one more failure.
+    const stopped = perFile.signal?.aborted ? notStartedError(perFile.signal) : stop.notAttempted();
     const result: UploadResult = stopped
       ? { localPath: plan.argument, key: plan.file.path, status: 'failed', bytes: 0, error: stopped }
       : await uploadOne(http, plan, cwd, perFile, index === 0 ? () => first.open() : undefined);

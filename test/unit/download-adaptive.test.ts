@@ -4,7 +4,6 @@
  * `connections` is never exceeded. Small sizes and rates keep each case within a few seconds; what is asserted
  * is what the connections did, never a speed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,49 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DownloadHttp, downloadFiles } from '../../src/download/engine.js';
 import type { RequestLogEntry } from '../../src/server/index.js';
 import { HttpClient } from '../../src/service/client.js';
+import { type ShapingProxy, startShapingProxy } from '../helpers/shaping.js';
 import { makeTempDir, putStoreFile, startTestServer, type TestServer } from '../server/helpers.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
-const PROXY = join(import.meta.dirname, '../../bench/lib/shaping-proxy.js');
 const SMALL = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const LARGE = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240102_20240102_v01-00.cdf';
-
-interface Proxy {
-  url: string;
-  child: ChildProcess;
-}
-
-/** Starts the shaping proxy in front of `target`; resolves once it listens. */
-function startProxy(
-  target: string,
-  shaping: { rate: number; linkRate: number; delayMs: number },
-): Promise<Proxy> {
-  const child = spawn(
-    process.execPath,
-    [
-      PROXY,
-      '--target',
-      target,
-      '--rate',
-      String(shaping.rate),
-      '--link-rate',
-      String(shaping.linkRate),
-      '--delay',
-      String(shaping.delayMs),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    child.stdout?.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /^Listening on (http:\/\/\S+)$/m.exec(stdout);
-      if (match) resolve({ url: match[1] as string, child });
-    });
-    child.once('exit', (code) => reject(new Error(`the shaping proxy exited with ${code}`)));
-  });
-}
 
 /** The client, counting the object answers open at once (from the request until its body closes). */
 function countingClient(url: string) {
@@ -86,7 +49,7 @@ describe('adaptive connections over a shaped link', () => {
   let test: TestServer;
   const bodies = new Map<string, Buffer>();
   const log: RequestLogEntry[] = [];
-  const proxies: Proxy[] = [];
+  const proxies: ShapingProxy[] = [];
   let dataDir: string;
 
   beforeAll(async () => {
@@ -97,7 +60,7 @@ describe('adaptive connections over a shaped link', () => {
     });
   });
   afterAll(async () => {
-    for (const proxy of proxies) proxy.child.kill('SIGTERM');
+    for (const proxy of proxies) proxy.stop();
     await test?.cleanup();
   });
 
@@ -108,7 +71,7 @@ describe('adaptive connections over a shaped link', () => {
     connections: number | 'auto' = 'auto',
   ) {
     const body = bodies.get(path) as Buffer;
-    const proxy = await startProxy(test.server.url, shaping);
+    const proxy = await startShapingProxy(test.server.url, shaping);
     proxies.push(proxy);
     dataDir = await makeTempDir('mission-adaptive-');
     log.length = 0;

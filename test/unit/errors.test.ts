@@ -4,6 +4,7 @@ import {
   ApiError,
   ConfigError,
   ExitCode,
+  InterruptedBySignal,
   isMissionDataError,
   LocalFileError,
   MissionDataError,
@@ -27,7 +28,19 @@ describe('error classes', () => {
     [new NetworkError('refused'), 'NetworkError', 'E_NETWORK', 1],
     [new ProtocolError('garbled'), 'ProtocolError', 'E_PROTOCOL', 1],
     [new LocalFileError('disk full'), 'LocalFileError', 'E_LOCAL_FILE', 1],
-    [new AbortedError(), 'AbortedError', 'E_ABORTED', 1],
+    [new AbortedError(), 'AbortedError', 'E_ABORTED', 130],
+    [
+      new AbortedError('Cancelled.', { cause: new InterruptedBySignal('SIGINT') }),
+      'AbortedError',
+      'E_ABORTED',
+      130,
+    ],
+    [
+      new AbortedError('Cancelled.', { cause: new InterruptedBySignal('SIGTERM') }),
+      'AbortedError',
+      'E_ABORTED',
+      143,
+    ],
   ])('%s has its name, stable code and exit status', (error, name, code, exitCode) => {
     expect(error).toBeInstanceOf(MissionDataError);
     expect(error).toBeInstanceOf(Error);

@@ -1,6 +1,6 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
-import { ExitCode } from '../../core/errors.js';
-import { ALREADY_STORED, type UploadPreview } from '../../upload/engine.js';
+import { AbortedError, ExitCode } from '../../core/errors.js';
+import { ALREADY_STORED, type UploadPreview, type UploadResult } from '../../upload/engine.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { canAnimate, TransferReporter } from '../progress.js';
@@ -49,23 +49,33 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
       },
     );
     // Names are checked inside the library before any file is read or any request is made.
-    const results = await client.upload(paths, {
-      concurrency: options.concurrency,
-      checksum: options.checksum !== false,
-      ignoreFolder: options.ignoreFolder,
-      signal: io.signal,
-      onStart: (files) => reporter.setTotal(files),
-      onProgress: (event) => {
-        if (event.done) {
-          reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
-        } else if (event.phase === 'hashing') {
-          reporter.hashing(event.key, event.hashed ?? 0, event.total);
-        } else {
-          reporter.progress(event.key, event.sent, event.total);
-        }
-      },
-    });
-    reporter.finish(io.signal.aborted ? 'Interrupted.' : undefined);
+    const results = await client
+      .upload(paths, {
+        concurrency: options.concurrency,
+        checksum: options.checksum !== false,
+        ignoreFolder: options.ignoreFolder,
+        signal: io.signal,
+        onStart: (files) => reporter.setTotal(files),
+        onProgress: (event) => {
+          if (event.done) {
+            reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
+          } else if (event.phase === 'hashing') {
+            reporter.hashing(event.key, event.hashed ?? 0, event.total);
+          } else {
+            reporter.progress(event.key, event.sent, event.total);
+          }
+        },
+      })
+      .catch((error: unknown) => {
+        // Interrupted: the results of the files settled so far come with the error, for the summary.
+        if (error instanceof AbortedError && error.results) return error.results as UploadResult[];
+        throw error;
+      });
+    reporter.finish(
+      io.signal.aborted
+        ? 'Interrupted; run the same command again: files already stored with the same bytes are counted as done.'
+        : undefined,
+    );
     return results.every((result) => result.status !== 'failed') ? ExitCode.Success : ExitCode.Failure;
   } finally {
     await client.close();

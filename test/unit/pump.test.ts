@@ -1,0 +1,85 @@
+/**
+ * `pump` always settles: a body ended or destroyed before it was handed over (an abort between the answer and
+ * the copy), a signal already aborted, a body cut short, and a body that runs to its end.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AbortedError } from '../../src/core/errors.js';
+import { PartFile } from '../../src/download/part-file.js';
+import { pump } from '../../src/download/pump.js';
+
+let dir: string;
+let part: PartFile;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'pump-'));
+  part = await PartFile.claim(join(dir, 'file.cdf'));
+});
+
+afterEach(async () => {
+  await part.discard();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const noReport = () => undefined;
+
+describe('pump', () => {
+  it('writes a body to its end and reports the position', async () => {
+    const written: number[] = [];
+    const outcome = await pump({
+      body: Readable.from([Buffer.from('hello '), Buffer.from('world')]),
+      part,
+      from: 0,
+      total: 11,
+      report: noReport,
+      written: (position) => written.push(position),
+    });
+    expect(outcome).toEqual({ position: 11 });
+    expect(written.at(-1)).toBe(11);
+    await part.commit();
+    expect(await readFile(join(dir, 'file.cdf'), 'utf8')).toBe('hello world');
+  });
+
+  it('settles for a body destroyed before it was handed over', async () => {
+    const body = new PassThrough();
+    body.write('abc');
+    body.on('error', () => undefined); // as undici's body is heard by its owner
+    body.destroy(new Error('aborted earlier'));
+    await new Promise((resolve) => setImmediate(resolve)); // its 'error' and 'close' are already emitted
+    const outcome = await pump({ body, part, from: 0, report: noReport });
+    expect(outcome.position).toBe(0);
+    expect(String(outcome.error)).toContain('aborted earlier');
+  });
+
+  it('settles for a body that ended before it was handed over', async () => {
+    const body = new PassThrough();
+    body.end();
+    body.resume();
+    await new Promise((resolve) => setImmediate(resolve));
+    const outcome = await pump({ body, part, from: 0, report: noReport });
+    expect(outcome.position).toBe(0);
+  });
+
+  it('settles at once, with an AbortedError, when the signal aborted before the call', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    const body = new PassThrough(); // never ends by itself
+    const outcome = await pump({ body, part, from: 0, report: noReport, signal: controller.signal });
+    expect(outcome.error).toBeInstanceOf(AbortedError);
+    expect(body.destroyed).toBe(true);
+  });
+
+  it('keeps the bytes of a body cut short and returns why it ended', async () => {
+    const body = new PassThrough();
+    const settled = pump({ body, part, from: 0, total: 100, report: noReport });
+    body.write(Buffer.alloc(40, 1));
+    await new Promise((resolve) => setImmediate(resolve));
+    body.destroy(new Error('reset'));
+    const outcome = await settled;
+    expect(outcome.position).toBe(40);
+    expect(String(outcome.error)).toContain('reset');
+  });
+});
