@@ -29,13 +29,19 @@ export interface CreateClientOptions {
   dataDir?: string | undefined;
   /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
   dispatcher?: Dispatcher | undefined;
-  /** Retries of a failed request, with backoff (env MISSION_DATA_RETRIES; default 3); a number or its text. */
+  /**
+   * Retries of a failed request or transfer, with backoff (env MISSION_DATA_RETRIES; default 3); a number or its
+   * text. A transfer is given up after `retries + 1` attempts in a row that brought no bytes.
+   */
   retries?: number | string | undefined;
-  /** Seconds without a byte before a transfer counts as stalled (env MISSION_DATA_TIMEOUT; default 30). */
+  /**
+   * Seconds allowed to connect, for the first byte of an answer and between two bytes (env MISSION_DATA_TIMEOUT;
+   * default 30): a stalled transfer ends within about (retries + 1) x timeout, plus the backoff.
+   */
   timeout?: number | string | undefined;
-  /** Attempts per request, retries included; overrides `retries` when given. */
+  /** @deprecated Use `retries` (attempts = retries + 1); kept for one release. Overrides `retries` when given. */
   attempts?: number | undefined;
-  /** First backoff delay in ms; default 250. */
+  /** First backoff delay in ms, doubled on every retry (with jitter); default 1000. */
   retryBaseMs?: number | undefined;
   /** Configuration file to read instead of the default one. */
   configFile?: string | undefined;
@@ -135,7 +141,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
           token: config.token,
           dispatcher: options.dispatcher,
           proxy: config.proxy,
-          attempts: options.attempts ?? config.retries + 1,
+          retries: options.attempts !== undefined ? Math.max(0, options.attempts - 1) : config.retries,
           idleTimeoutMs: config.timeout * 1000,
           retryBaseMs: options.retryBaseMs,
           log: options.log,

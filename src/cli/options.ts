@@ -22,12 +22,12 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
   () =>
     new Option(
       '--retries <n>',
-      'retries of a failed or refused request, with backoff (env MISSION_DATA_RETRIES; default 3)',
+      'retries of a failed request, or of a transfer attempt that brought no bytes, with backoff (env MISSION_DATA_RETRIES; default 3)',
     ),
   () =>
     new Option(
       '--timeout <seconds>',
-      'seconds without a byte before a transfer counts as stalled (env MISSION_DATA_TIMEOUT; default 30)',
+      'seconds allowed to connect, for a first byte and between bytes; a stalled run ends within about (retries + 1) x this, plus backoff (env MISSION_DATA_TIMEOUT; default 30)',
     ),
   () => new Option('-q, --quiet', 'print only results and errors'),
   () => new Option('--debug', 'print stack traces and request details'),

@@ -130,13 +130,12 @@ export class TransferReporter {
       if (hint) this.hints.add(hint);
     }
     // A full or read-only data root fails every file in flight the same way: its cause is told once.
-    const repeated =
+    const dataRootFailure =
       failed &&
       isMissionDataError(file.error) &&
-      file.error.code === 'E_DATA_ROOT' &&
-      this.dataRootFailureShown;
-    if (failed && isMissionDataError(file.error) && file.error.code === 'E_DATA_ROOT')
-      this.dataRootFailureShown = true;
+      (file.error.code === 'E_DATA_ROOT' || file.error.code === 'E_NO_SPACE');
+    const repeated = dataRootFailure && this.dataRootFailureShown;
+    if (dataRootFailure) this.dataRootFailureShown = true;
     const unchanged = (this.options.unchanged ?? []).includes(file.status);
     const shown = repeated
       ? false

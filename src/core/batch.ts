@@ -1,17 +1,18 @@
 /**
  * What the download and upload engines share: a pool of transfers, one signal per batch, the error a
- * cancelled transfer fails with, and the rule that stops a batch once the service cannot be reached at all.
+ * cancelled transfer fails with, and the stop of a batch once the failure policy says every remaining file would
+ * fail the same way (`batchWideReason`).
  */
 import { setMaxListeners } from 'node:events';
 import {
   AbortedError,
-  ApiError,
   ExitCode,
   isMissionDataError,
   MissionDataError,
   NetworkError,
   NOT_ATTEMPTED,
 } from './errors.js';
+import { batchWideReason } from './failure-policy.js';
 
 /**
  * A signal that follows `signal`, for the transfers of one batch: each running transfer listens to it a few
@@ -118,33 +119,6 @@ export function notStartedError(signal: AbortSignal): MissionDataError {
 export function failureOf(error: unknown, signal: AbortSignal | undefined): Error {
   const reason = signal?.aborted && !(error instanceof AbortedError) ? abortedError(signal) : error;
   return reason instanceof Error ? reason : new Error(String(reason));
-}
-
-/** Codes of the errors that say the service itself cannot be reached, whichever file is asked for. */
-const UNREACHABLE_CODES = new Set(['E_CONNECTION_REFUSED', 'E_HOST_NOT_FOUND', 'E_CERTIFICATE', 'E_TLS']);
-
-/**
- * Why every remaining file of a batch would fail the same way, or undefined when `error` concerns one file only:
- * the service cannot be reached, refuses the API key (401/403 from the service itself, not an object-store
- * address: pre-signed URLs carry their credentials in the query, which ApiError shows as `?…`), or the data root
- * cannot take files.
- */
-export function batchWideReason(error: Error | undefined): string | undefined {
-  if (error instanceof NetworkError && error.peer === 'service' && UNREACHABLE_CODES.has(error.code)) {
-    return 'the service could not be reached';
-  }
-  if (
-    error instanceof ApiError &&
-    (error.status === 401 || error.status === 403) &&
-    !error.url.includes('?') &&
-    /\/(upload|download)\//.test(error.url)
-  ) {
-    return error.status === 401
-      ? 'the service asked for an API key (401)'
-      : 'the service refused the API key (403)';
-  }
-  if (isMissionDataError(error) && error.code === 'E_DATA_ROOT') return 'the data root cannot take files';
-  return undefined;
 }
 
 /**

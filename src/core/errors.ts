@@ -39,6 +39,7 @@ export type ErrorCode =
   | 'E_CHECKSUM'
   | 'E_UNVERIFIED'
   | 'E_STORE_FULL'
+  | 'E_NO_SPACE'
   | 'E_ABORTED'
   | 'E_STORE'
   | 'E_LISTEN';
@@ -105,6 +106,8 @@ export class ApiError extends MissionDataError {
   readonly status: number;
   readonly method: string;
   readonly url: string;
+  /** Who answered: the configured service, or the object store behind a URL the service handed out. */
+  readonly peer: Peer;
 
   constructor(
     details: { method: string; url: string; status: number; message: string },
@@ -112,6 +115,7 @@ export class ApiError extends MissionDataError {
       code?: ErrorCode;
       retryAfterMs?: number | undefined;
       storeCode?: string | undefined;
+      peer?: Peer | undefined;
     } = {},
   ) {
     super(
@@ -125,6 +129,7 @@ export class ApiError extends MissionDataError {
     this.url = details.url;
     this.retryAfterMs = options.retryAfterMs;
     this.storeCode = options.storeCode;
+    this.peer = options.peer ?? 'service';
   }
 }
 

@@ -9,7 +9,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
-import { sleep } from '../http/retry.js';
+import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
@@ -41,8 +41,6 @@ export {
   type DownloadProgress,
   type DownloadResult,
 } from './types.js';
-
-const DEFAULT_MAX_RESUMES = 5;
 
 /**
  * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming
@@ -163,9 +161,13 @@ async function downloadOne(
     if (signal?.aborted) throw abortedError(signal);
     if (found.kind === 'skip') return result('skipped', 0, recorded());
     if (found.kind === 'stopped') return result('failed', 0, false, found.error);
+    // Looked up ahead of its turn, before the batch stopped: not begun, so not started.
+    const stopped = batch.stop.notAttempted();
+    if (stopped) return result('failed', 0, false, stopped);
     const { url, present } = found;
-    // An expired URL is asked for again, once, and the transfer continues from the bytes held.
-    const source = renewingSource(http, url, () => http.resolveDownload(file.path, signal));
+    // An expired URL is asked for again, once, and the transfer continues from the bytes held. The renewal is
+    // part of the attempt that met the expiry: one request, no retries of its own.
+    const source = renewingSource(http, url, () => http.resolveDownload(file.path, signal, true));
     if (!options.force && present?.isFile()) {
       const verifiedBy = await sameAsStored(source, url, localPath, present, signal);
       if (verifiedBy) {
@@ -222,7 +224,7 @@ async function downloadOne(
           part,
           state,
           signal,
-          maxResumes: options.maxResumes ?? DEFAULT_MAX_RESUMES,
+          retryPolicy: http.retryPolicy ?? DEFAULT_RETRY_POLICY,
           ranged: {
             connections:
               options.connections === 'auto'
@@ -236,14 +238,16 @@ async function downloadOne(
             options.onProgress?.({ path: file.path, localPath, received: bytes, total });
           },
         });
-      try {
-        received = await receive();
-      } catch (error) {
-        if (!(error instanceof ChecksumMismatch)) throw error;
-        // Once more from the first byte: a damaged transfer passes the second time, a damaged object does not.
-        part.truncate();
-        state = { written: 0, total: undefined, etag: undefined };
-        received = await receive();
+      for (let refetches = 0; ; refetches += 1) {
+        try {
+          received = await receive();
+          break;
+        } catch (error) {
+          if (!(error instanceof ChecksumMismatch) || refetches >= REFETCHES_AFTER_MISMATCH) throw error;
+          // Again from the first byte (see REFETCHES_AFTER_MISMATCH).
+          part.truncate();
+          state = { written: 0, total: undefined, etag: undefined };
+        }
       }
       if (!folderStaysInside(batch.realRoot, localPath)) {
         throw new LocalFileError(

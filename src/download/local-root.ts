@@ -152,6 +152,6 @@ export async function checkFreeSpace(folder: string, needed: number, destination
   if (free >= needed) return;
   throw new LocalFileError(
     `Not enough space for ${destination}: it needs ${mebibytes(needed)} more and the disk has ${mebibytes(free)} free; nothing was fetched.`,
-    { code: 'E_LOCAL_FILE', hint: 'Free some space, or choose a data root on another disk.' },
+    { code: 'E_NO_SPACE', hint: 'Free some space, or choose a data root on another disk.' },
   );
 }

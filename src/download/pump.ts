@@ -5,7 +5,8 @@
 import { finished, type Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
-import { ProtocolError } from '../core/errors.js';
+import { NetworkError, ProtocolError } from '../core/errors.js';
+import { errorCode } from '../core/failure-policy.js';
 import { discardBody } from '../http/objects.js';
 import type { PartFile } from './part-file.js';
 
@@ -15,6 +16,31 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
 const WRITE_BATCH_CHUNKS = 512;
 /** Progress is reported at most once per this many bytes received. */
 const PROGRESS_STEP_BYTES = 64 * 1024;
+
+/**
+ * The error of a body that ended before its last byte (`outcome` from `pump`): a stall (`--timeout` without a
+ * byte) or a dropped connection, worth another attempt from the bytes on disk.
+ */
+export function bodyEndedEarly(shown: string, outcome: PumpOutcome, total: number | undefined): NetworkError {
+  const got = `received ${outcome.position} of ${total ?? 'an unknown number of'} bytes`;
+  const hint = 'Run the download again: it resumes where this one stopped.';
+  const cause = outcome.error;
+  if (errorCode(cause) === 'UND_ERR_BODY_TIMEOUT') {
+    return new NetworkError(`GET ${shown}: the object store's answer stalled; ${got}.`, {
+      code: 'E_TIMEOUT',
+      cause,
+      peer: 'object store',
+      hint,
+    });
+  }
+  const why = cause instanceof Error ? ` (${cause.message})` : '';
+  return new NetworkError(`GET ${shown}: the connection ended early; ${got}${why}.`, {
+    code: 'E_INCOMPLETE',
+    cause,
+    peer: 'object store',
+    hint,
+  });
+}
 
 /** How far a body got. */
 export interface PumpOutcome {

@@ -11,16 +11,16 @@ import {
   type PartChecksum,
   showDigest,
 } from '../core/checksum.js';
-import { ApiError, NetworkError, ProtocolError } from '../core/errors.js';
+import { ApiError, ProtocolError } from '../core/errors.js';
+import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { displayUrl } from '../core/urls.js';
 import type { ObjectResponse } from '../http/objects.js';
 import { discardBody, header } from '../http/objects.js';
-import { isRetryable } from '../http/retry.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
 import { checkFreeSpace } from './local-root.js';
 import type { ObjectSource, ObjectState } from './object-state.js';
 import type { PartFile } from './part-file.js';
-import { pump } from './pump.js';
+import { bodyEndedEarly, pump } from './pump.js';
 import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
 
 /** One object to receive. */
@@ -32,8 +32,8 @@ export interface ReceiveJob {
   /** What is on disk and known of the object; the caller keeps it to leave the part for a later run. */
   state: ObjectState;
   signal?: AbortSignal | undefined;
-  /** Resumes allowed after a dropped connection. */
-  maxResumes: number;
+  /** How often an attempt that failed is tried again (the failure policy's count and backoff). */
+  retryPolicy: RetryPolicy;
   /** Bytes of the object received so far, and its size once known. */
   onBytes?: ((received: number, total: number | undefined) => void) | undefined;
   /** How to split a large object over several connections; undefined: one stream. */
@@ -100,7 +100,8 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
   async function receiveAndVerify(): Promise<ReceivedObject> {
     let expected: ExpectedChecksum | undefined;
     let transferred = 0;
-    let resumes = 0;
+    // One count of attempts for the whole object: a request that failed and a body that ended early alike.
+    const attempts = new Attempts(job.retryPolicy, signal);
     let ranged = job.ranged;
     if (state.written === 0 && part.resumed && state.finished === undefined) part.truncate();
     for (;;) {
@@ -118,12 +119,10 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
             : { signal },
         );
       } catch (error) {
-        if (isRetryable(error) && resumes < job.maxResumes) {
-          // The store could not be reached even after the retries: one more round, as for a dropped body.
-          resumes += 1;
+        if (!(error instanceof ApiError && error.status === 412)) {
+          await attempts.failed(error);
           continue;
         }
-        if (!(error instanceof ApiError && error.status === 412)) throw error;
         // The object changed since the part was started: what is on disk belongs to another version.
         restartState(state, part);
         checksum = undefined;
@@ -170,7 +169,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
             state: state as ObjectState & { total: number; etag: string },
             checksum,
             plan,
-            maxResumes: job.maxResumes,
+            retryPolicy: job.retryPolicy,
             signal,
             report,
             firstBody: response.body,
@@ -203,21 +202,8 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         (state.total !== undefined && state.written === state.total) ||
         (outcome.error === undefined && state.total === undefined);
       if (complete) return await verified(shown, checksum, expected, state.written, transferred);
-      // A dropped connection or a short body: resume from the bytes on disk.
-      if (resumes >= job.maxResumes) {
-        const got = `${state.written} of ${state.total ?? 'an unknown number of'} bytes`;
-        const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
-        throw new NetworkError(
-          `GET ${shown}: the connection kept ending early; received ${got} after ${resumes} resumes${why}.`,
-          {
-            code: 'E_INCOMPLETE',
-            cause: outcome.error,
-            peer: 'object store',
-            hint: 'Run the download again: it resumes where this one stopped.',
-          },
-        );
-      }
-      resumes += 1;
+      // A dropped connection, a stall or a short body: resume from the bytes on disk.
+      await attempts.failed(bodyEndedEarly(shown, outcome, state.total), outcome.position > before);
     }
   }
 }

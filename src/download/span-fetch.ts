@@ -6,12 +6,12 @@
 import type { Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { PartChecksum } from '../core/checksum.js';
-import { NetworkError, ProtocolError } from '../core/errors.js';
+import { ProtocolError } from '../core/errors.js';
+import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { discardBody, header } from '../http/objects.js';
-import { isRetryable } from '../http/retry.js';
 import type { ObjectSource, ObjectState, RangedPlan } from './object-state.js';
 import type { PartFile } from './part-file.js';
-import { pump } from './pump.js';
+import { bodyEndedEarly, pump } from './pump.js';
 
 /** A part request was answered with the whole object: the store does not honour ranges after all. */
 export class RangesIgnored extends Error {}
@@ -27,7 +27,8 @@ export interface RangedJob {
   state: ObjectState & { total: number; etag: string };
   checksum: PartChecksum;
   plan: RangedPlan;
-  maxResumes: number;
+  /** How often a failed attempt of a part is tried again (the failure policy's count and backoff). */
+  retryPolicy: RetryPolicy;
   signal?: AbortSignal | undefined;
   report: (received: number) => void;
   /** The body of the first answer (the whole object, from `state.written`): it carries the first part. */
@@ -68,7 +69,8 @@ export interface SpanHooks {
 export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): Promise<number> {
   const { http, url, state, signal } = job;
   let span = first;
-  let resumes = 0;
+  // The attempts of this connection's part: a request that failed and a body that ended early alike.
+  const attempts = new Attempts(job.retryPolicy, signal);
   let received = 0;
   let body = hooks.initial;
   const onPosition = (position: number) => {
@@ -112,9 +114,7 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     try {
       response = await http.getObject(url, { start: from, end: span.end - 1, ifMatch: state.etag, signal });
     } catch (error) {
-      // The store could not be reached even after the retries: one more round, as for a dropped body.
-      if (!isRetryable(error) || resumes >= job.maxResumes) throw error;
-      resumes += 1;
+      await attempts.failed(error);
       continue;
     }
     if (response.status !== 206) {
@@ -140,18 +140,6 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     onPosition(outcome.position);
     if (signal?.aborted) throw abortedError(signal);
     if (outcome.position === span.end) return received;
-    if (resumes >= job.maxResumes) {
-      const why = outcome.error instanceof Error ? ` (last error: ${outcome.error.message})` : '';
-      throw new NetworkError(
-        `GET ${job.shown}: the connection kept ending early in bytes ${span.start}-${span.end - 1}; received ${span.done} of them after ${resumes} resumes${why}.`,
-        {
-          code: 'E_INCOMPLETE',
-          cause: outcome.error,
-          peer: 'object store',
-          hint: 'Run the download again: it resumes where this one stopped.',
-        },
-      );
-    }
-    resumes += 1;
+    await attempts.failed(bodyEndedEarly(job.shown, outcome, state.total), outcome.position > from);
   }
 }

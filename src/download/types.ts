@@ -28,8 +28,6 @@ export interface DownloadOptions {
   onProgress?: ((event: DownloadProgress) => void) | undefined;
   /** Called once the targets are checked, with the number of distinct files to transfer. */
   onStart?: ((files: number) => void) | undefined;
-  /** Resumes (Range requests) allowed per file after a dropped connection; default 5. */
-  maxResumes?: number | undefined;
   /**
    * Connections one large file is fetched over at once, in parts (1: one stream); default 8. `'auto'` measures
    * the number: one connection first, then more while each step raises the throughput, up to 32.
@@ -64,8 +62,12 @@ export interface DownloadResult {
   error?: Error;
 }
 
-/** The part of the HTTP client the download engine uses. */
-export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
+/**
+ * The part of the HTTP client the download engine uses; its retry policy, when it has one, decides how often a
+ * transfer is tried again (the failure policy's default otherwise).
+ */
+export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'> &
+  Partial<Pick<HttpClient, 'retryPolicy'>>;
 
 /** Default number of files downloaded at once. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;

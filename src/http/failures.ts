@@ -14,6 +14,7 @@ import {
   NetworkError,
   type Peer,
 } from '../core/errors.js';
+import { CONNECTION_DROP_CODES, errorCode } from '../core/failure-policy.js';
 import { snippet } from '../core/text.js';
 import { displayUrl } from '../core/urls.js';
 import {
@@ -25,19 +26,6 @@ import {
   readText,
 } from './envelope.js';
 
-/** Transport failures that mean the connection broke or went quiet: worth another attempt. */
-export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
 const CERTIFICATE_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
@@ -53,23 +41,6 @@ const CERTIFICATE_CODES = new Set([
 const LOCAL_FILE_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'EMFILE', 'ENFILE', 'EIO']);
 /** Error bodies of object routes are short texts; read no more than this of them. */
 const MAX_ERROR_BODY_BYTES = 16 * 1024;
-
-/** The `code` of an error, looking through `cause` and aggregated errors (happy-eyeballs connects). */
-export function errorCode(error: unknown, depth = 0): string | undefined {
-  if (typeof error !== 'object' || error === null || depth > 4) return undefined;
-  const own = (error as { code?: unknown }).code;
-  if (typeof own === 'string' && own !== 'ERR_SOCKET_CONNECTION_TIMEOUT') return own;
-  const nested = (error as { errors?: unknown }).errors;
-  if (Array.isArray(nested)) {
-    for (const inner of nested) {
-      const code = errorCode(inner, depth + 1);
-      if (code) return code;
-    }
-  }
-  return (
-    errorCode((error as { cause?: unknown }).cause, depth + 1) ?? (typeof own === 'string' ? own : undefined)
-  );
-}
 
 /** The ApiError of an unsuccessful API answer, with a hint where one helps. */
 export function apiError(method: string, url: URL, answer: ApiAnswer, code?: ErrorCode): ApiError {
@@ -132,6 +103,7 @@ export async function objectError(
       hint: statusHint(status, url, 'object store'),
       retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
       storeCode,
+      peer: 'object store',
     },
   );
 }

@@ -52,10 +52,9 @@ export interface OutgoingRequest {
 /** What an object transfer needs of the service client: one request, and its retry policy. */
 export interface ObjectTransport {
   send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData>;
-  retry<T>(work: (attempt: number) => Promise<T>, signal: AbortSignal | undefined): Promise<T>;
 }
 
-/** GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked); retried until the headers arrive. */
+/** GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked): one attempt, redirects followed. */
 export async function getObjectWith(
   transport: ObjectTransport,
   url: string,
@@ -66,13 +65,11 @@ export async function getObjectWith(
   const headers: Record<string, string> = {};
   if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
-  return transport.retry(async () => {
-    const response = await sendFollowing(transport, 'GET', target, headers, options.signal);
-    if (response.statusCode === 200 || response.statusCode === 206) {
-      return { status: response.statusCode, headers: response.headers, body: response.body };
-    }
-    throw await objectError('GET', response.url, response, options.signal);
-  }, options.signal);
+  const response = await sendFollowing(transport, 'GET', target, headers, options.signal);
+  if (response.statusCode === 200 || response.statusCode === 206) {
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  }
+  throw await objectError('GET', response.url, response, options.signal);
 }
 
 /** PUT to an object URL with Content-Length (and Content-MD5 when given), never an API key. */
@@ -85,17 +82,15 @@ export async function putObjectWith(
   // Object stores reject chunked PUTs: the length is always declared.
   const headers: Record<string, string> = { 'content-length': String(options.size) };
   if (options.contentMd5) headers['content-md5'] = options.contentMd5;
-  return transport.retry(async () => {
-    const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, () =>
-      countBytes(options.open(), options.onBytes),
-    );
-    if (response.statusCode >= 200 && response.statusCode <= 299) {
-      await response.body.dump().catch(() => undefined);
-      const etag = response.headers.etag;
-      return { etag: Array.isArray(etag) ? etag[0] : etag };
-    }
-    throw await objectError('PUT', response.url, response, options.signal);
-  }, options.signal);
+  const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, () =>
+    countBytes(options.open(), options.onBytes),
+  );
+  if (response.statusCode >= 200 && response.statusCode <= 299) {
+    await response.body.dump().catch(() => undefined);
+    const etag = response.headers.etag;
+    return { etag: Array.isArray(etag) ? etag[0] : etag };
+  }
+  throw await objectError('PUT', response.url, response, options.signal);
 }
 
 /** Redirects followed for one request at most; a store that sends more is going round in circles. */

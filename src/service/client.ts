@@ -2,9 +2,16 @@ import type { Dispatcher } from 'undici';
 import { settledOrAborted } from '../core/batch.js';
 import type { ProxySettings } from '../core/config.js';
 import { ProtocolError, ValidationError } from '../core/errors.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  errorCode,
+  isRetryable,
+  type RetryPolicy,
+  withRetries,
+} from '../core/failure-policy.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
-import { apiError, errorCode, transportError } from '../http/failures.js';
+import { apiError, transportError } from '../http/failures.js';
 import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
 import {
   checkObjectUrl,
@@ -14,7 +21,6 @@ import {
   putObjectWith,
 } from '../http/objects.js';
 import { encodePath } from '../http/request-path.js';
-import { isRetryable, RETRYABLE_STATUSES, type RetryPolicy, withRetries } from '../http/retry.js';
 import { createAgent, loadTransport } from '../http/undici.js';
 import type { QueryParams } from '../naming/query-vocabulary.js';
 import {
@@ -64,13 +70,14 @@ export class HttpClient {
     this.baseUrl = options.url.replace(/\/+$/, '');
     this.#credentials = { apiKey: options.apiKey || undefined, token: options.token || undefined };
     this.#policy = {
-      attempts: Math.max(1, Math.floor(options.attempts ?? 4)),
-      retryBaseMs: Math.max(0, options.retryBaseMs ?? 250),
-      maxRetryAfterMs: Math.max(0, options.maxRetryAfterMs ?? 30_000),
+      retries: Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRY_POLICY.retries)),
+      retryBaseMs: Math.max(0, options.retryBaseMs ?? DEFAULT_RETRY_POLICY.retryBaseMs),
+      maxRetryAfterMs: Math.max(0, options.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs),
       log: options.log,
     };
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    // One timeout bounds the connection, the first byte and every gap between bytes (`--timeout`).
     this.#idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? this.#idleTimeoutMs;
     this.#log = options.log;
     this.#injected = options.dispatcher;
     this.#proxy = options.proxy;
@@ -85,8 +92,13 @@ export class HttpClient {
    * GET /upload/<key> -> the pre-signed PUT URL. 409 (the specification's string or today's
    * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'.
    */
-  async presignUpload(key: string, signal?: AbortSignal): Promise<string> {
-    const { url, answer } = await this.#callRoute('upload', `/${encodePath(key, 'upload key')}`, signal);
+  async presignUpload(key: string, signal?: AbortSignal, once = false): Promise<string> {
+    const { url, answer } = await this.#callRoute(
+      'upload',
+      `/${encodePath(key, 'upload key')}`,
+      signal,
+      once,
+    );
     if (answer.status === 409) throw apiError('GET', url, answer, 'E_ALREADY_EXISTS');
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
     const target = typeof answer.body === 'string' ? answer.body.trim() : undefined;
@@ -98,12 +110,17 @@ export class HttpClient {
     return checkObjectUrl(target, `GET ${url}`, 'upload');
   }
 
-  /** GET /download/<path> -> the object URL from Location / download_url (not followed here). 404 -> ApiError code 'E_NOT_FOUND'. */
-  async resolveDownload(path: string, signal?: AbortSignal): Promise<string> {
+  /**
+   * GET /download/<path> -> the object URL from Location / download_url (not followed here). 404 -> ApiError code
+   * 'E_NOT_FOUND'. With `once`, a single attempt: the caller is itself an attempt of a transfer (a URL renewed
+   * mid-transfer), and retries never nest.
+   */
+  async resolveDownload(path: string, signal?: AbortSignal, once = false): Promise<string> {
     const { url, answer } = await this.#callRoute(
       'download',
       `/${encodePath(path, 'download path')}`,
       signal,
+      once,
     );
     if (answer.status === 404) throw apiError('GET', url, answer, 'E_NOT_FOUND');
     if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
@@ -143,15 +160,21 @@ export class HttpClient {
 
   /**
    * GET of a pre-signed object URL, optionally of bytes `start` to `end` (inclusive) only, and only while the
-   * object's ETag is `ifMatch` (a 412 otherwise); retried until the headers arrive.
+   * object's ETag is `ifMatch` (a 412 otherwise). One attempt (redirects followed): the transfer that asks
+   * decides about retries, with the failure policy, over its whole transfer.
    */
   getObject(url: string, options: GetObjectOptions = {}): Promise<ObjectResponse> {
     return getObjectWith(this.#objectTransport(), url, options);
   }
 
-  /** PUT to a pre-signed URL with Content-Length (and Content-MD5 when given), never an API key. */
+  /** PUT to a pre-signed URL with Content-Length (and Content-MD5 when given), never an API key; one attempt. */
   putObject(url: string, options: PutObjectOptions): Promise<{ etag: string | undefined }> {
     return putObjectWith(this.#objectTransport(), url, options);
+  }
+
+  /** How often and how patiently this client's work is tried again (see `core/failure-policy.ts`). */
+  get retryPolicy(): RetryPolicy {
+    return this.#policy;
   }
 
   /** Runs `work` with the client's retry policy (exponential backoff with jitter). `isRetryable` decides per error. */
@@ -162,11 +185,6 @@ export class HttpClient {
     return withRetries(this.#policy, work, options.signal);
   }
 
-  /** True for errors the retry policy retries (network resets, timeouts, 429/502/503/504 ApiErrors). */
-  static isRetryable(error: unknown): boolean {
-    return isRetryable(error);
-  }
-
   /** Closes the connections this client opened (an injected dispatcher stays open: its owner closes it). */
   async close(): Promise<void> {
     this.#closed = true;
@@ -175,12 +193,9 @@ export class HttpClient {
     if (agent) await (await agent).close();
   }
 
-  /** What the object-store transfers need of this client: one request, and the retry policy. */
+  /** What the object-store transfers need of this client: one request. */
   #objectTransport(): ObjectTransport {
-    return {
-      send: (outgoing) => this.#send(outgoing),
-      retry: (work, signal) => this.retry(work, { signal }),
-    };
+    return { send: (outgoing) => this.#send(outgoing) };
   }
 
   #apiUrl(pathAndQuery: string): URL {
@@ -203,6 +218,7 @@ export class HttpClient {
     route: ServiceRoute,
     rest: string,
     signal: AbortSignal | undefined,
+    once = false,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const headers = credentialHeaders(this.#credentials);
     let prefix = routePrefix(route, this.#credentials, this.#choices);
@@ -214,7 +230,7 @@ export class HttpClient {
     }
     if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') {
       const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-      return { url, answer: await this.#callApi(url, headers, signal) };
+      return { url, answer: await this.#callApi(url, headers, signal, once) };
     }
     let learnt: () => void = () => undefined;
     this.#routeLearning = new Promise<void>((resolve) => {
@@ -294,13 +310,18 @@ export class HttpClient {
     }
   }
 
-  /** A GET to the API with retries; answers with retryable statuses are retried, others returned. */
+  /**
+   * A GET to the API with retries (a single attempt with `once`): answers the failure policy retries (500, 502,
+   * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned.
+   */
   async #callApi(
     url: URL,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
+    once = false,
   ): Promise<ApiAnswer> {
-    return this.retry(
+    return withRetries(
+      once ? { ...this.#policy, retries: 0 } : this.#policy,
       async () => {
         const response = await this.#send({ method: 'GET', url, peer: 'service', headers, signal });
         let text: string;
@@ -317,10 +338,13 @@ export class HttpClient {
           });
         }
         const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);
-        if (RETRYABLE_STATUSES.has(answer.status)) throw apiError('GET', url, answer);
+        if (answer.status >= 400) {
+          const failure = apiError('GET', url, answer);
+          if (isRetryable(failure)) throw failure;
+        }
         return answer;
       },
-      { signal },
+      signal,
     );
   }
 }

@@ -14,13 +14,13 @@ export interface HttpClientOptions {
   dispatcher?: Dispatcher | undefined;
   /** Proxies for the default agent (`Config.proxy`); ignored with an injected dispatcher. */
   proxy?: ProxySettings | undefined;
-  /** Attempts per request, retries included; default 4. */
-  attempts?: number | undefined;
-  /** First backoff delay in ms, doubled on every retry (with jitter); default 250. */
+  /** Attempts after the first that failed, per request or transfer (see `core/failure-policy.ts`); default 3. */
+  retries?: number | undefined;
+  /** First backoff delay in ms, doubled on every retry (with jitter); default 1000. */
   retryBaseMs?: number | undefined;
   /** Longest wait a `Retry-After` header may ask for, in ms; default 30 000. */
   maxRetryAfterMs?: number | undefined;
-  /** Time allowed to open a connection, in ms; default 10 000. */
+  /** Time allowed to open a connection, in ms; default `idleTimeoutMs`. */
   connectTimeoutMs?: number | undefined;
   /** Time allowed without any data while waiting for headers or body bytes, in ms; default 30 000. */
   idleTimeoutMs?: number | undefined;

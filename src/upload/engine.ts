@@ -9,6 +9,7 @@ import {
 } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError } from '../core/errors.js';
+import { Attempts, DEFAULT_RETRY_POLICY } from '../core/failure-policy.js';
 import { isExpiredUrl } from '../http/failures.js';
 import { discardBody } from '../http/objects.js';
 import { formatName, type MissionFile } from '../naming/names.js';
@@ -71,8 +72,12 @@ export interface UploadResult {
   error?: Error;
 }
 
-/** The part of the HTTP client the upload engine uses. */
-export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
+/**
+ * The part of the HTTP client the upload engine uses; its retry policy, when it has one, decides how often a PUT
+ * is tried again (the failure policy's default otherwise).
+ */
+export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'> &
+  Partial<Pick<HttpClient, 'retryPolicy'>>;
 
 /** Default number of files uploaded at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
@@ -214,14 +219,24 @@ async function uploadOne(
       onBytes: (sent: number) =>
         options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
     };
-    try {
-      await http.putObject(url, put);
-    } catch (error) {
-      // The URL expired while the file was hashed or sent: a new one is asked for once, and the file sent again.
-      if (!isExpiredUrl(error, issuedAt)) throw error;
-      await http.putObject(await http.presignUpload(key, signal), put);
+    // Every attempt sends the file whole (a PUT cannot resume); the failure policy says how often.
+    const attempts = new Attempts(http.retryPolicy ?? DEFAULT_RETRY_POLICY, signal);
+    let renewed = false;
+    for (;;) {
+      try {
+        await http.putObject(url, put);
+        return { localPath, key, status: 'uploaded', bytes: found.size };
+      } catch (error) {
+        if (!renewed && isExpiredUrl(error, issuedAt)) {
+          // The URL expired while the file was hashed or sent: a new one, asked for once as part of this
+          // attempt (no retries of its own), and the file sent again.
+          renewed = true;
+          url = await http.presignUpload(key, signal, true);
+          continue;
+        }
+        await attempts.failed(error);
+      }
     }
-    return { localPath, key, status: 'uploaded', bytes: found.size };
   } catch (error) {
     return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
   }

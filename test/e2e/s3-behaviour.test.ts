@@ -153,7 +153,8 @@ describe('a pre-signed URL that expires during a transfer is asked for again', (
         xmlErrors: true,
         outage: { afterBytes: 4 * 1024 * 1024, forMs: 2_100 },
       },
-      { retryBaseMs: 250 },
+      // The default backoff (1 s, doubling): three retries span more than the outage.
+      { retryBaseMs: 1000 },
     );
     expect(result?.error).toBeUndefined();
     expect(result).toMatchObject({ status: 'downloaded', verified: true });

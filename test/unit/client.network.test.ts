@@ -45,16 +45,16 @@ afterEach(async () => {
 });
 
 describe('the client over real sockets', () => {
-  it('a refused connection says so at once, with the URL in use and how to change it', async () => {
+  it('a refused connection is tried again, then said with the URL in use and how to change it', async () => {
     const { url } = await serve(() => undefined);
     const server = servers.pop() as Server;
     await new Promise<void>((done) => server.close(() => done()));
-    const client = newClient(url);
+    const client = newClient(url, { retries: 1, retryBaseMs: 1 });
     const error = await client.query({ instrument: 'mag' }).catch((caught: unknown) => caught as Error);
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'E_CONNECTION_REFUSED' });
     expect((error as Error).message).toBe(
-      `GET ${url}/query?instrument=mag&offset=0&limit=10000: connection refused (nothing is listening at ${new URL(url).host}).`,
+      `GET ${url}/query?instrument=mag&offset=0&limit=10000: connection refused (nothing is listening at ${new URL(url).host}). (gave up after 2 attempts)`,
     );
     // The library names the URL; the command line adds how to change it.
     expect((error as NetworkError).hint).toBe(
@@ -87,7 +87,7 @@ describe('the client over real sockets', () => {
     const { url } = await serve(() => {
       calls += 1;
     });
-    const client = newClient(url, { idleTimeoutMs: 150, attempts: 2 });
+    const client = newClient(url, { idleTimeoutMs: 150, retries: 1 });
     const error = await client
       .resolveDownload(MAG_RECORD.file_path)
       .catch((caught: unknown) => caught as Error);

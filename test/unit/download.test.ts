@@ -24,6 +24,8 @@ interface Behaviour {
   /** Cut the connection after this many body bytes, for the first `times` answers. */
   dropAfter?: number;
   times?: number;
+  /** After the first `times` answers, cut every answer after this many body bytes. */
+  thenDropAfter?: number;
   /** Answer every Range request with the whole object (200). */
   ignoreRange?: boolean;
   /** Announce this Content-Range instead of the right one. */
@@ -137,9 +139,13 @@ async function startObjectServer(): Promise<ObjectServer> {
       response.write(slice.subarray(0, hangAfter));
       return;
     }
-    if (behaviour.dropAfter !== undefined && count < (behaviour.times ?? 1)) {
-      send(slice.subarray(0, behaviour.dropAfter));
-      response.write(slice.subarray(0, behaviour.dropAfter), () => response.socket?.destroy());
+    const dropAfter =
+      behaviour.dropAfter !== undefined && count < (behaviour.times ?? 1)
+        ? behaviour.dropAfter
+        : behaviour.thenDropAfter;
+    if (dropAfter !== undefined) {
+      send(slice.subarray(0, dropAfter));
+      response.write(slice.subarray(0, dropAfter), () => response.socket?.destroy());
       return;
     }
     send(slice);
@@ -158,6 +164,7 @@ function fakeClient(server: ObjectServer): DownloadHttp & { resolved: string[] }
   const resolved: string[] = [];
   return {
     resolved,
+    retryPolicy: { retries: 3, retryBaseMs: 1, maxRetryAfterMs: 10 },
     async resolveDownload(path: string, signal?: AbortSignal) {
       signal?.throwIfAborted();
       resolved.push(path);
@@ -271,23 +278,33 @@ describe('downloadFiles', () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it('fails with E_INCOMPLETE when every answer ends early, leaving its part to resume and the old file untouched', async () => {
+  it('goes on while every answer brings bytes, however often they end early', async () => {
+    const body = pattern(500_000, 5);
+    server.objects.set(PATH_A, body);
+    server.behaviours.set(PATH_A, { dropAfter: 1000, times: 20 });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result?.status).toBe('downloaded');
+    expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
+    expect(server.requests).toHaveLength(21);
+  });
+
+  it('fails with E_INCOMPLETE after retries + 1 answers that bring nothing, leaving its part to resume and the old file untouched', async () => {
     server.objects.set(PATH_A, pattern(500_000, 5));
-    server.behaviours.set(PATH_A, { dropAfter: 1000, times: 100 });
+    const client = fakeClient(server);
     const destination = join(root, PATH_A);
     await mkdir(dirname(destination), { recursive: true });
     await writeFile(destination, 'previous contents');
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
-      dataDir: root,
-      force: true,
-      maxResumes: 3,
-    });
+    // After the first answer's 1,000 bytes, every answer ends before its first byte.
+    server.behaviours.set(PATH_A, { dropAfter: 1000, times: 1, thenDropAfter: 0 });
+    const [result] = await downloadFiles(client, [PATH_A], { dataDir: root, force: true });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_INCOMPLETE' });
-    expect(result?.error?.message).toContain('of 500000 bytes');
+    expect(result?.error?.message).toContain('received 1000 of 500000 bytes');
+    expect(result?.error?.message).toContain('gave up after 5 attempts');
     expect(result?.error?.message).toMatch(new RegExp(`^GET ${server.url}/objects/${PATH_A}\\?…: `));
     expect(result?.error?.message).not.toContain('secret-sig');
-    expect(server.requests).toHaveLength(4);
+    // The first answer, then retries + 1 (3 + 1) that brought nothing.
+    expect(server.requests).toHaveLength(5);
     expect(await readFile(destination, 'utf8')).toBe('previous contents');
     expect(await filesUnder(root, { parts: true })).toEqual([
       destination,

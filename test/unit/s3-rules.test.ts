@@ -1,10 +1,9 @@
-/** The rules that decide what an object answer proves and which failures are tried again. */
+/** The rules that decide what an object answer proves and which headers a pre-signed request carries. */
 import { describe, expect, it } from 'vitest';
 import { expectedChecksum, RunningChecksum } from '../../src/core/checksum.js';
-import { ApiError, NetworkError } from '../../src/core/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 import { isExpiredUrl } from '../../src/http/failures.js';
 import { signedHeadersOnly } from '../../src/http/objects.js';
-import { isRetryable } from '../../src/http/retry.js';
 
 const MD5_ETAG = '"5eb63bbbe01eeed093cb22bb8f5acdc3"';
 
@@ -44,35 +43,6 @@ describe('checksums', () => {
     expect(expectedChecksum(headers, true)).toMatchObject({ algorithm: 'crc64nvme' });
     // A range does not carry the body's checksum, and the ETag proves nothing here.
     expect(expectedChecksum(headers, false)).toBeUndefined();
-  });
-});
-
-describe('retries', () => {
-  const api = (status: number, storeCode?: string) =>
-    new ApiError({ method: 'GET', url: 'u', status, message: 'm' }, { storeCode });
-
-  it.each([502, 503, 504, 429])('status %i is retried', (status) => {
-    expect(isRetryable(api(status))).toBe(true);
-  });
-
-  it.each(['RequestTimeout', 'SlowDown', 'InternalError'])(
-    'store code %s is retried whatever its status',
-    (code) => {
-      expect(isRetryable(api(400, code))).toBe(true);
-    },
-  );
-
-  it('403, 404 and 501 are not; refused and reset connections are', () => {
-    expect(isRetryable(api(403, 'AccessDenied'))).toBe(false);
-    expect(isRetryable(api(404))).toBe(false);
-    expect(isRetryable(api(501))).toBe(false);
-    expect(isRetryable(api(500))).toBe(false);
-    expect(isRetryable(api(500, 'InternalError'))).toBe(true);
-    expect(isRetryable(new NetworkError('x', { code: 'E_CONNECTION_REFUSED', peer: 'object store' }))).toBe(
-      true,
-    );
-    const reset = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
-    expect(isRetryable(new NetworkError('x', { code: 'E_NETWORK', cause: reset }))).toBe(true);
   });
 });
 

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AbortedError, ApiError, LocalFileError, ValidationError } from '../../src/core/errors.js';
+import {
+  AbortedError,
+  ApiError,
+  LocalFileError,
+  type MissionDataError,
+  ValidationError,
+} from '../../src/core/errors.js';
 import { HttpClient } from '../../src/service/client.js';
 import {
   previewUploads,
@@ -343,7 +349,7 @@ describe('uploadFiles', () => {
     expect(result?.error).toMatchObject({ code: 'E_FILE_CHANGED' });
   });
 
-  it('stops when aborted, marking the files not sent as failed', async () => {
+  it('stops when aborted, counting the files not begun as not started', async () => {
     await place(join(dataDir, KEY_A), 'a');
     await place(join(dataDir, KEY_B), 'b');
     const controller = new AbortController();
@@ -355,7 +361,11 @@ describe('uploadFiles', () => {
       signal: controller.signal,
     });
     expect(results.map((result) => result.status)).toEqual(['failed', 'failed']);
-    expect(results[0]?.error).toBeInstanceOf(AbortedError);
+    expect(results.map((result) => (result.error as MissionDataError | undefined)?.code)).toEqual([
+      'E_NOT_ATTEMPTED',
+      'E_NOT_ATTEMPTED',
+    ]);
+    expect(results[0]?.error?.cause).toBeInstanceOf(AbortedError);
     expect(client.presigned).toEqual([]);
   });
 });
