@@ -27,6 +27,16 @@ function loadCrcModule(): Promise<CrcModule> {
 /** An algorithm a store states a checksum in. */
 export type ChecksumAlgorithm = 'md5' | 'sha256' | 'sha1' | 'crc32' | 'crc32c' | 'crc64nvme';
 
+/** Bytes of a digest of each algorithm. */
+export const DIGEST_BYTES: Readonly<Record<ChecksumAlgorithm, number>> = {
+  md5: 16,
+  sha256: 32,
+  sha1: 20,
+  crc32: 4,
+  crc32c: 4,
+  crc64nvme: 8,
+};
+
 /** A checksum the store stated for the whole object. */
 export interface ExpectedChecksum {
   algorithm: ChecksumAlgorithm;

@@ -25,6 +25,7 @@ export function restartState(state: ObjectState, part: PartFile): void {
   emptyPart(state, part);
   state.total = undefined;
   state.etag = undefined;
+  state.expected = undefined;
 }
 
 /**

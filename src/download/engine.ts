@@ -13,7 +13,7 @@ import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/f
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
-import { initialState, type ObjectSource } from './object-state.js';
+import { initialState, type ObjectSource, stateRecord } from './object-state.js';
 import { renewingSource } from './object-url.js';
 import { PartBusy, PartFile } from './part-file.js';
 import {
@@ -276,7 +276,7 @@ async function downloadOne(
         await part.discard();
         throw error;
       }
-      part.keep({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
+      part.keep(stateRecord(state));
       if (error instanceof Error && !signal?.aborted) {
         error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
       }

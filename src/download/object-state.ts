@@ -3,8 +3,10 @@
  * (`ranged.ts`, `span-fetch.ts`) and the pump that writes both: it sits below them all so none of them imports
  * another's types.
  */
+import type { ExpectedChecksum } from '../core/checksum.js';
 import type { HttpClient } from '../service/client.js';
 import type { PartFile } from './part-file.js';
+import { fromRecorded, type PartRecord, toRecorded } from './part-leftovers.js';
 
 /** The part of the service client receiving uses. */
 export type ObjectSource = Pick<HttpClient, 'getObject'>;
@@ -29,12 +31,58 @@ export interface ObjectState {
   etag: string | undefined;
   /** Byte ranges `[start, end)` after `written` also on disk (parts fetched in parallel finish out of order). */
   finished?: Array<[number, number]> | undefined;
+  /**
+   * The checksum the store stated for the whole object, once an answer stated one. Kept in the part's record:
+   * S3 states `x-amz-checksum-*` on whole-object answers only, so a resumed part may meet none.
+   */
+  expected?: ExpectedChecksum | undefined;
+}
+
+/** What is on disk beside the contiguous prefix: `written` from byte 0 and the ranges after it. */
+export interface HeldBytes {
+  written: number;
+  parts: Array<[number, number]> | undefined;
+}
+
+/**
+ * The bytes on disk as a record names them, from the hashed prefix `written` and the ranges `[start, end)` on
+ * disk (any order, overlapping or not): ranges that reach the prefix extend it, the rest are merged, in order
+ * and apart, as `finishedRanges` (part-leftovers.ts) accepts them on the way back.
+ */
+export function heldBytes(written: number, ranges: Iterable<readonly [number, number]>): HeldBytes {
+  const sorted = [...ranges].filter(([from, to]) => to > from).sort((a, b) => a[0] - b[0]);
+  let prefix = written;
+  const parts: Array<[number, number]> = [];
+  for (const [from, to] of sorted) {
+    const last = parts.at(-1);
+    if (last === undefined && from <= prefix) prefix = Math.max(prefix, to);
+    else if (last !== undefined && from <= last[1]) last[1] = Math.max(last[1], to);
+    else parts.push([from, to]);
+  }
+  return { written: prefix, parts: parts.length > 0 ? parts : undefined };
+}
+
+/** The part's record of `state`, or of the bytes `held` when more is on disk than `state` says (parts in flight). */
+export function stateRecord(state: ObjectState, held?: HeldBytes): Omit<PartRecord, 'pid' | 'host'> {
+  return {
+    etag: state.etag,
+    size: state.total,
+    written: held?.written ?? state.written,
+    parts: held ? held.parts : state.finished,
+    checksum: toRecorded(state.expected),
+  };
 }
 
 /** The state of a part to receive into: what a resumed part holds, or nothing. */
 export function initialState(part: PartFile): ObjectState {
   const resumed = part.resumed;
   return resumed && resumed.etag !== undefined
-    ? { written: resumed.written, total: resumed.size, etag: resumed.etag, finished: resumed.parts }
+    ? {
+        written: resumed.written,
+        total: resumed.size,
+        etag: resumed.etag,
+        finished: resumed.parts,
+        expected: fromRecorded(resumed.checksum),
+      }
     : { written: 0, total: undefined, etag: undefined };
 }

@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../core/checksum.js';
 import { NO_FOLLOW } from './local-root.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
@@ -18,9 +19,56 @@ export interface PartRecord {
   written?: number | undefined;
   /** Byte ranges `[start, end)` beyond `written` also on disk: parts fetched in parallel finish out of order. */
   parts?: Array<[number, number]> | undefined;
+  /**
+   * The checksum the store stated for the whole object (S3 states `x-amz-checksum-*` on a whole-object answer
+   * only): a resumed part whose later answers state none is still checked against it.
+   */
+  checksum?: RecordedChecksum | undefined;
   /** Which process wrote it last, and where. */
   pid: number;
   host: string;
+}
+
+/** A stated checksum as a record keeps it: the digest in base64. */
+export interface RecordedChecksum {
+  algorithm: ChecksumAlgorithm;
+  digest: string;
+  /** The header it came from, for messages. */
+  source: string;
+}
+
+/** The checksum as a record keeps it. */
+export function toRecorded(expected: ExpectedChecksum | undefined): RecordedChecksum | undefined {
+  return expected === undefined
+    ? undefined
+    : { algorithm: expected.algorithm, digest: expected.digest.toString('base64'), source: expected.source };
+}
+
+/** The checksum a record keeps; undefined when it keeps none or one that cannot be true (see `validRecord`). */
+export function fromRecorded(recorded: unknown): ExpectedChecksum | undefined {
+  if (typeof recorded !== 'object' || recorded === null) return undefined;
+  const { algorithm, digest, source } = recorded as Record<string, unknown>;
+  if (typeof algorithm !== 'string' || !Object.hasOwn(DIGEST_BYTES, algorithm)) return undefined;
+  if (typeof digest !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(digest)) return undefined;
+  if (typeof source !== 'string' || source.length === 0 || source.length > 64) return undefined;
+  const bytes = Buffer.from(digest, 'base64');
+  const known = algorithm as ChecksumAlgorithm;
+  return bytes.length === DIGEST_BYTES[known] ? { algorithm: known, digest: bytes, source } : undefined;
+}
+
+const optionalCount = (value: unknown) =>
+  value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
+
+/**
+ * True when a record read from disk has the form one of these runs writes: a damaged one (a stated checksum
+ * of no known form, a size that is not a count) is not trusted at all, and the part is not resumed.
+ */
+export function validRecord(data: unknown): data is PartRecord {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  const record = data as Record<string, unknown>;
+  if (record.etag !== undefined && typeof record.etag !== 'string') return false;
+  if (!optionalCount(record.size) || !optionalCount(record.written)) return false;
+  return record.checksum === undefined || fromRecorded(record.checksum) !== undefined;
 }
 
 /** A part left unchanged this long by an owner that seems alive is taken for abandoned (a reused pid). */
@@ -69,8 +117,8 @@ async function readRecord(partPath: string): Promise<PartRecord | undefined> {
   try {
     const data = JSON.parse(
       await readFile(recordPath(partPath), { encoding: 'utf8', flag: constants.O_RDONLY | NO_FOLLOW }),
-    ) as PartRecord;
-    return typeof data === 'object' && data !== null ? data : undefined;
+    ) as unknown;
+    return validRecord(data) ? data : undefined;
   } catch {
     return undefined;
   }

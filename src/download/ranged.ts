@@ -11,7 +11,9 @@ import type { Readable } from 'node:stream';
 import { ProtocolError } from '../core/errors.js';
 import { discardBody } from '../http/objects.js';
 import { ConnectionController, ThroughputWindow } from './adaptive.js';
-import { fetchSpan, type RangedJob, type Span } from './span-fetch.js';
+import { RecordCadence, type RecordLane, recordQuietly } from './progress-record.js';
+import { fetchSpan, type RangedJob } from './span-fetch.js';
+import { type Span, SpanBook } from './spans.js';
 
 /** Default bytes per part: large enough that per-request costs vanish, small enough to spread over connections. */
 export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
@@ -19,168 +21,126 @@ export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
 export type { RangedPlan } from './object-state.js';
 export { RangesIgnored } from './span-fetch.js';
 
-/** The record of the part is rewritten each time this many more parts are finished. */
-const RECORD_EVERY_PARTS = 4;
-
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
-export async function receiveRanges(job: RangedJob): Promise<number> {
-  const { state, plan, checksum } = job;
-  // The bytes not on disk, as parts; the parts an earlier run finished after the first missing byte (its
-  // record says which) are not asked for again: they stand as finished spans, which the checksum reads back.
-  const spans: Span[] = [];
-  let at = state.written;
-  const missing = (end: number) => {
-    for (; at < end; at = Math.min(end, at + plan.partSize)) {
-      spans.push({
-        start: at,
-        end: Math.min(end, at + plan.partSize),
-        done: 0,
-        finished: false,
-        claimed: false,
-      });
-    }
-  };
-  for (const [from, to] of state.finished ?? []) {
-    if (from <= at || to > state.total) continue;
-    missing(from);
-    spans.push({ start: from, end: to, done: to - from, finished: true, claimed: true });
-    at = to;
-  }
-  missing(state.total);
-  let next = 0;
-  let transferred = 0;
-  let firstFailure: unknown;
-  /** Bytes received over the network so far, for the throughput the controller is fed. */
-  let receivedNow = 0;
-  const progress = () => {
-    let onDisk = state.written;
-    for (const span of spans) if (span.start >= state.written) onDisk += span.done;
-    job.report(onDisk);
-  };
-  // Parts land out of order, so the part's length no longer says what it holds: its record names the bytes on
-  // disk from the start and the parts finished after them, for a run that takes it over after this one was
-  // killed. `state.finished` says the same to the caller, which records it when the transfer is interrupted.
-  let finishedSinceRecord = 0;
-  const noteFinished = () => {
-    const ranges: Array<[number, number]> = [];
-    for (const span of spans) {
-      if (!span.finished || span.start < state.written) continue;
-      const last = ranges.at(-1);
-      if (last && last[1] === span.start) last[1] = span.end;
-      else ranges.push([span.start, span.end]);
-    }
-    state.finished = ranges.length > 0 ? ranges : undefined;
-  };
-  const recordProgress = () => {
-    finishedSinceRecord = 0;
-    noteFinished();
-    try {
-      job.part.record({ etag: state.etag, size: state.total, written: state.written, parts: state.finished });
-    } catch {
-      // Without it a later run resumes from the part's length and the checksum finds any hole: slower, not wrong.
-    }
-  };
-  recordProgress();
-  // Hashes every finished span that follows the hashed prefix, reading it back from the page cache.
-  const advance = () => {
-    for (const span of spans) {
-      if (span.start !== state.written || !span.finished) continue;
-      checksum.catchUp(span.end);
-      state.written = span.end;
-    }
-  };
-  advance();
-  const adaptive = plan.adaptive;
-  const controller = adaptive ? new ConnectionController({ max: adaptive.max }) : undefined;
-  const meter = new ThroughputWindow(adaptive?.windowMs);
-  const wanted = () => controller?.connections ?? plan.connections;
-  // The first window opens after one of warming up (the first answer's slow start, the hashing thread's start,
-  // which would make a second connection look like a gain on a link one fills); each later one half a window
-  // after the step's last new connection carried its first byte.
-  let warmingUntil = controller ? performance.now() + meter.windowMs : undefined;
+export function receiveRanges(job: RangedJob): Promise<number> {
+  return new RangedDownload(job).run();
+}
+
+/**
+ * One ranged download: its spans (`SpanBook`), the connections that fetch them, how many of those to run
+ * (fixed, or measured by the adaptive controller), and the part's record, rewritten as bytes land.
+ */
+export class RangedDownload {
+  readonly #job: RangedJob;
+  readonly #book: SpanBook;
+  /**
+   * Parts land out of order, so the part's length does not say what it holds: its record names the bytes on
+   * disk (the finished spans and the written start of every other one) for a run that takes it over after this
+   * one was killed, at least every 4 MiB a connection writes or every second.
+   */
+  readonly #cadence: RecordCadence;
+  readonly #controller: ConnectionController | undefined;
+  readonly #meter: ThroughputWindow;
+  readonly #workers: Array<Promise<void>> = [];
+  #active = 0;
+  /** Bytes received over the network, in all. */
+  #transferred = 0;
+  /** Bytes received over the network so far, as they come, for the throughput the controller is fed. */
+  #receivedNow = 0;
+  #failure: { error: unknown } | undefined;
+  /**
+   * The first window opens after one of warming up (the first answer's slow start, the hashing thread's start,
+   * which would make a second connection look like a gain on a link one fills); each later one half a window
+   * after the step's last new connection carried its first byte.
+   */
+  #warmingUntil: number | undefined;
   /** Connections of the newest step that have not received a byte yet: its window opens once they all have. */
-  let awaitingFirstBytes = 0;
-  let active = 0;
-  const workers: Array<Promise<void>> = [];
-  const claimFront = (): Span | undefined => {
-    while (next < spans.length && (spans[next] as Span).claimed) next += 1;
-    const span = spans[next];
-    if (span === undefined || firstFailure !== undefined) return undefined;
-    span.claimed = true;
-    next += 1;
-    return span;
-  };
-  // The first step up takes the last part: the first answer streams on untouched, and if the second connection
-  // gains nothing it ends with its part, so a link one connection fills is not split any further.
-  const claimLast = (): Span | undefined => {
-    for (let index = spans.length - 1; index > next; index -= 1) {
-      const span = spans[index] as Span;
-      if (span.claimed) continue;
-      span.claimed = true;
-      return span;
-    }
-    return undefined;
-  };
+  #awaitingFirstBytes = 0;
   /** True while the first step up is measured: its connection takes parts from the end. */
-  let probing = false;
-  const decide = () => {
-    if (!controller || controller.settled || awaitingFirstBytes > 0) return;
-    if (warmingUntil !== undefined) {
-      const now = performance.now();
-      if (now < warmingUntil) return;
-      warmingUntil = undefined;
-      meter.start(now, receivedNow);
-      return;
+  #probing = false;
+
+  constructor(job: RangedJob) {
+    this.#job = job;
+    this.#book = new SpanBook(job.state, job.plan.partSize, job.checksum);
+    this.#cadence = new RecordCadence(() => recordQuietly(job.part, job.state, this.#book.held()));
+    const adaptive = job.plan.adaptive;
+    this.#controller = adaptive ? new ConnectionController({ max: adaptive.max }) : undefined;
+    this.#meter = new ThroughputWindow(adaptive?.windowMs);
+    this.#warmingUntil = this.#controller ? performance.now() + this.#meter.windowMs : undefined;
+  }
+
+  /** Runs the download to its end; resolves to the bytes received over the network. */
+  async run(): Promise<number> {
+    const book = this.#book;
+    this.#cadence.record();
+    const first = book.claimFront();
+    if (first) this.#start(first, this.#job.firstBody);
+    else if (this.#job.firstBody) discardBody(this.#job.firstBody);
+    for (let opened = 1; opened < Math.min(this.#wanted(), book.spans.length); opened += 1) {
+      const span = book.claimFront();
+      if (span) this.#start(span);
     }
-    const throughput = meter.read(performance.now(), receivedNow);
-    if (throughput === undefined) return;
-    const before = active;
-    const decision = controller.observe(throughput);
-    probing = decision === 'grow' && before === 1;
-    if (decision === 'hold') return;
-    while (active < wanted()) {
-      const span = probing ? claimLast() : claimFront();
-      if (span === undefined) break;
-      awaitingFirstBytes += 1;
-      start(span);
+    // Workers started while others run are pushed as they start: wait for every one of them.
+    for (let index = 0; index < this.#workers.length; index += 1) {
+      await this.#workers[index];
+      // Never ends with parts left that no connection took: the last one to end takes them up.
+      if (index === this.#workers.length - 1 && this.#failure === undefined) {
+        const span = book.claimFront();
+        if (span) this.#start(span);
+      }
     }
-    if (active === before) controller.settle();
-  };
-  const received = (bytes: number, first: boolean) => {
-    receivedNow += bytes;
-    if (first && awaitingFirstBytes > 0) {
-      awaitingFirstBytes -= 1;
-      if (awaitingFirstBytes === 0) warmingUntil = performance.now() + meter.windowMs / 2;
+    if (this.#failure !== undefined) throw this.#failed(this.#failure.error);
+    book.advance();
+    if (!book.complete) {
+      const { state, shown } = this.#job;
+      throw new ProtocolError(
+        `GET ${shown}: the parts did not cover the object (${state.written} of ${state.total} bytes).`,
+      );
     }
-    decide();
-  };
-  // A body that reaches the end of its part carries on into the next one when no connection has taken it.
-  const following = (span: Span): Span | undefined => {
-    const after = spans[next];
-    if (after === undefined || after.claimed || after.start !== span.end) return undefined;
-    return claimFront();
-  };
-  const finished = (span: Span) => {
-    span.finished = true;
-    advance();
-    finishedSinceRecord += 1;
-    if (finishedSinceRecord >= RECORD_EVERY_PARTS) recordProgress();
-  };
-  const run = async (first: Span, initial: Readable | undefined) => {
+    return this.#transferred;
+  }
+
+  /**
+   * What lies on disk is kept for the next run: `state` names it (the caller records it with the part), the
+   * finished spans and the written start of every other one, the start of the first missing span included.
+   */
+  #failed(error: unknown): unknown {
+    const { state } = this.#job;
+    const held = this.#book.held();
+    state.written = held.written;
+    state.finished = held.parts;
+    return error;
+  }
+
+  /** Connections to run now. */
+  #wanted(): number {
+    return this.#controller?.connections ?? this.#job.plan.connections;
+  }
+
+  #start(span: Span, initial?: Readable): void {
+    this.#active += 1;
+    this.#workers.push(this.#connection(span, initial).finally(() => (this.#active -= 1)));
+  }
+
+  /** One connection: fetches its span, then the next one it may take, until none is left or it is not wanted. */
+  async #connection(first: Span, initial: Readable | undefined): Promise<void> {
+    const book = this.#book;
+    const lane: RecordLane = this.#cadence.lane();
     let span: Span | undefined = first;
     let fresh = true;
     while (span !== undefined) {
       const fetching: Span = span;
       try {
-        const got = await fetchSpan(job, fetching, {
-          progress,
+        const got = await fetchSpan(this.#job, fetching, {
+          progress: () => this.#job.report(book.received()),
           received: (bytes) => {
-            received(bytes, fresh);
+            this.#received(bytes, fresh);
             fresh = false;
           },
+          written: (bytes) => lane.wrote(bytes),
           following: (done) => {
-            finished(done);
-            return following(done);
+            book.finish(done);
+            return book.following(done);
           },
           initial: fetching === first ? initial : undefined,
           onSpan: (next) => {
@@ -188,52 +148,59 @@ export async function receiveRanges(job: RangedJob): Promise<number> {
           },
         });
         // Added after the await: `transferred += await …` would add to the value read before it.
-        transferred += got;
+        this.#transferred += got;
       } catch (error) {
-        firstFailure ??= error;
+        this.#failure ??= { error };
+        book.close();
         return;
       }
-      finished(span);
+      book.finish(span);
       // While the first step up is measured, parts come from the end, then from the front once none is left there.
-      span = active > wanted() ? undefined : probing ? (claimLast() ?? claimFront()) : claimFront();
-    }
-  };
-  function start(span: Span, initial?: Readable): void {
-    active += 1;
-    workers.push(run(span, initial).finally(() => (active -= 1)));
-  }
-  const first = claimFront();
-  if (first) start(first, job.firstBody);
-  else if (job.firstBody) discardBody(job.firstBody);
-  for (let opened = 1; opened < Math.min(wanted(), spans.length); opened += 1) {
-    const span = claimFront();
-    if (span) start(span);
-  }
-  // Workers started while others run are pushed as they start: wait for every one of them.
-  for (let index = 0; index < workers.length; index += 1) {
-    await workers[index];
-    // Never ends with parts left that no connection took: the last one to end takes them up.
-    if (index === workers.length - 1 && firstFailure === undefined) {
-      const span = claimFront();
-      if (span) start(span);
+      span =
+        this.#active > this.#wanted()
+          ? undefined
+          : this.#probing
+            ? (book.claimLast() ?? book.claimFront())
+            : book.claimFront();
     }
   }
-  if (firstFailure !== undefined) {
-    // What lies on disk is kept for the next run: the finished parts (a part whose every byte was written
-    // counts, even if the failure came before it was counted finished) and the part after the prefix, as far as
-    // it got.
-    for (const span of spans) if (span.done === span.end - span.start) span.finished = true;
-    advance();
-    const frontier = spans.find((span) => span.start === state.written);
-    if (frontier) state.written += frontier.done;
-    noteFinished();
-    throw firstFailure;
+
+  #received(bytes: number, first: boolean): void {
+    this.#receivedNow += bytes;
+    if (first && this.#awaitingFirstBytes > 0) {
+      this.#awaitingFirstBytes -= 1;
+      if (this.#awaitingFirstBytes === 0) this.#warmingUntil = performance.now() + this.#meter.windowMs / 2;
+    }
+    this.#decide();
   }
-  advance();
-  if (state.written !== state.total) {
-    throw new ProtocolError(
-      `GET ${job.shown}: the parts did not cover the object (${state.written} of ${state.total} bytes).`,
-    );
+
+  /**
+   * The adaptive step: once a window is measured, the controller says whether to open more connections. The
+   * first step up takes the last part: the first answer streams on untouched, and if the second connection
+   * gains nothing it ends with its part, so a link one connection fills is not split any further.
+   */
+  #decide(): void {
+    const controller = this.#controller;
+    if (!controller || controller.settled || this.#awaitingFirstBytes > 0) return;
+    if (this.#warmingUntil !== undefined) {
+      const now = performance.now();
+      if (now < this.#warmingUntil) return;
+      this.#warmingUntil = undefined;
+      this.#meter.start(now, this.#receivedNow);
+      return;
+    }
+    const throughput = this.#meter.read(performance.now(), this.#receivedNow);
+    if (throughput === undefined) return;
+    const before = this.#active;
+    const decision = controller.observe(throughput);
+    this.#probing = decision === 'grow' && before === 1;
+    if (decision === 'hold') return;
+    while (this.#active < this.#wanted()) {
+      const span = this.#probing ? this.#book.claimLast() : this.#book.claimFront();
+      if (span === undefined) break;
+      this.#awaitingFirstBytes += 1;
+      this.#start(span);
+    }
+    if (this.#active === before) controller.settle();
   }
-  return transferred;
 }

@@ -18,8 +18,9 @@ import type { ObjectResponse } from '../http/objects.js';
 import { discardBody, header } from '../http/objects.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
 import { checkFreeSpace } from './local-root.js';
-import type { ObjectSource, ObjectState } from './object-state.js';
+import { type ObjectSource, type ObjectState, stateRecord } from './object-state.js';
 import type { PartFile } from './part-file.js';
+import { streamRecorder } from './progress-record.js';
 import { bodyEndedEarly, pump } from './pump.js';
 import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
 
@@ -91,6 +92,8 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
   const report = (received: number) => job.onBytes?.(received, state.total);
   let checksum: PartChecksum | undefined;
   const hashers: PartChecksum[] = [];
+  /** Whether the object is large enough for its part to be recorded as it lands (a kill can resume it). */
+  const recording = () => (state.total ?? 0) >= RECORD_FROM_BYTES && state.etag !== undefined;
   try {
     return await receiveAndVerify();
   } finally {
@@ -141,14 +144,18 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
           checksum = undefined;
         }
         if (checksum === undefined) {
-          expected = expectedChecksum(response.headers, response.status === 200);
+          // A resumed answer (206) states only an ETag that may be the MD5: the checksum an earlier answer
+          // stated for the whole object, kept in the part's record, checks the resumed object as it did the first.
+          const recorded = response.status === 206 ? state.expected : undefined;
+          expected = expectedChecksum(response.headers, response.status === 200) ?? recorded;
+          state.expected = expected;
           if (expected === undefined && job.requireChecksum) throw new ChecksumUnavailable(shown);
           const split = ranged !== undefined && splits(response, state, ranged);
           checksum = checksumFor(expected?.algorithm, part, state.total, split);
           hashers.push(checksum);
           // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
           if (state.written > 0) checksum.catchUp(state.written);
-          if ((state.total ?? 0) >= RECORD_FROM_BYTES) part.record({ etag: state.etag, size: state.total });
+          if (recording()) part.record(stateRecord(state));
           if (state.total !== undefined) {
             await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
           }
@@ -194,6 +201,7 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
         checksum,
         signal,
         report,
+        written: recording() ? streamRecorder(part, state) : undefined,
       });
       state.written = outcome.position;
       transferred += outcome.position - before;

@@ -12,6 +12,7 @@ import { discardBody, header } from '../http/objects.js';
 import type { ObjectSource, ObjectState, RangedPlan } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { bodyEndedEarly, pump } from './pump.js';
+import type { Span } from './spans.js';
 
 /** A part request was answered with the whole object: the store does not honour ranges after all. */
 export class RangesIgnored extends Error {}
@@ -35,24 +36,14 @@ export interface RangedJob {
   firstBody?: Readable | undefined;
 }
 
-/** One part of the object. */
-export interface Span {
-  start: number;
-  /** Exclusive. */
-  end: number;
-  /** Bytes of this span on disk, from `start`. */
-  done: number;
-  finished: boolean;
-  /** Taken by a connection (or finished). */
-  claimed: boolean;
-}
-
 /** What a span's fetch tells its connection's loop. */
 export interface SpanHooks {
   /** Bytes of the object on disk changed. */
   progress: () => void;
   /** This many more bytes came over the network. */
   received: (bytes: number) => void;
+  /** This many more bytes of the span are written to the part (`span.onDisk` says how far). */
+  written: (bytes: number) => void;
   /** With `initial`: the span is done; the next span the same body may carry on into, if any. */
   following: (done: Span) => Span | undefined;
   /** The span the body carried on into (the one fetched from now on). */
@@ -82,6 +73,13 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     span.done = now;
     hooks.progress();
   };
+  const onWritten = (position: number) => {
+    const now = position - span.start;
+    if (now <= span.onDisk) return;
+    const bytes = now - span.onDisk;
+    span.onDisk = now;
+    hooks.written(bytes);
+  };
   for (;;) {
     if (signal?.aborted) throw abortedError(signal);
     const from = span.start + span.done;
@@ -95,6 +93,7 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
         total: state.total,
         signal,
         report: onPosition,
+        written: onWritten,
         limit: span.end,
         extend: (position) => {
           onPosition(position);
@@ -136,6 +135,7 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
       total: span.end,
       signal,
       report: onPosition,
+      written: onWritten,
     });
     onPosition(outcome.position);
     if (signal?.aborted) throw abortedError(signal);

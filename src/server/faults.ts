@@ -119,6 +119,11 @@ export class Faults {
     return `"${[...hex].reverse().join('')}"`;
   }
 
+  /** Headers every object answer gets (a part of the object too, as S3 says how it is stored on each). */
+  objectHeaders(): Record<string, string> {
+    return this.options.kms ? { 'x-amz-server-side-encryption': 'aws:kms' } : {};
+  }
+
   /** Headers a whole-object answer gets besides the store's own, and whether those checksum headers stay. */
   async wholeObjectHeaders(
     store: ObjectStore,
@@ -127,7 +132,6 @@ export class Faults {
     mtimeMs: number,
   ): Promise<{ headers: Record<string, string>; keepOwn: boolean }> {
     const headers: Record<string, string> = {};
-    if (this.options.kms) headers['x-amz-server-side-encryption'] = 'aws:kms';
     for (const algorithm of this.options.checksums ?? []) {
       headers[`x-amz-checksum-${algorithm}`] = await this.#checksum(store, key, size, mtimeMs, algorithm);
     }

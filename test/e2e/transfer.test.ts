@@ -352,6 +352,8 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
           const done = finished(child, 30_000);
           const part = () => local(`${LARGE_PATH}.part.${child.pid}`);
           expect(await waitFor(() => proxy.stalled && existsSync(part()), 20_000)).toBe(true);
+          // The proxy has sent its bytes; give the client a moment to take them in (none held: nothing to keep).
+          await new Promise((resolve) => setTimeout(resolve, 300));
           child.kill(signal);
           const result = await done;
           // 128 + the signal's number, as shells report it.

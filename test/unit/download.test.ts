@@ -472,6 +472,31 @@ describe('downloadFiles', () => {
     expect(events.filter((event) => event.done).map((event) => event.done)).toEqual(['failed', 'failed']);
   });
 
+  it('one stream records how far it got while it runs, not only when it stops', async () => {
+    const MIB = 1024 * 1024;
+    server.objects.set(PATH_A, pattern(12 * MIB, 12));
+    // The answer stops after 9 MiB and never ends: only a record written on the way can say what is on disk.
+    server.behaviours.set(PATH_A, { hangAfter: 9 * MIB });
+    const controller = new AbortController();
+    const running = downloadFiles(fakeClient(server), [PATH_A], {
+      dataDir: root,
+      connections: 1,
+      signal: controller.signal,
+    });
+    const record = `${join(root, PATH_A)}.part.${process.pid}.json`;
+    const written = async () =>
+      Number(JSON.parse(await readFile(record, 'utf8').catch(() => '{}')).written ?? 0);
+    const deadline = Date.now() + 10_000;
+    while ((await written()) < 5 * MIB && Date.now() < deadline)
+      await new Promise((done) => setTimeout(done, 10));
+    // At most 4 MiB behind the 9 MiB on disk, before any failure wrote it.
+    expect(await written()).toBeGreaterThanOrEqual(5 * MIB);
+    controller.abort(new Error('Interrupted by SIGINT'));
+    const [result] = await running;
+    expect(result).toMatchObject({ status: 'failed', bytes: 9 * MIB });
+    expect(await written()).toBe(9 * MIB);
+  });
+
   it('reports progress ending at the file size', async () => {
     const body = pattern(3 * 1024 * 1024, 12);
     server.objects.set(PATH_A, body);

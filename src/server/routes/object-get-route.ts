@@ -87,6 +87,7 @@ export async function getObject(
     'Accept-Ranges': 'bytes',
     ETag: etag,
     'Last-Modified': lastModified,
+    ...faults.objectHeaders(),
   };
   // RFC 9110 section 13.2.2: If-Match is evaluated first, then If-None-Match, then If-Range.
   const ifMatch = req.headers['if-match'];
