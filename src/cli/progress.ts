@@ -137,14 +137,17 @@ export class TransferReporter {
     const repeated = dataRootFailure && this.dataRootFailureShown;
     if (dataRootFailure) this.dataRootFailureShown = true;
     const unchanged = (this.options.unchanged ?? []).includes(file.status);
-    const shown = repeated
-      ? false
-      : failed ||
-        (unchanged
-          ? Boolean(this.options.verbose) && !this.options.quiet
-          : this.animate
-            ? this.options.verbose || (this.options.listed ?? []).includes(file.status)
-            : !this.options.quiet);
+    // Quiet, an interruption says itself by the exit status alone: a file it cut short is no failure to report.
+    const cutShort = this.options.quiet && file.error instanceof AbortedError;
+    const shown =
+      repeated || cutShort
+        ? false
+        : failed ||
+          (unchanged
+            ? Boolean(this.options.verbose) && !this.options.quiet
+            : this.animate
+              ? this.options.verbose || (this.options.listed ?? []).includes(file.status)
+              : !this.options.quiet);
     if (shown) {
       this.clearLine();
       // On a terminal the file's name stands for its storage path (the path follows from the name), so the kept

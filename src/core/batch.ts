@@ -99,10 +99,7 @@ export async function settledOrAborted(
 export function abortedError(signal: AbortSignal): AbortedError {
   const reason: unknown = signal.reason;
   if (reason instanceof AbortedError) return reason;
-  return new AbortedError(
-    reason instanceof Error && reason.name !== 'AbortError' ? `Cancelled: ${reason.message}.` : 'Cancelled.',
-    { cause: reason },
-  );
+  return new AbortedError(undefined, { cause: reason });
 }
 
 /**

@@ -188,7 +188,8 @@ export class AbortedError extends MissionDataError {
    */
   readonly results: readonly object[] | undefined;
 
-  constructor(message = 'Cancelled.', options: ErrorOptions & { results?: readonly object[] } = {}) {
+  /** Without a message: `Cancelled.`, or `Cancelled: <why>.` when the cause says why (a signal, a reason). */
+  constructor(message?: string, options: ErrorOptions & { results?: readonly object[] } = {}) {
     const cause = options.cause;
     const exitCode =
       cause instanceof InterruptedBySignal
@@ -196,7 +197,13 @@ export class AbortedError extends MissionDataError {
         : cause instanceof AbortedError
           ? cause.exitCode
           : ExitCode.Interrupted;
-    super(message, 'E_ABORTED', exitCode, options);
+    const why = cause instanceof Error && cause.name !== 'AbortError' ? cause.message : undefined;
+    super(
+      message ?? (why ? `Cancelled: ${why.replace(/\.$/, '')}.` : 'Cancelled.'),
+      'E_ABORTED',
+      exitCode,
+      options,
+    );
     this.results = options.results;
   }
 }
