@@ -126,6 +126,8 @@ export async function run({ quick = false } = {}) {
             's3://archive/load',
             '--port',
             '0',
+            '--wire',
+            'gateway',
             '--quiet',
           ],
           'serve --store s3://archive/load',
@@ -165,6 +167,20 @@ export async function run({ quick = false } = {}) {
     uploading = false;
     const burst = await load;
     const total = processes * perProcess;
+    // Every object confirmed (the last ones by the loop, after the burst) before CopyObject is counted.
+    const confirmedBy = performance.now() + 30_000;
+    let confirmed = 0;
+    while (performance.now() < confirmedBy) {
+      const counts = await Promise.all(
+        selected.map(async (instrument) => {
+          const answer = await fetch(`${servers[0].url}/query?instrument=${instrument}`);
+          return (await answer.json()).length;
+        }),
+      );
+      confirmed = counts.reduce((sum, count) => sum + count, 0);
+      if (confirmed >= total) break;
+      await new Promise((done) => setTimeout(done, 200));
+    }
     const copies = [...proxy.copies.values()];
     const copied = copies.reduce((sum, count) => sum + count, 0);
     const latencies = markdownTable(
@@ -178,7 +194,7 @@ export async function run({ quick = false } = {}) {
       '',
       latencies,
       '',
-      `Confirmation: ${copied} CopyObject for ${total} objects (${proxy.copies.size} objects copied, at most ${Math.max(0, ...copies)} times each).`,
+      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; ${copied} CopyObject for them (${proxy.copies.size} objects copied, at most ${Math.max(0, ...copies)} times each).`,
       '',
     ].join('\n');
   } finally {
