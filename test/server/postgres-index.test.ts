@@ -26,7 +26,9 @@ describe('PostgreSQL index', () => {
           sql: 'CREATE TABLE half_done (x int); ALTER TABLE files ADD COLUMN nope no_such_type;',
         },
       ];
-      await expect(migrate(pool, broken)).rejects.toThrow(new RegExp(`schema version ${MIGRATIONS.length + 1} failed`));
+      await expect(migrate(pool, broken)).rejects.toThrow(
+        new RegExp(`schema version ${MIGRATIONS.length + 1} failed`),
+      );
       const client = await pool.connect();
       try {
         expect(await schemaVersion(client)).toBe(MIGRATIONS.length);
