@@ -29,7 +29,7 @@ const FILTER = {
 const FILTER_TEXT = 'instrument=mag&data_level=l1a&start_date=20240301&end_date=20240331';
 
 /** Starts `npm run engines` on free ports; resolves with the environment it printed and a stop. */
-function startEngines() {
+export function startEngines() {
   const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
   const child = spawn(process.execPath, [new URL('../scripts/engines.js', import.meta.url).pathname], {
     env: { ...process.env, S3_PORT: port(), PG_PORT: port() },

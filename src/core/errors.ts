@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'E_API'
   | 'E_NOT_FOUND'
   | 'E_ALREADY_EXISTS'
+  | 'E_NAME_RESERVED'
   | 'E_NETWORK'
   | 'E_CONNECTION_REFUSED'
   | 'E_HOST_NOT_FOUND'

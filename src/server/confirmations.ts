@@ -1,17 +1,38 @@
 /**
  * Confirmation of uploads that went straight to the store. The client sends its bytes to a pre-signed URL
  * and tells the server nothing after, so the server finds them itself: a loop over the pending reservations
- * (every server of the service runs one; the index lets one confirmation win), and a pass before an answer that
- * must see them (`/query`, `/download`, a new reservation of the name). Each object is confirmed (present,
- * its size and checksums taken and checked) before its record becomes visible; a reservation whose object
- * has not arrived by its release time is released.
+ * (every server of the service runs one), and, before an answer that must see them, a confirmation of just the
+ * pending uploads that answer could show (`/query`: those its filters select; `/download` and a new reservation:
+ * that name), bounded in time. Each object is confirmed (present, its size and checksums taken and checked)
+ * before its record becomes visible; a reservation whose object has not arrived by its release time is released.
+ *
+ * The work is shared, never repeated: a confirmation first claims its reservation in the index (a lease that
+ * lapses if its server dies), so of every server and every caller exactly one works on an object at a time;
+ * the others wait for its outcome (callers of one server share the one promise).
  */
-import type { MetadataIndex, Reservation } from './metadata/metadata-index.js';
+import { runPool } from '../core/batch.js';
+import {
+  CLAIM_LEASE_MS,
+  couldMatch,
+  type IndexQuery,
+  type MetadataIndex,
+  type Reservation,
+} from './metadata/metadata-index.js';
 import { PutRejected } from './objects/folder-write.js';
 import type { ObjectStore } from './objects/object-store.js';
+import { ObjectUnsettled } from './objects/unsettled.js';
 
 /** How often the loop looks at pending reservations, by default. */
 export const CONFIRM_INTERVAL_MS = 2_000;
+
+/** Confirmations run at once, by a pass and by the uploads an answer waits for. */
+export const CONFIRM_CONCURRENCY = 8;
+
+/** The longest an answer waits for the pending uploads it could show: past it, it shows what is confirmed. */
+export const ANSWER_WAIT_MS = 2_000;
+
+/** How often a caller looks again at an upload another server (or caller) is confirming. */
+const POLL_MS = 50;
 
 /** What a pass did. */
 export interface ConfirmPass {
@@ -19,37 +40,49 @@ export interface ConfirmPass {
   released: number;
 }
 
+/** What one confirmation attempt came to; `busy` when someone else holds the claim. */
+type Outcome = 'confirmed' | 'released' | 'waiting' | 'busy';
+
+const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms).unref());
+
 /** Confirms or releases the pending reservations of one store and index. */
 export class UploadConfirmer {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<ConfirmPass> | undefined;
   /** The pass that follows the one under way, shared by every caller that came during it. */
   #next: Promise<ConfirmPass> | undefined;
+  /** Attempts under way in this process, by name and token: every caller of one shares it. */
+  readonly #attempts = new Map<string, Promise<Outcome>>();
+  #stopped = false;
 
   constructor(
     readonly store: ObjectStore,
     readonly index: MetadataIndex,
     /** Called with an error a pass met (the loop goes on). */
     readonly onError: (error: unknown) => void = () => undefined,
+    /** How long a claim lasts unless ended. */
+    readonly leaseMs = CLAIM_LEASE_MS,
   ) {}
 
   /** Starts the loop. */
   start(intervalMs = CONFIRM_INTERVAL_MS): void {
     this.#timer = setInterval(() => {
-      this.settle().catch(this.onError);
+      if (!this.#running) this.settle().catch(this.onError);
     }, intervalMs);
     this.#timer.unref();
   }
 
-  /** Stops the loop and waits for a pass under way. */
+  /** Stops the loop and waits for a pass and the confirmations under way. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#timer);
     await this.#running?.catch(() => undefined);
+    await Promise.all([...this.#attempts.values()].map((attempt) => attempt.catch(() => undefined)));
   }
 
   /**
    * One pass over every pending reservation (a pass already under way is followed by one more, so what was
-   * uploaded before this call is seen). Resolves when done.
+   * uploaded before this call is seen). Resolves when done. Answers never wait for it: see `awaitMatching`.
    */
   async settle(): Promise<ConfirmPass> {
     if (this.#next) return this.#next;
@@ -64,6 +97,48 @@ export class UploadConfirmer {
     return this.#next;
   }
 
+  /**
+   * Waits until the pending uploads a query with `filters` could select are confirmed (or found not arrived),
+   * at most `waitMs`; uploads of other names are left to the loop.
+   */
+  async awaitMatching(filters: IndexQuery, waitMs = ANSWER_WAIT_MS): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    const matching = (await this.index.pending()).filter((reservation) =>
+      couldMatch(reservation.key, filters),
+    );
+    await this.#awaitAll(matching, deadline);
+  }
+
+  /** Waits until the pending upload of `key`, if any, is confirmed (or found not arrived), at most `waitMs`. */
+  async awaitKey(key: string, waitMs = ANSWER_WAIT_MS): Promise<void> {
+    const deadline = Date.now() + waitMs;
+    const reservation = await this.index.reservation(key);
+    if (reservation) await this.#awaitAll([reservation], deadline);
+  }
+
+  async #awaitAll(reservations: readonly Reservation[], deadline: number): Promise<void> {
+    if (reservations.length === 0) return;
+    const work = runPool(reservations.length, CONFIRM_CONCURRENCY, async (at) => {
+      await this.#awaitOne(reservations[at] as Reservation, deadline);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolvePromise) => {
+      timer = setTimeout(resolvePromise, Math.max(0, deadline - Date.now()));
+    });
+    await Promise.race([work, late]).finally(() => clearTimeout(timer));
+  }
+
+  /** Confirms one reservation, or waits while someone else does, until `deadline`. */
+  async #awaitOne(reservation: Reservation, deadline: number): Promise<void> {
+    for (;;) {
+      const outcome = await this.#attempt(reservation);
+      if (outcome !== 'busy' || Date.now() >= deadline || this.#stopped) return;
+      await sleep(POLL_MS);
+      const now = await this.index.reservation(reservation.key);
+      if (now?.token !== reservation.token) return;
+    }
+  }
+
   #begin(): Promise<ConfirmPass> {
     const pass = this.#pass().finally(() => {
       if (this.#running === pass) this.#running = undefined;
@@ -74,18 +149,45 @@ export class UploadConfirmer {
 
   async #pass(): Promise<ConfirmPass> {
     const done: ConfirmPass = { confirmed: 0, released: 0 };
-    for (const reservation of await this.index.pending()) {
-      const outcome = await this.confirmOne(reservation).catch((error: unknown) => {
-        this.onError(error);
-        return 'waiting' as const;
-      });
+    const pending = await this.index.pending();
+    // Servers start at different places of the list, so they seldom reach for the same object at once.
+    const start = Math.floor(Math.random() * pending.length);
+    const order = [...pending.slice(start), ...pending.slice(0, start)];
+    await runPool(order.length, CONFIRM_CONCURRENCY, async (at) => {
+      const outcome = await this.#attempt(order[at] as Reservation);
       if (outcome === 'confirmed') done.confirmed += 1;
       if (outcome === 'released') done.released += 1;
-    }
+    });
     return done;
   }
 
-  /** Confirms one reservation's object if it arrived, releases the reservation if it is too late or refused. */
+  /** One attempt under a claim, shared by the callers of this process; never rejects. */
+  #attempt(reservation: Reservation): Promise<Outcome> {
+    const id = `${reservation.key}\n${reservation.token}`;
+    const running = this.#attempts.get(id);
+    if (running) return running;
+    const attempt = (async (): Promise<Outcome> => {
+      const claim = await this.index.claim(reservation, this.leaseMs);
+      if (!claim) return 'busy';
+      try {
+        return await this.confirmOne(reservation);
+      } finally {
+        await this.index.unclaim(reservation, claim);
+      }
+    })()
+      .catch((error: unknown) => {
+        this.onError(error);
+        return 'waiting' as const;
+      })
+      .finally(() => this.#attempts.delete(id));
+    this.#attempts.set(id, attempt);
+    return attempt;
+  }
+
+  /**
+   * Confirms one reservation's object if it arrived, releases the reservation if it is too late or refused.
+   * An object still being written waits for a later attempt, quietly.
+   */
   async confirmOne(
     reservation: Reservation,
     now = Date.now(),
@@ -94,6 +196,7 @@ export class UploadConfirmer {
     try {
       object = await this.store.confirm(reservation.key, { md5: reservation.md5 });
     } catch (error) {
+      if (error instanceof ObjectUnsettled) return 'waiting';
       if (!(error instanceof PutRejected)) throw error;
       // Bytes that are not what was signed are removed, and the name is free again.
       await this.store.delete(reservation.key);

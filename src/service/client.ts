@@ -90,14 +90,17 @@ export class HttpClient {
 
   /**
    * GET /upload/<key> -> the pre-signed PUT URL. 409 (the specification's string or today's
-   * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'.
+   * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'. With
+   * `contentMd5` (base64) the request carries `Content-MD5`: a service that signs it into the URL lets only those
+   * bytes in, and the same bytes asked again take back an upload whose answer was lost.
    */
-  async presignUpload(key: string, signal?: AbortSignal, once = false): Promise<string> {
+  async presignUpload(key: string, signal?: AbortSignal, once = false, contentMd5?: string): Promise<string> {
     const { url, answer } = await this.#callRoute(
       'upload',
       `/${encodePath(key, 'upload key')}`,
       signal,
       once,
+      contentMd5 ? { 'content-md5': contentMd5 } : undefined,
     );
     if (answer.status === 409) throw apiError('GET', url, answer, 'E_ALREADY_EXISTS');
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
@@ -219,8 +222,9 @@ export class HttpClient {
     rest: string,
     signal: AbortSignal | undefined,
     once = false,
+    extraHeaders?: Record<string, string>,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
-    const headers = credentialHeaders(this.#credentials);
+    const headers = { ...credentialHeaders(this.#credentials), ...extraHeaders };
     let prefix = routePrefix(route, this.#credentials, this.#choices);
     // The first request to a service goes alone: the others wait for what it learns instead of each paying
     // for the fallback.

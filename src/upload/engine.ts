@@ -189,18 +189,31 @@ async function uploadOne(
     if (signal?.aborted) throw abortedError(signal);
     const found = await locate(plan, options.dataDir, cwd, false);
     localPath = found.path;
-    const hash = () =>
-      md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
+    let digest: Promise<Buffer> | undefined;
+    const hash = () => {
+      digest ??= md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
         options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed }),
       );
+      return digest;
+    };
+    // Hashed before the name is asked for: the request carries it, so the store takes only these bytes and a
+    // re-run of an upload whose answer was lost (the name held, nothing stored) takes that upload back.
+    const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
     let url: string;
-    const issuedAt = Date.now();
+    let issuedAt = Date.now();
     try {
-      url = await http.presignUpload(key, signal);
+      url = await http.presignUpload(key, signal, false, contentMd5);
+      issuedAt = Date.now();
       onAnswered?.();
     } catch (error) {
       if (!isAlreadyStored(error)) throw error;
       onAnswered?.();
+      if (isNameReserved(error)) {
+        throw new ApiError(
+          { method: 'upload', url: key, status: error.status, message: reservedMessage(error) },
+          { code: 'E_NAME_RESERVED', cause: error, hint: tryLaterHint(error) },
+        );
+      }
       const difference = await differenceFromStored(http, key, found, hash, signal);
       if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
       // Reported as the upload it refuses, not as the GET that asked for an address (issue 19).
@@ -209,8 +222,6 @@ async function uploadOne(
         { code: 'E_ALREADY_EXISTS', cause: error, hint: nextVersionHint(plan.file) },
       );
     }
-    // Hashed only once the service has accepted the name: a refusal (403) is reported at once.
-    const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
     const put = {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
@@ -222,6 +233,7 @@ async function uploadOne(
     // Every attempt sends the file whole (a PUT cannot resume); the failure policy says how often.
     const attempts = new Attempts(http.retryPolicy ?? DEFAULT_RETRY_POLICY, signal);
     let renewed = false;
+    options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'sending' });
     for (;;) {
       try {
         await http.putObject(url, put);
@@ -231,7 +243,7 @@ async function uploadOne(
           // The URL expired while the file was hashed or sent: a new one, asked for once as part of this
           // attempt (no retries of its own), and the file sent again.
           renewed = true;
-          url = await http.presignUpload(key, signal, true);
+          url = await http.presignUpload(key, signal, true, contentMd5);
           continue;
         }
         await attempts.failed(error);
@@ -298,6 +310,29 @@ const pad = (value: number) => String(value).padStart(2, '0');
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The words a service's 409 carries when the name is held by an upload whose bytes are not stored yet. */
+const NOT_STORED_YET = 'not stored yet';
+
+/** True when a 409 says the name is reserved by an unfinished upload rather than stored. */
+function isNameReserved(error: ApiError): boolean {
+  return error.message.includes(NOT_STORED_YET);
+}
+
+/** What a reserved name's 409 said, without the request in front. */
+function reservedMessage(error: ApiError): string {
+  const at = error.message.indexOf(' reserved: ');
+  return at >= 0 ? `not stored: the name is${error.message.slice(at)}` : error.message;
+}
+
+/** An unfinished upload holds the name: no file is stored, and the name frees itself. */
+function tryLaterHint(error: ApiError): string {
+  const free =
+    /free again at (\S+?) if/.exec(error.message)?.[1] ??
+    (error.retryAfterMs === undefined ? undefined : new Date(Date.now() + error.retryAfterMs).toISOString());
+  const when = free ? ` after ${free}` : ' later';
+  return `No file of this name is stored: an upload of it started and has not finished (or was lost). Try again${when}; until then only the same bytes, sent with their MD5 (the default), take that upload over.`;
 }
 
 function isAlreadyStored(error: unknown): error is ApiError {

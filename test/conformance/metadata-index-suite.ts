@@ -174,6 +174,75 @@ export function metadataIndexConformance(name: string, open: () => Promise<Index
       expect(await index.reserve(H, { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY })).toBeDefined();
     });
 
+    it('lets exactly one of two servers claim a reservation; a claim ends when unclaimed or when its lease lapses', async () => {
+      const J = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250205_20250205_v01-00.cdf';
+      const now = Date.now();
+      const held = await index.reserve(J, { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY });
+      if (!held) throw new Error('not reserved');
+      expect((await fixture.other.reservation(J))?.token).toBe(held.token);
+      const claims = await Promise.all([index.claim(held), fixture.other.claim(held), index.claim(held)]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      const [winner] = claims.filter((claim): claim is string => claim !== undefined);
+      if (!winner) throw new Error('no claim');
+      // Ending someone else's claim does nothing; ending one's own frees the reservation for the next.
+      await fixture.other.unclaim(held, 'not-the-claim');
+      expect(await fixture.other.claim(held)).toBeUndefined();
+      await index.unclaim(held, winner);
+      const short = await fixture.other.claim(held, 50);
+      expect(short).toBeDefined();
+      expect(await index.claim(held)).toBeUndefined();
+      // A server killed while confirming: its claim lapses and another takes the reservation.
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      const next = await index.claim(held);
+      expect(next).toBeDefined();
+      // A claim is no hold on the name: the reservation is confirmed or released as before.
+      expect(await index.claim({ ...held, token: 'someone-else' })).toBeUndefined();
+      await fixture.other.release(held);
+      expect(await index.claim(held)).toBeUndefined();
+      expect(await index.reservation(J)).toBeUndefined();
+    });
+
+    it('gives a held reservation back to the same bytes (the same MD5), and to no other', async () => {
+      const K = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250206_20250206_v01-00.cdf';
+      const now = Date.now();
+      const md5 = Buffer.alloc(16, 3);
+      const first = await index.reserve(K, {
+        urlExpiresAtMs: now + 1000,
+        releaseAtMs: now + 2000,
+        md5,
+        reservedAtMs: now - 5000,
+      });
+      if (!first) throw new Error('not reserved');
+      expect(first.reservedAtMs).toBe(now - 5000);
+      expect(
+        await fixture.other.reserve(K, { urlExpiresAtMs: now + DAY, releaseAtMs: now + DAY }),
+      ).toBeUndefined();
+      expect(
+        await fixture.other.reserve(K, {
+          urlExpiresAtMs: now + DAY,
+          releaseAtMs: now + DAY,
+          md5: Buffer.alloc(16, 4),
+        }),
+      ).toBeUndefined();
+      const again = await fixture.other.reserve(K, {
+        urlExpiresAtMs: now + DAY,
+        releaseAtMs: now + 2 * DAY,
+        md5,
+      });
+      expect(again).toMatchObject({
+        key: K,
+        token: first.token,
+        reservedAtMs: now - 5000,
+        releaseAtMs: now + 2 * DAY,
+      });
+      expect((await index.reservation(K))?.releaseAtMs).toBe(now + 2 * DAY);
+      const object = { file: parsePath(K), size: 5, mtimeMs: now };
+      expect(await index.confirm(first, object)).toBe(true);
+      expect(
+        await fixture.other.reserve(K, { urlExpiresAtMs: now + DAY, releaseAtMs: now + DAY, md5 }),
+      ).toBeUndefined();
+    });
+
     it('rebuilds from a listing: the records are exactly those of the objects', async () => {
       await index.rebuild(objects.slice(0, 2));
       expect(await fixture.other.count()).toBe(2);

@@ -187,9 +187,10 @@ describe('a pre-signed URL that expires during a transfer is asked for again', (
     let delayed = false;
     try {
       const [result] = await client.upload(local, {
-        // Hashing that takes longer than the URL lives: the first PUT goes out after it expired.
+        // A pause between the answer and the PUT longer than the URL lives: the first PUT goes out after it
+        // expired.
         onProgress: (event) => {
-          if (event.phase !== 'hashing' || delayed) return;
+          if (event.phase !== 'sending' || delayed) return;
           delayed = true;
           const until = Date.now() + 2_100;
           while (Date.now() < until) {

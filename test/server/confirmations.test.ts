@@ -5,6 +5,7 @@ import { UploadConfirmer } from '../../src/server/confirmations.js';
 import { MemoryIndex } from '../../src/server/metadata/memory-index.js';
 import { PutRejected } from '../../src/server/objects/folder-write.js';
 import type { ObjectStore, PutResult } from '../../src/server/objects/object-store.js';
+import { ObjectUnsettled } from '../../src/server/objects/unsettled.js';
 
 const KEY = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
 
@@ -91,5 +92,125 @@ describe('UploadConfirmer', () => {
     const confirmer = new UploadConfirmer(store, index);
     await Promise.all([confirmer.settle(), confirmer.settle(), confirmer.settle(), confirmer.settle()]);
     expect(calls).toBe(2);
+  });
+
+  it('waits for a later pass quietly when the object is still being written', async () => {
+    const index = new MemoryIndex();
+    const errors: unknown[] = [];
+    const { store } = standIn(async () => {
+      throw new ObjectUnsettled('The body is longer than its Content-Length of 0 bytes.');
+    });
+    await reserved(index, 60_000);
+    const confirmer = new UploadConfirmer(store, index, (error) => errors.push(error));
+    expect(await confirmer.settle()).toEqual({ confirmed: 0, released: 0 });
+    expect(errors).toEqual([]);
+    expect(await index.pending()).toHaveLength(1);
+  });
+});
+
+/** Names of many uploads: `count` days of one instrument. */
+function names(instrument: string, count: number): string[] {
+  return Array.from(
+    { length: count },
+    (_, day) =>
+      `imap/${instrument}/l1a/2025/01/imap_${instrument}_l1a_norm_202501${String(day + 1).padStart(2, '0')}_202501${String(day + 1).padStart(2, '0')}_v01-00.cdf`,
+  );
+}
+
+/** A store on which every object has arrived; `confirm` takes `delayMs` and counts calls per key. */
+function arrivedStore(delayMs: number) {
+  const calls = new Map<string, number>();
+  let running = 0;
+  let most = 0;
+  const store = {
+    confirm: async (key: string) => {
+      calls.set(key, (calls.get(key) ?? 0) + 1);
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      running -= 1;
+      return { file: parsePath(key), size: 1, mtimeMs: Date.now(), md5: Buffer.alloc(16), crc32: 0 };
+    },
+    delete: async () => true,
+  } as unknown as ObjectStore;
+  return { store, calls, most: () => most };
+}
+
+async function reserveAll(index: MemoryIndex, keys: readonly string[]) {
+  const now = Date.now();
+  for (const key of keys)
+    await index.reserve(key, { urlExpiresAtMs: now + 60_000, releaseAtMs: now + 60_000 });
+}
+
+describe('UploadConfirmer: shared, parallel, bounded', () => {
+  it('confirms a pass in parallel, at most 8 at once', async () => {
+    const index = new MemoryIndex();
+    const keys = names('mag', 24);
+    await reserveAll(index, keys);
+    const { store, most } = arrivedStore(40);
+    const started = Date.now();
+    expect(await new UploadConfirmer(store, index).settle()).toEqual({ confirmed: 24, released: 0 });
+    expect(Date.now() - started).toBeLessThan(24 * 40);
+    expect(most()).toBe(8);
+  });
+
+  it('two confirmers (two servers) on one index confirm each object once', async () => {
+    const index = new MemoryIndex();
+    const keys = names('mag', 20);
+    await reserveAll(index, keys);
+    const { store, calls } = arrivedStore(10);
+    const a = new UploadConfirmer(store, index);
+    const b = new UploadConfirmer(store, index);
+    await Promise.all([
+      a.settle(),
+      b.settle(),
+      a.awaitMatching({ table: 'science' }),
+      b.awaitKey(keys[3] as string),
+    ]);
+    expect(await index.count()).toBe(20);
+    expect([...calls.values()].every((count) => count === 1)).toBe(true);
+    expect(calls.size).toBe(20);
+  });
+
+  it('a query waits only for the pending uploads its filters select', async () => {
+    const index = new MemoryIndex();
+    const mag = names('mag', 5);
+    await reserveAll(index, [...mag, ...names('swe', 5)]);
+    const { store, calls } = arrivedStore(5);
+    await new UploadConfirmer(store, index).awaitMatching({ table: 'science', instrument: 'mag' });
+    expect([...calls.keys()].sort()).toEqual([...mag].sort());
+    expect(await index.count()).toBe(5);
+    const { store: other, calls: none } = arrivedStore(5);
+    await new UploadConfirmer(other, index).awaitMatching({ table: 'ancillary' });
+    expect(none.size).toBe(0);
+  });
+
+  it('a query waits no longer than its bound for an upload that takes long to confirm', async () => {
+    const index = new MemoryIndex();
+    await reserveAll(index, names('mag', 2));
+    const { store } = arrivedStore(5_000);
+    const confirmer = new UploadConfirmer(store, index);
+    const started = Date.now();
+    await confirmer.awaitMatching({ table: 'science' }, 200);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await index.count()).toBe(0);
+  });
+
+  it('waits for the outcome of a confirmation another server has claimed, rather than repeating it', async () => {
+    const index = new MemoryIndex();
+    const [key] = names('mag', 1) as [string];
+    await reserveAll(index, [key]);
+    const reservation = await index.reservation(key);
+    if (!reservation) throw new Error('not reserved');
+    const claim = await index.claim(reservation);
+    const { store, calls } = arrivedStore(5);
+    const waiting = new UploadConfirmer(store, index).awaitKey(key, 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The other server confirms it.
+    await index.confirm(reservation, { file: parsePath(key), size: 1, mtimeMs: Date.now() });
+    if (claim) await index.unclaim(reservation, claim);
+    await waiting;
+    expect(calls.size).toBe(0);
+    expect(await index.has(key)).toBe(true);
   });
 });

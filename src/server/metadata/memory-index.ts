@@ -191,6 +191,18 @@ export class MemoryIndex implements MetadataIndex {
     return this.#reservations.pending();
   }
 
+  async reservation(key: string): Promise<Reservation | undefined> {
+    return this.#reservations.get(key);
+  }
+
+  async claim(reservation: Reservation, leaseMs?: number): Promise<string | undefined> {
+    return this.#reservations.claim(reservation, leaseMs);
+  }
+
+  async unclaim(reservation: Reservation, claim: string): Promise<void> {
+    this.#reservations.unclaim(reservation, claim);
+  }
+
   async confirm(reservation: Reservation, object: StoredObject): Promise<boolean> {
     if (!this.#reservations.holds(reservation)) return false;
     this.#reservations.release(reservation);

@@ -3,6 +3,8 @@
  * in-memory index (`memory-index.ts`) is one implementation. Every method is asynchronous, so an index kept in
  * a database fits the same routes.
  */
+
+import { parsePath } from '../../naming/names.js';
 import type { QueryParameter, QueryRecord, QueryTable } from '../../naming/query-vocabulary.js';
 import type { StoredObject } from '../objects/object-store.js';
 
@@ -42,6 +44,8 @@ export interface Reservation {
   releaseAtMs: number;
   /** The raw Content-MD5 the URL was signed with, if any. */
   md5?: Buffer | undefined;
+  /** When the name was reserved (ms since the epoch): the upload started then. */
+  reservedAtMs: number;
 }
 
 /** What a reservation is made with. */
@@ -49,7 +53,12 @@ export interface ReserveOptions {
   urlExpiresAtMs: number;
   releaseAtMs: number;
   md5?: Buffer | undefined;
+  /** When the reservation is made; now by default. */
+  reservedAtMs?: number | undefined;
 }
+
+/** How long a claim on a reservation lasts unless ended: a server killed while confirming loses it by then. */
+export const CLAIM_LEASE_MS = 30_000;
 
 /** The records of the archive's files, one per storage path. */
 export interface MetadataIndex {
@@ -60,10 +69,22 @@ export interface MetadataIndex {
   /**
    * Holds `key` for an upload, in one step: undefined when the name has a record or an unreleased reservation
    * (of two servers reserving one name, exactly one gets it). A reservation past its `releaseAtMs` is taken over.
+   * A held reservation made with the same `md5` as `options.md5` is the same upload asked again (a re-run after
+   * a crash): it is kept (same token, same `reservedAtMs`) with the new URL and release times, and returned.
    */
   reserve(key: string, options: ReserveOptions): Promise<Reservation | undefined>;
   /** Every reservation not yet confirmed or released, the oldest first. */
   pending(): Promise<Reservation[]>;
+  /** The reservation `key` is held by, if any (released or past its release time, while still in the index). */
+  reservation(key: string): Promise<Reservation | undefined>;
+  /**
+   * Claims `reservation` for confirming it, so that of every server (and every caller of one server) exactly one
+   * works on it at a time: a claim id when this caller holds it now, undefined when a claim of someone else is
+   * still running or the reservation is no longer held. A claim lapses after `leaseMs`, or when `unclaim`ed.
+   */
+  claim(reservation: Reservation, leaseMs?: number): Promise<string | undefined>;
+  /** Ends the claim `claim` on `reservation` (nothing if it lapsed and another took it). */
+  unclaim(reservation: Reservation, claim: string): Promise<void>;
   /**
    * Makes the record of a confirmed object visible and ends its reservation, in one step; false (nothing
    * changed) when that reservation is no longer held (confirmed by another server, or released).
@@ -90,6 +111,38 @@ export interface MetadataIndex {
   queryChunks(filters: IndexQuery, page?: QueryPage): Promise<Buffer[]>;
   /** Replaces every record by those of `objects` (a store's listing). */
   rebuild(objects: readonly StoredObject[]): Promise<void>;
+}
+
+/**
+ * True when the file `key` names could be among the answers to `filters`: every filter on the name is
+ * checked; ingestion dates and `latest` are not (an upload is ingested when confirmed, and may be the latest),
+ * so those keep it in.
+ */
+export function couldMatch(key: string, filters: IndexQuery): boolean {
+  let file: ReturnType<typeof parsePath>;
+  try {
+    file = parsePath(key);
+  } catch {
+    return false;
+  }
+  if (file.kind !== filters.table) return false;
+  const dataLevel = file.kind === 'science' ? file.dataLevel : undefined;
+  const version = filters.version === 'latest' ? undefined : filters.version;
+  return (
+    (filters.file_path === undefined || filters.file_path === key) &&
+    (filters.instrument === undefined || filters.instrument === file.instrument) &&
+    (filters.data_level === undefined || filters.data_level === dataLevel) &&
+    (filters.descriptor === undefined || filters.descriptor === file.descriptor) &&
+    (filters.start_date === undefined || file.startDate >= filters.start_date) &&
+    (filters.end_date === undefined || file.startDate <= filters.end_date) &&
+    (version === undefined || versionNumber(version) === versionNumber(file.version)) &&
+    (filters.extension === undefined || filters.extension === file.extension)
+  );
+}
+
+function versionNumber(version: string): number | string {
+  const match = /^v(\d+)-(\d+)$/.exec(version);
+  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : version;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC. */

@@ -7,13 +7,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { parsePath } from '../../naming/names.js';
 import type { StoredObject } from '../objects/object-store.js';
-import type {
-  IndexQuery,
-  MetadataIndex,
-  MetadataRecord,
-  QueryPage,
-  Reservation,
-  ReserveOptions,
+import {
+  CLAIM_LEASE_MS,
+  type IndexQuery,
+  type MetadataIndex,
+  type MetadataRecord,
+  type QueryPage,
+  type Reservation,
+  type ReserveOptions,
 } from './metadata-index.js';
 import { indexFailure, maskDatabaseUrl } from './postgres-failures.js';
 import {
@@ -40,7 +41,10 @@ interface ReservationRow {
   url_expires_at: string;
   release_at: string;
   content_md5: Buffer | null;
+  reserved_at: string | null;
 }
+
+const RESERVATION_COLUMNS = 'file_path, token, url_expires_at, release_at, content_md5, reserved_at';
 
 function reservationOf(row: ReservationRow): Reservation {
   return {
@@ -49,6 +53,8 @@ function reservationOf(row: ReservationRow): Reservation {
     urlExpiresAtMs: Number(row.url_expires_at),
     releaseAtMs: Number(row.release_at),
     ...(row.content_md5 ? { md5: row.content_md5 } : {}),
+    // A row of schema version 1 has no time of reservation: its URL was then an hour long.
+    reservedAtMs: row.reserved_at === null ? Number(row.url_expires_at) - 3_600_000 : Number(row.reserved_at),
   };
 }
 
@@ -157,22 +163,37 @@ export class PostgresIndex implements MetadataIndex {
   }
 
   /**
-   * One statement: inserts the reservation, or takes over one past its release time; a stored row or a held
-   * reservation makes it return nothing. The row lock of the conflict serializes concurrent reservers.
+   * One statement: inserts the reservation, takes over one past its release time, or renews one made with the
+   * same Content-MD5 (same token and start, new times); a stored row or a held reservation of other bytes makes
+   * it return nothing. The row lock of the conflict serializes concurrent reservers.
    */
   async reserve(key: string, options: ReserveOptions): Promise<Reservation | undefined> {
     // The naming columns are filled at once, so the row is whole; they are the same when it is stored.
     const naming = rowValues({ file: parsePath(key), size: 0, mtimeMs: 0 }).slice(0, NAMING_COLUMNS.length);
     const token = randomBytes(12).toString('hex');
-    const fixed = [token, options.urlExpiresAtMs, options.releaseAtMs, options.md5 ?? null, Date.now()];
+    const now = Date.now();
+    const fixed = [
+      token,
+      options.urlExpiresAtMs,
+      options.releaseAtMs,
+      options.md5 ?? null,
+      now,
+      options.reservedAtMs ?? now,
+    ];
     const places = naming.map((_, at) => `$${at + fixed.length + 1}`).join(', ');
+    const same =
+      'files.release_at > $5 AND files.content_md5 IS NOT NULL AND files.content_md5 = EXCLUDED.content_md5';
     const { rows } = await this.pool.query<ReservationRow>(
-      `INSERT INTO files (state, token, url_expires_at, release_at, content_md5, ${NAMING_COLUMNS.join(', ')})
-       VALUES ('reserved', $1, $2, $3, $4, ${places})
-       ON CONFLICT (file_path) DO UPDATE SET token = EXCLUDED.token, url_expires_at = EXCLUDED.url_expires_at,
-         release_at = EXCLUDED.release_at, content_md5 = EXCLUDED.content_md5
-       WHERE files.state = 'reserved' AND files.release_at <= $5
-       RETURNING file_path, token, url_expires_at, release_at, content_md5`,
+      `INSERT INTO files (state, token, url_expires_at, release_at, content_md5, reserved_at, ${NAMING_COLUMNS.join(', ')})
+       VALUES ('reserved', $1, $2, $3, $4, $6, ${places})
+       ON CONFLICT (file_path) DO UPDATE SET url_expires_at = EXCLUDED.url_expires_at,
+         release_at = EXCLUDED.release_at, content_md5 = EXCLUDED.content_md5,
+         token = CASE WHEN ${same} THEN files.token ELSE EXCLUDED.token END,
+         reserved_at = CASE WHEN ${same} THEN files.reserved_at ELSE EXCLUDED.reserved_at END,
+         claim = CASE WHEN ${same} THEN files.claim ELSE NULL END,
+         claim_until = CASE WHEN ${same} THEN files.claim_until ELSE NULL END
+       WHERE files.state = 'reserved' AND (files.release_at <= $5 OR (${same}))
+       RETURNING ${RESERVATION_COLUMNS}`,
       [...fixed, ...naming],
     );
     return rows[0] && reservationOf(rows[0]);
@@ -180,15 +201,42 @@ export class PostgresIndex implements MetadataIndex {
 
   async pending(): Promise<Reservation[]> {
     const { rows } = await this.pool.query<ReservationRow>(
-      `SELECT file_path, token, url_expires_at, release_at, content_md5 FROM files
-       WHERE state = 'reserved' ORDER BY url_expires_at`,
+      `SELECT ${RESERVATION_COLUMNS} FROM files WHERE state = 'reserved' ORDER BY url_expires_at`,
     );
     return rows.map(reservationOf);
+  }
+
+  async reservation(key: string): Promise<Reservation | undefined> {
+    const { rows } = await this.pool.query<ReservationRow>(
+      `SELECT ${RESERVATION_COLUMNS} FROM files WHERE file_path = $1 AND state = 'reserved'`,
+      [key],
+    );
+    return rows[0] && reservationOf(rows[0]);
+  }
+
+  /** One statement: the row's claim is taken when it has none or its lease ended; the row lock decides. */
+  async claim(reservation: Reservation, leaseMs = CLAIM_LEASE_MS): Promise<string | undefined> {
+    const claim = randomBytes(9).toString('hex');
+    const now = Date.now();
+    const { rowCount } = await this.pool.query(
+      `UPDATE files SET claim = $3, claim_until = $4
+       WHERE file_path = $1 AND state = 'reserved' AND token = $2 AND (claim_until IS NULL OR claim_until <= $5)`,
+      [reservation.key, reservation.token, claim, now + leaseMs, now],
+    );
+    return rowCount === 1 ? claim : undefined;
+  }
+
+  async unclaim(reservation: Reservation, claim: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE files SET claim = NULL, claim_until = NULL WHERE file_path = $1 AND state = 'reserved' AND claim = $2`,
+      [reservation.key, claim],
+    );
   }
 
   async confirm(reservation: Reservation, object: StoredObject): Promise<boolean> {
     const { rowCount } = await this.pool.query(
       `UPDATE files SET state = 'stored', token = NULL, url_expires_at = NULL, release_at = NULL, content_md5 = NULL,
+         reserved_at = NULL, claim = NULL, claim_until = NULL,
          ingested_ms = $3, ingestion_day = $4, size = $5, md5 = $6, sha256 = $7
        WHERE file_path = $1 AND state = 'reserved' AND token = $2`,
       [reservation.key, reservation.token, ...rowValues(object).slice(NAMING_COLUMNS.length)],

@@ -58,6 +58,14 @@ CREATE INDEX files_by_ingestion ON files (table_name, ingestion_day) WHERE state
 CREATE INDEX files_reserved ON files (url_expires_at) WHERE state = 'reserved';
 `,
   },
+  {
+    // When a reservation was made (told in the answer to another upload of its name), and the claim of the server
+    // confirming it: an id and the end of its lease, so a killed server's claim lapses.
+    version: 2,
+    sql: `
+ALTER TABLE files ADD COLUMN reserved_at bigint, ADD COLUMN claim text, ADD COLUMN claim_until bigint;
+`,
+  },
 ];
 
 /** The schema version of the database; 0 for one without the index's tables. */

@@ -32,6 +32,7 @@ import type {
 import { URL_LIFETIME_SECONDS } from './presign.js';
 import { DigestStream, digestsFromMetadata, md5FromEtag, metadataOf } from './s3-digests.js';
 import { s3Failure, statusOf } from './s3-failures.js';
+import { ObjectUnsettled } from './unsettled.js';
 
 /** Where a bucket is and how to reach it. */
 export interface S3StoreOptions {
@@ -215,9 +216,16 @@ export class S3Store implements ObjectStore {
     if (known.md5 && known.sha256 && known.crc32 !== undefined) {
       digests = { md5: known.md5, sha256: known.sha256, crc32: known.crc32 };
     } else {
-      const got = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), IfMatch: head.ETag }),
-      );
+      const got = await this.#client
+        .send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key), IfMatch: head.ETag }))
+        .catch((error: unknown) => {
+          // Replaced or removed since its HEAD: an upload still under way.
+          const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+          if (status === 412 || status === 404) {
+            throw new ObjectUnsettled(`${key} changed while it was read.`, { cause: error });
+          }
+          throw error;
+        });
       const hashing = new DigestStream(size);
       const body = got.Body as Readable;
       await new Promise<void>((resolvePromise, reject) => {
@@ -230,11 +238,13 @@ export class S3Store implements ObjectStore {
       // Bytes that do not add up are not a verdict on the upload: the object may have changed while it was
       // read (an S3-compatible store may even show an object while it is still being written), so the
       // confirmation is tried again on a later pass. Only complete bytes are recorded.
-      if (hashing.problem) throw new Error(`${key} changed while it was read: ${hashing.problem.message}`);
+      if (hashing.problem) {
+        throw new ObjectUnsettled(`${key} changed while it was read: ${hashing.problem.message}`);
+      }
       digests = hashing.digests();
       const etagMd5 = md5FromEtag(head.ETag);
       if (etagMd5 && !etagMd5.equals(digests.md5)) {
-        throw new Error(`${key} changed while it was read: its bytes do not match its ETag.`);
+        throw new ObjectUnsettled(`${key} changed while it was read: its bytes do not match its ETag.`);
       }
       await this.#recordDigests(key, digests, head.ETag);
     }

@@ -7,6 +7,7 @@ import { ValidationError } from '../../core/errors.js';
 import { parseName } from '../../naming/names.js';
 import { unsafePathReason } from '../../naming/path-safety.js';
 import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
+import type { Reservation } from '../metadata/metadata-index.js';
 import { OBJECT_PREFIX } from '../objects/presign.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
 import { reserveUpload } from './direct-upload.js';
@@ -216,6 +217,29 @@ export function fileExistsResponse(key: string): ApiResponse {
   };
 }
 
+/** The words every answer about a reserved name carries, so a client tells it from a stored file. */
+export const NOT_STORED_YET = 'not stored yet';
+
+/**
+ * The 409 of a name reserved by an upload whose bytes have not been confirmed: the name is taken, but no file is
+ * stored; it is free again at the reservation's release time if the bytes never arrive. `Retry-After` says when.
+ * (An upload of the same bytes, with the same Content-MD5, takes the reservation back instead.)
+ */
+export function nameReservedResponse(held: Reservation, access: RouteAccess = 'plain'): ApiResponse {
+  const started = new Date(held.reservedAtMs).toISOString();
+  const free = new Date(held.releaseAtMs).toISOString();
+  const message = `${held.key} is reserved: an upload of this name started at ${started} and is ${NOT_STORED_YET}; the name is free again at ${free} if its bytes never arrive. Try again after that, or send the same bytes (the same Content-MD5) to take the upload back.`;
+  const retryAfter = {
+    'Retry-After': String(Math.max(1, Math.ceil((held.releaseAtMs - Date.now()) / 1000))),
+  };
+  if (access === 'plain') return messageResponse(409, message, retryAfter);
+  return {
+    statusCode: 409,
+    headers: { 'Content-Type': 'application/json', ...retryAfter },
+    body: { error: 'UploadInProgress', message },
+  };
+}
+
 /**
  * `GET /upload/{filepath}` (credentials already checked): checks the name, then hands out a pre-signed PUT
  * URL. `access` decides the form of a 409.
@@ -244,7 +268,9 @@ export async function upload(
     const where = context.store.direct ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
     return messageResponse(409, `${where}${key} already exists.`);
   };
-  if (context.store.direct) return reserveUpload(context, req, key, exists);
+  if (context.store.direct) {
+    return reserveUpload(context, req, key, exists, (held) => nameReservedResponse(held, access));
+  }
   if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
   return {
     statusCode: 200,
@@ -266,9 +292,9 @@ export async function download(
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
   let found = await context.index.has(rest);
-  // An upload that just reached the store is confirmed first, so the file is found at once.
+  // An upload of this name that just reached the store is confirmed first, so the file is found at once.
   if (!found && context.uploads) {
-    await context.uploads.settle();
+    await context.uploads.awaitKey(rest);
     found = await context.index.has(rest);
   }
   if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
@@ -287,8 +313,9 @@ export async function download(
 export async function query(context: ServerContext, target: RequestTarget): Promise<ApiResponse> {
   const parsed = parseQueryParameters(target.query, context.dialect);
   if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
-  // Uploads that reached the store since the last pass are confirmed first, so they are found at once.
-  await context.uploads?.settle();
+  // Pending uploads this query could select are confirmed first (others are left to the loop), so a file whose
+  // upload completed is found at once; never more than a bounded wait.
+  await context.uploads?.awaitMatching(parsed.filters);
   return {
     statusCode: 200,
     headers: { ...QUERY_HEADERS },

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { ServerContext } from '../context.js';
+import type { Reservation } from '../metadata/metadata-index.js';
 import { type ApiResponse, messageResponse } from '../wire.js';
 
 /** Reads a `Content-MD5` header: the raw digest, undefined when absent, null when malformed. */
@@ -17,28 +18,43 @@ function contentMd5(req: IncomingMessage): Buffer | undefined | null {
 
 /**
  * Reserves `key` and answers with a pre-signed PUT on the store (its Content-MD5 signed when the request
- * carried one), or with `exists()` when the name is taken: stored, reserved by another upload, or already
- * in the store (an upload not yet confirmed, or an object put there by another tool).
+ * carried one). A name that is taken is answered `exists()` when it is stored (an upload of it that reached the
+ * store is confirmed first) or in the store without a reservation (put there by another tool), and
+ * `reserved(held)` when an upload holds it whose bytes have not arrived: unless that upload was signed with the
+ * same Content-MD5 as this request's, which is the same upload asked again (a re-run after a crash) and gets a
+ * fresh URL for the same reservation.
  */
 export async function reserveUpload(
   context: ServerContext,
   req: IncomingMessage,
   key: string,
   exists: () => ApiResponse,
+  reserved: (held: Reservation) => ApiResponse,
 ): Promise<ApiResponse> {
   const md5 = contentMd5(req);
   if (md5 === null) {
     return messageResponse(400, 'Content-MD5 must be the base64 of the 16-byte MD5 digest of the file.');
   }
-  if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
-  const lifetime = context.uploadUrlLifetimeSeconds;
+  if (await context.index.has(key)) return exists();
+  // An upload of this name that has reached the store is confirmed first (only this one, bounded in time).
+  await context.uploads?.awaitKey(key);
+  if (await context.index.has(key)) return exists();
+  const held = await context.index.reservation(key);
+  const heldNow = held !== undefined && held.releaseAtMs > Date.now();
+  if (!heldNow && (await context.store.occupied(key))) return exists();
+  // `--url-life` shortens the store's upload URLs too, and with them how long a lost upload holds the name.
+  const lifetime = context.faults.options.urlLifeSeconds ?? context.uploadUrlLifetimeSeconds;
   const urlExpiresAtMs = Date.now() + lifetime * 1000;
   const reservation = await context.index.reserve(key, {
     urlExpiresAtMs,
     releaseAtMs: urlExpiresAtMs + context.reservationGraceMs,
     md5,
   });
-  if (!reservation) return exists();
+  if (!reservation) {
+    if (await context.index.has(key)) return exists();
+    const holder = await context.index.reservation(key);
+    return holder ? reserved(holder) : exists();
+  }
   const url = await context.store.presign('PUT', key, {
     baseUrl: context.baseUrl(req),
     lifetimeSeconds: lifetime,

@@ -1,0 +1,214 @@
+/**
+ * `/query` during an upload burst through two servers on one bucket (s3rver) and one database (PostgreSQL),
+ * beside the same queries with no uploads: p50/p99/max of 8 query threads, half of whose queries select what is
+ * being uploaded. The servers reach the store through a counting proxy, so the CopyObject (checksums recorded
+ * at confirmation) and HEAD requests per object are counted: each object is confirmed once.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startEngines } from './engines.js';
+import { execute, tool } from './lib/measure.js';
+import { startListeningProcess } from './lib/server.js';
+import { markdownTable, median, percentile } from './lib/stats.js';
+
+const INSTRUMENTS = ['mag', 'swe', 'hit', 'codice', 'lo', 'hi', 'ultra', 'idex'];
+const QUERY_THREADS = 8;
+
+/** A proxy to the S3 endpoint that counts CopyObject and HEAD requests per key; headers pass unchanged. */
+async function countingProxy(endpoint) {
+  const target = new URL(endpoint);
+  const copies = new Map();
+  const heads = new Map();
+  const server = createServer((req, res) => {
+    const key = decodeURIComponent((req.url ?? '').split('?')[0] ?? '');
+    if (req.method === 'PUT' && req.headers['x-amz-copy-source']) copies.set(key, (copies.get(key) ?? 0) + 1);
+    if (req.method === 'HEAD') heads.set(key, (heads.get(key) ?? 0) + 1);
+    const forward = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    copies,
+    heads,
+    close: () =>
+      new Promise((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+function name(instrument, day) {
+  const date = new Date(Date.UTC(2024, 0, 1) + day * 86_400_000)
+    .toISOString()
+    .slice(0, 10)
+    .replaceAll('-', '');
+  return `imap_${instrument}_l1a_load_${date}_${date}_v01-00.cdf`;
+}
+
+function keyOf(file) {
+  const [, instrument, level, , start] = file.split('_');
+  return `imap/${instrument}/${level}/${start.slice(0, 4)}/${start.slice(4, 6)}/${file}`;
+}
+
+/** 8 threads of `/query` until `done()`: half select an instrument being uploaded, half one that is not. */
+async function queryLoad(servers, done, selected) {
+  const samples = [];
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: QUERY_THREADS }, async (_, thread) => {
+      let at = 0;
+      while (!done()) {
+        const server = servers[(thread + at) % servers.length];
+        const search =
+          (thread + at) % 2 === 0 ? `instrument=${selected[at % selected.length]}` : 'instrument=glows';
+        const started = performance.now();
+        try {
+          const answer = await fetch(`${server.url}/query?${search}`);
+          await answer.arrayBuffer();
+          if (answer.status >= 500) failures += 1;
+        } catch {
+          failures += 1;
+        }
+        samples.push(performance.now() - started);
+        at += 1;
+      }
+    }),
+  );
+  return { samples, failures };
+}
+
+function latencyRow(label, { samples, failures }) {
+  return [
+    label,
+    String(samples.length),
+    `${median(samples).toFixed(1)} ms`,
+    `${percentile(samples, 99).toFixed(1)} ms`,
+    `${Math.max(...samples).toFixed(1)} ms`,
+    String(failures),
+  ];
+}
+
+/** Runs the case and returns its markdown section. */
+export async function run({ quick = false } = {}) {
+  const processes = quick ? 4 : 8;
+  const perProcess = quick ? 15 : 50;
+  const engines = await startEngines();
+  const proxy = await countingProxy(engines.env.AWS_ENDPOINT_URL_S3);
+  const work = await mkdtemp(join(tmpdir(), 'mission-bench-load-'));
+  const env = {
+    ...process.env,
+    ...engines.env,
+    AWS_ENDPOINT_URL_S3: proxy.url,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const servers = [];
+  try {
+    for (let at = 0; at < 2; at += 1) {
+      servers.push(
+        await startListeningProcess(
+          [
+            new URL('../bin/mission-data.js', import.meta.url).pathname,
+            'serve',
+            '--store',
+            's3://archive/load',
+            '--port',
+            '0',
+            '--wire',
+            'gateway',
+            '--quiet',
+          ],
+          'serve --store s3://archive/load',
+          env,
+        ),
+      );
+    }
+    const selected = INSTRUMENTS.slice(0, processes);
+    // No uploads: the same queries for a fixed time.
+    const idleUntil = performance.now() + (quick ? 2_000 : 10_000);
+    const idle = await queryLoad(servers, () => performance.now() >= idleUntil, selected);
+    // The burst: `processes` upload commands of `perProcess` small files, through the two servers in turn.
+    const batches = selected.map((instrument, at) => {
+      const root = join(work, `sent-${instrument}`);
+      const files = Array.from({ length: perProcess }, (_, day) => name(instrument, day));
+      for (const file of files) {
+        const path = join(root, ...keyOf(file).split('/'));
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, Buffer.alloc(4096 + day(file), at));
+      }
+      return { root, files, server: servers[at % 2] };
+    });
+    let uploading = true;
+    const started = performance.now();
+    const load = queryLoad(servers, () => !uploading, selected);
+    await Promise.all(
+      batches.map((batch) =>
+        execute(
+          tool(['upload', ...batch.files, '--url', batch.server.url, '--data-dir', batch.root], {
+            env,
+            peakRss: false,
+          }),
+        ),
+      ),
+    );
+    const burstMs = performance.now() - started;
+    uploading = false;
+    const burst = await load;
+    const total = processes * perProcess;
+    // Every object confirmed (the last ones by the loop, after the burst) before CopyObject is counted.
+    const confirmedBy = performance.now() + 30_000;
+    let confirmed = 0;
+    while (performance.now() < confirmedBy) {
+      const counts = await Promise.all(
+        selected.map(async (instrument) => {
+          const answer = await fetch(`${servers[0].url}/query?instrument=${instrument}`);
+          return (await answer.json()).length;
+        }),
+      );
+      confirmed = counts.reduce((sum, count) => sum + count, 0);
+      if (confirmed >= total) break;
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    const copies = [...proxy.copies.values()];
+    const copied = copies.reduce((sum, count) => sum + count, 0);
+    const latencies = markdownTable(
+      ['case', 'queries', 'p50', 'p99', 'max', '5xx or failed'],
+      [latencyRow('no uploads', idle), latencyRow(`during ${total} uploads (${processes} processes)`, burst)],
+    );
+    return [
+      '### Two servers under an upload burst (s3rver + PostgreSQL)',
+      '',
+      `\`/query\` from ${QUERY_THREADS} threads to two \`serve\` processes on one bucket and one database; during the burst half the queries select an instrument being uploaded. Burst: ${total} files of about 4 KiB in ${(burstMs / 1000).toFixed(1)} s.`,
+      '',
+      latencies,
+      '',
+      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; ${copied} CopyObject for them (${proxy.copies.size} objects copied, at most ${Math.max(0, ...copies)} times each).`,
+      '',
+    ].join('\n');
+  } finally {
+    await Promise.all(servers.map((server) => server.close()));
+    await proxy.close();
+    await engines.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function day(file) {
+  return Number(file.split('_')[4].slice(6, 8));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.stdout.write(await run({ quick: process.argv.includes('--quick') }));
+}
