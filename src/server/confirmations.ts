@@ -7,8 +7,7 @@
  * has not arrived by its release time is released.
  */
 import type { MetadataIndex, Reservation } from './metadata/metadata-index.js';
-import { PutRejected } from './objects/folder-write.js';
-import type { ObjectStore } from './objects/object-store.js';
+import { type ConfirmsUploads, type ObjectStore, PutRejected } from './objects/object-store.js';
 
 /** How often the loop looks at pending reservations, by default. */
 export const CONFIRM_INTERVAL_MS = 2_000;
@@ -27,7 +26,7 @@ export class UploadConfirmer {
   #next: Promise<ConfirmPass> | undefined;
 
   constructor(
-    readonly store: ObjectStore,
+    readonly store: ObjectStore & ConfirmsUploads,
     readonly index: MetadataIndex,
     /** Called with an error a pass met (the loop goes on). */
     readonly onError: (error: unknown) => void = () => undefined,
@@ -90,7 +89,7 @@ export class UploadConfirmer {
     reservation: Reservation,
     now = Date.now(),
   ): Promise<'confirmed' | 'released' | 'waiting'> {
-    let object: Awaited<ReturnType<ObjectStore['confirm']>>;
+    let object: Awaited<ReturnType<ConfirmsUploads['confirm']>>;
     try {
       object = await this.store.confirm(reservation.key, { md5: reservation.md5 });
     } catch (error) {

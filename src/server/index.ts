@@ -16,6 +16,7 @@ import {
 import { type FaultOptions, Faults } from './faults.js';
 import { healthOf } from './health.js';
 import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
+import { confirmsUploads } from './objects/object-store.js';
 import { URL_LIFETIME_SECONDS } from './objects/presign.js';
 import { apiResponse } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
@@ -143,7 +144,9 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   }
   const { store, index, signer } = await openBackends({ ...options, store: storeDir });
   const objectCount = await index.count();
-  const uploads = store.direct ? new UploadConfirmer(store, index, options.onBackgroundError) : undefined;
+  const uploads = confirmsUploads(store)
+    ? new UploadConfirmer(store, index, options.onBackgroundError)
+    : undefined;
   const scheme = options.tls ? 'https' : 'http';
   const pending = new Set<Promise<unknown>>();
   let url = '';

@@ -6,7 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/index.js';
-import { type ServeProcess, spawnServe } from '../helpers/e2e.js';
+import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -202,6 +202,33 @@ describe('mission-data serve', () => {
       expect(stderr).toBe(`Error: Cannot use ${file} as the store folder (${code}).\n`);
     },
   );
+
+  it.each([
+    ['gs://bucket/x', 'names no known kind of store (gs:)'],
+    ['file://x', 'names no known kind of store (file:)'],
+    ['s3:/x', 'is not of the form s3://BUCKET[/PREFIX]'],
+  ])(
+    '--store %s (a scheme no backend has, or not of its form) is refused with exit 2 and no folder',
+    async (store, why) => {
+      const run = await runCli(['serve', '--port', '0', '--store', store], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `Error: --store ${JSON.stringify(store)} ${why}; give one of: a folder, s3://BUCKET[/PREFIX].\n`,
+      );
+      expect(await readdir(home)).toEqual([]);
+    },
+  );
+
+  it('a location with a colon but no scheme is a folder: ./a:b', async () => {
+    const served = await serve(['--port', '0', '--store', './a:b', '--quiet']);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(existsSync(join(home, 'a:b'))).toBe(true);
+  });
 
   it('a port in use is a clear error with exit 1', async () => {
     const first = await serve(['--port', '0', '--store', join(home, 'a')]);
