@@ -93,7 +93,10 @@ export interface ReferenceServerOptions
 
 /** A running reference server. */
 export interface ReferenceServer {
-  /** Where it listens, e.g. `http://127.0.0.1:8080` (no trailing slash). */
+  /**
+   * Where to reach it, e.g. `http://127.0.0.1:8080` (no trailing slash); loopback when it binds every interface
+   * (`0.0.0.0`, `::`).
+   */
   url: string;
   /** The port it listens on. */
   port: number;
@@ -113,6 +116,14 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The loopback address for a host that binds every interface (`0.0.0.0`, `::`), which no client can reach. */
+function reachableHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === '0.0.0.0') return '127.0.0.1';
+  if (bare === '::' || bare === '0:0:0:0:0:0:0:0') return '::1';
+  return host;
 }
 
 /** Compares keys or tokens by their SHA-256 digests, in constant time, and checks every one so timing says nothing. */
@@ -266,7 +277,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     throw error;
   }
   const address = server.address() as AddressInfo;
-  url = `${scheme}://${formatHost(host)}:${address.port}`;
+  url = `${scheme}://${formatHost(reachableHost(host))}:${address.port}`;
   uploads?.start(options.confirmIntervalMs);
 
   let closing: Promise<void> | undefined;

@@ -72,6 +72,48 @@ describe('mission-data serve', () => {
     expect(existsSync(store)).toBe(true);
   });
 
+  it('says what it runs on, one fact a line within 80 columns: store, index, wire, dialect, access', async () => {
+    const served = await serve(['--port', '0', '--store', 'store', '--demo']);
+    expect(await eventually(async () => served.stderr().includes('Stop with Ctrl-C.'))).toBe(true);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    const count = demoFileNames().length;
+    expect(served.stderr()).toBe(
+      `Filled ${join(home, 'store')} with a demo archive of ${count} files.\n` +
+        `Store: ${join(home, 'store')} (${count} files)\n` +
+        'Index: memory\n' +
+        'Wire: envelope\n' +
+        "Dialect both: the spec's routes, and today's /api-key/ and /authorized/ ones.\n" +
+        'Access: uploads need no API key; /authorized/ routes refuse every request.\n' +
+        'Stop with Ctrl-C.\n',
+    );
+    for (const line of served.stderr().split('\n').slice(2)) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('on every interface (--host 0.0.0.0) it names an address to use, not 0.0.0.0', async () => {
+    const served = await serveAnywhere([
+      '--host',
+      '0.0.0.0',
+      '--api-key',
+      'k',
+      '--token',
+      't',
+      '--store',
+      's',
+    ]);
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
+    expect((await rawRequest(served.url, '/query?instrument=mag')).status).toBe(200);
+    expect(await eventually(async () => served.stderr().includes('Stop with Ctrl-C.'))).toBe(true);
+    expect(served.stderr()).toContain(
+      'Access: uploads need an API key; /authorized/ routes take 1 bearer token.\n' +
+        "Bound to 0.0.0.0 (all interfaces): use this machine's name or address.\n",
+    );
+    for (const line of served.stderr().split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+  });
+
   it('stops on SIGINT too; --quiet logs no requests', async () => {
     const served = await serve(['--port', '0', '--store', join(home, 'store'), '--quiet']);
     await rawRequest(served.url, '/query?instrument=mag');
@@ -169,7 +211,8 @@ describe('mission-data serve', () => {
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
     expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
-    expect(served.stderr()).toContain('(wire: envelope-200, uploads need an API key)');
+    expect(served.stderr()).toContain('Wire: envelope-200\n');
+    expect(served.stderr()).toContain('Access: uploads need an API key;');
     // The key travels in a header and is never logged.
     expect(served.stderr()).not.toContain('k-one');
     expect(served.stderr()).toMatch(new RegExp(`^GET /upload/${name} 200 `, 'm'));
@@ -264,7 +307,7 @@ describe('mission-data serve', () => {
 
   it('warns when it listens beyond this machine without an API key, even with --quiet', async () => {
     const warning =
-      /^Warning: listening on 0\.0\.0\.0 without --api-key: anyone who can reach this machine can upload/m;
+      /^Warning: on 0\.0\.0\.0 without --api-key, anyone who reaches this machine can upload\.\nGive --api-key KEY to guard uploads\.\n/m;
     const open = await serveAnywhere(['--host', '0.0.0.0', '--quiet', '--store', join(home, 'open')]);
     expect(open.stderr()).toMatch(warning);
     const guarded = await serveAnywhere(['--host', '0.0.0.0', '--api-key', 'k', '--store', join(home, 'g')]);
