@@ -156,14 +156,14 @@ export interface ReindexReport {
   listed: number;
   /** Records added (the others had one already, or are uploads being confirmed). */
   added: number;
-  /** Keys in the store that break the naming rules, not indexed. */
-  skipped: string[];
+  /** Keys in the store that break the naming rules, not indexed, each with the rule it breaks. */
+  skipped: { key: string; problem: string }[];
 }
 
 /** Lists the store and adds a record for every object whose path passes the naming rules; the service goes on. */
 export async function reindex(store: ObjectStore, index: MetadataIndex): Promise<ReindexReport> {
-  const skipped: string[] = [];
-  const objects: StoredObject[] = await store.list('', (key) => skipped.push(key));
+  const skipped: ReindexReport['skipped'] = [];
+  const objects: StoredObject[] = await store.list('', (key, problem) => skipped.push({ key, problem }));
   const added = await index.addAll(objects);
   return { listed: objects.length, added, skipped };
 }

@@ -14,7 +14,7 @@ import {
   type ServerContext,
 } from './context.js';
 import { type FaultOptions, Faults } from './faults.js';
-import { healthOf } from './health.js';
+import { healthOf, UNAVAILABLE_RETRY_AFTER_SECONDS, unavailablePart } from './health.js';
 import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
 import { confirmsUploads } from './objects/object-store.js';
 import { URL_LIFETIME_SECONDS } from './objects/presign.js';
@@ -234,12 +234,24 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
         res.destroy();
         return;
       }
-      const message = 'Internal server error; the server log has the details.';
+      // A store or database that does not answer is not the server's fault: 503, and when to try again.
+      const down = await unavailablePart(store, index);
+      const status = down ? 503 : 500;
+      const message = down
+        ? `Service unavailable: ${down} Try again shortly.`
+        : 'Internal server error; the server log has the details.';
+      const headers: Record<string, string> = down
+        ? { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
+        : {};
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
       if (objectRoute) {
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
         res.end(`${message}\n`);
       } else {
-        sendApiResponse(res, messageResponse(500, message), wire);
+        sendApiResponse(res, messageResponse(status, message, headers), wire);
       }
     }
   };

@@ -1,9 +1,10 @@
 /** `mission-data serve`, spawned from the built bin: the Listening line, request logs, demo data, clean stop. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/index.js';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
@@ -271,6 +272,42 @@ describe('mission-data serve', () => {
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
     expect(existsSync(join(home, 'a:b'))).toBe(true);
+  });
+
+  it('TLS files that do not fit are named as the files, never as a bug: swapped, or of another key', async () => {
+    const make = (name: string) =>
+      promisify(execFile)('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(home, `${name}-key.pem`),
+        '-out',
+        join(home, `${name}-cert.pem`),
+      ]);
+    await Promise.all([make('a'), make('b')]);
+    const run = (cert: string, key: string) =>
+      runCli(['serve', '--port', '0', '--store', 's', '--tls-cert', cert, '--tls-key', key], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      });
+    const swapped = await run('a-key.pem', 'a-cert.pem');
+    expect(swapped.code).toBe(2);
+    expect(swapped.stderr).toBe(
+      'Error: The TLS certificate a-key.pem is not a PEM certificate but a private key; were --tls-cert and --tls-key swapped?\n',
+    );
+    const other = await run('a-cert.pem', 'b-key.pem');
+    expect(other.code).toBe(2);
+    expect(other.stderr).toBe(
+      'Error: The TLS key b-key.pem is not the private key of the certificate a-cert.pem.\n',
+    );
+    expect(existsSync(join(home, 's'))).toBe(false);
   });
 
   it('a port in use is a clear error with exit 1', async () => {

@@ -1,4 +1,5 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -62,9 +63,9 @@ function describeError(error: unknown, debug: boolean | undefined): string {
   return debug && error instanceof Error && error.stack ? error.stack : String(error);
 }
 
-/** The report of `--reindex`: counts, and each key left out (the first 20). */
+/** The report of `--reindex`: counts, and each key left out with the rule it breaks (the first 20). */
 function reindexLines(report: ReindexReport): string {
-  const shown = report.skipped.slice(0, 20).map((key) => `  not indexed (breaks the naming rules): ${key}\n`);
+  const shown = report.skipped.slice(0, 20).map(({ key, problem }) => `  not indexed: ${key}: ${problem}\n`);
   const more = report.skipped.length - shown.length;
   return (
     `Reindexed: ${report.listed} objects pass the naming rules, ${report.added} records added, ` +
@@ -79,7 +80,38 @@ async function readTls(options: ServeCommandOptions): Promise<{ cert: Buffer; ke
     readFile(path).catch((error: NodeJS.ErrnoException) => {
       throw new UsageError(`Cannot read the TLS ${what} ${path} (${error.code ?? 'error'}).`);
     });
-  return { cert: await read(options.tlsCert, 'certificate'), key: await read(options.tlsKey, 'key') };
+  const tls = { cert: await read(options.tlsCert, 'certificate'), key: await read(options.tlsKey, 'key') };
+  checkTls(tls, options.tlsCert, options.tlsKey);
+  return tls;
+}
+
+/**
+ * Checks the TLS files the operator gave before the server starts, so a wrong one is named as that file's
+ * problem: not a PEM certificate, not a private key (the two swapped, say), or a key of another certificate.
+ */
+function checkTls(tls: { cert: Buffer; key: Buffer }, certPath: string, keyPath: string): void {
+  const swapped = 'were --tls-cert and --tls-key swapped?';
+  const looksLikeKey = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(tls.cert.toString('latin1'));
+  const looksLikeCert = /-----BEGIN CERTIFICATE-----/.test(tls.key.toString('latin1'));
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(tls.cert);
+  } catch {
+    throw new UsageError(
+      `The TLS certificate ${certPath} is not a PEM certificate${looksLikeKey ? ` but a private key; ${swapped}` : '.'}`,
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(tls.key);
+  } catch {
+    throw new UsageError(
+      `The TLS key ${keyPath} is not a PEM private key${looksLikeCert ? ` but a certificate; ${swapped}` : ' (or it has a passphrase).'}`,
+    );
+  }
+  if (!certificate.checkPrivateKey(key)) {
+    throw new UsageError(`The TLS key ${keyPath} is not the private key of the certificate ${certPath}.`);
+  }
 }
 
 /** The errno of a failed request (`ENOSPC`, `EROFS`), or its error's name, so the log line says what failed. */

@@ -15,15 +15,16 @@ import {
   writeSidecar,
 } from './checksums.js';
 import { STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
-import type {
-  ObjectStore,
-  OpenObject,
-  PresignOptions,
-  PutOptions,
-  PutResult,
-  SignedMethod,
-  StoredObject,
-  TakesUploads,
+import {
+  namingProblem,
+  type ObjectStore,
+  type OpenObject,
+  type PresignOptions,
+  type PutOptions,
+  type PutResult,
+  type SignedMethod,
+  type StoredObject,
+  type TakesUploads,
 } from './object-store.js';
 import { loadStoreSecret, UrlSigner } from './presign.js';
 
@@ -289,7 +290,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
    * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
    * that is several times faster than one promise per file, and the event loop still turns between folders.
    */
-  async list(prefix = '', onSkipped?: (key: string) => void): Promise<StoredObject[]> {
+  async list(prefix = '', onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     const walk = async (folder: string, key: string): Promise<void> => {
       let entries: Dirent[];
@@ -313,11 +314,11 @@ export class FolderStore implements ObjectStore, TakesUploads {
           // is the whole of parsePath.
           file = parseName(entry.name);
         } catch {
-          onSkipped?.(childKey);
+          onSkipped?.(childKey, namingProblem(childKey) ?? 'breaks the naming rules');
           continue;
         }
         if (file.path !== childKey) {
-          onSkipped?.(childKey);
+          onSkipped?.(childKey, namingProblem(childKey) ?? `belongs at ${file.path}`);
           continue;
         }
         const stats = lstatSync(childPath, { throwIfNoEntry: false });

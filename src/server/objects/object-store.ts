@@ -9,7 +9,8 @@
  * (`ConfirmsUploads`: the server reserves the name, and confirms the object once it arrived).
  */
 import type { Readable } from 'node:stream';
-import type { MissionFile } from '../../naming/names.js';
+import { ValidationError } from '../../core/errors.js';
+import { type MissionFile, parsePath } from '../../naming/names.js';
 import type { Digests } from './checksums.js';
 
 /** Why a PUT or a confirmation did not store its object, when the request (or the uploaded bytes) is to blame. */
@@ -19,6 +20,20 @@ export class PutRejected extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Which naming rule a key breaks, in one line that does not repeat the key (`the month folder is "02" but the
+ * name's start date is in month 01; expected …`); undefined when it breaks none.
+ */
+export function namingProblem(key: string): string | undefined {
+  try {
+    parsePath(key);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return error.problems.map((problem) => problem.replace(`Invalid path ${key}: `, '')).join(' ');
   }
 }
 
@@ -91,9 +106,9 @@ export interface ObjectStore {
   head(key: string): Promise<StoredObject | undefined>;
   /**
    * Every object whose key starts with `prefix` (all with none); entries that break the naming rules are
-   * skipped, and named to `onSkipped` when given.
+   * skipped, and named to `onSkipped` when given, with the rule each breaks (`namingProblem`).
    */
-  list(prefix?: string, onSkipped?: (key: string) => void): Promise<StoredObject[]>;
+  list(prefix?: string, onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]>;
   /** Removes an object; false when there was none. */
   delete(key: string): Promise<boolean>;
   /** A URL a client can GET or PUT the object at, without credentials of its own. */

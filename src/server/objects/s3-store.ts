@@ -21,6 +21,7 @@ import type { Digests } from './checksums.js';
 import {
   type ConfirmExpectation,
   type ConfirmsUploads,
+  namingProblem,
   type ObjectStore,
   type OpenObject,
   type PresignOptions,
@@ -32,6 +33,11 @@ import {
 import { URL_LIFETIME_SECONDS } from './presign.js';
 import { DigestStream, digestsFromMetadata, md5FromEtag, metadataOf } from './s3-digests.js';
 import { s3Failure, statusOf } from './s3-failures.js';
+
+/** How long connecting to the store may take. */
+const S3_CONNECT_TIMEOUT_MS = 5_000;
+/** How long the store may take to answer a request (its headers; a body's bytes are not bounded here). */
+const S3_REQUEST_TIMEOUT_MS = 5_000;
 
 /** Where a bucket is and how to reach it. */
 export interface S3StoreOptions {
@@ -76,6 +82,14 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
       // CRC-32 of an empty body, which AWS S3 holds against the real one.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // A store that stops answering fails the request (then answered 503) rather than holding it for ever:
+      // within two attempts of the request bound.
+      maxAttempts: 2,
+      requestHandler: {
+        connectionTimeout: S3_CONNECT_TIMEOUT_MS,
+        requestTimeout: S3_REQUEST_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+      },
     });
   }
 
@@ -222,17 +236,22 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
     };
   }
 
-  async list(prefix = '', onSkipped?: (key: string) => void): Promise<StoredObject[]> {
+  async list(prefix = '', onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.#client.send(
-        new ListObjectsV2Command({
-          Bucket: this.#bucket,
-          Prefix: this.#key(prefix),
-          ...(token ? { ContinuationToken: token } : {}),
-        }),
-      );
+      const page = await this.#client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.#bucket,
+            Prefix: this.#key(prefix),
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        )
+        .catch((error: unknown) => {
+          // The store's failure, named as the store's: listing is what start-up and --reindex do first.
+          throw s3Failure(error, this.#where(), this.#bucket, `listing after ${found.length} objects`);
+        });
       for (const entry of page.Contents ?? []) {
         const key = (entry.Key ?? '').slice(this.#prefix.length);
         let object: StoredObject;
@@ -244,7 +263,7 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
             md5: md5FromEtag(entry.ETag),
           };
         } catch {
-          onSkipped?.(key);
+          onSkipped?.(key, namingProblem(key) ?? 'breaks the naming rules');
           continue;
         }
         found.push(object);
