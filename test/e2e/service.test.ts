@@ -185,7 +185,7 @@ describe("serve on S3 as the README's example runs it", () => {
     const bucket = new URL(store).host;
     await s3.createBucket(bucket);
     // Another tool put an object where the client's layout puts it.
-    const placed = scienceName('swe', 21);
+    const placed = scienceName('idex', 21);
     const placedKey = parseName(placed).path;
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: placedKey, Body: 'placed' }));
     // The setting the test runner gives every process is left out: serve itself keeps the SDK quiet.
@@ -199,16 +199,16 @@ describe("serve on S3 as the README's example runs it", () => {
     expect(served.stderr()).toContain(`Store: ${store} (`);
     expect(served.stderr()).toMatch(/^Index: postgres:\/\/test:\*\*\*@127\.0\.0\.1:\d+\/test$/m);
     expect(served.stderr()).not.toMatch(/NodeVersionSupportWarning|AWS SDK|unreadable/);
-    expect(await queryPaths(served.url, 'instrument=swe')).toEqual([placedKey]);
+    expect(await queryPaths(served.url, 'instrument=idex')).toEqual([placedKey]);
 
-    const name = scienceName('swe', 22);
+    const name = scienceName('idex', 22);
     const sent = join(home, 'readme-s3');
     await putFile(sent, name, bytesFor('readme', 1000));
     const upload = await runCli(['upload', name, '--url', served.url, '--data-dir', sent], { cwd: home });
     expect(upload.code, upload.stderr).toBe(0);
-    const paths = await queryPaths(served.url, 'instrument=swe');
+    const paths = await queryPaths(served.url, 'instrument=idex');
     expect(paths).toEqual([placedKey, parseName(name).path]);
-    expect(paths[1]).toMatch(/^imap\/swe\/l1a\/2024\/01\//);
+    expect(paths[1]).toMatch(/^imap\/idex\/l1a\/2024\/01\//);
     const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
     expect((listed.Contents ?? []).map((entry) => entry.Key).sort()).toEqual(paths);
     await stop(served);
