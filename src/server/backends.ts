@@ -1,9 +1,9 @@
 /**
- * Picks and opens the server's store and index from its options: a folder or an S3 bucket (`s3://`), the
- * in-memory index or PostgreSQL (`postgres://`). The AWS SDK and `pg` are loaded only when asked for, so the
- * embedded default starts as fast as before.
+ * Picks and opens the server's store and index from its options: a folder, or a backend registered by the URL
+ * scheme it is named by (`s3://`); the in-memory index or PostgreSQL (`postgres://`). The AWS SDK and `pg` are
+ * loaded only when asked for, so the embedded default starts as fast as before.
  */
-import { StoreError } from '../core/errors.js';
+import { StoreError, UsageError } from '../core/errors.js';
 import { MemoryIndex } from './metadata/memory-index.js';
 import type { MetadataIndex } from './metadata/metadata-index.js';
 import { FolderStore } from './objects/folder-store.js';
@@ -12,7 +12,7 @@ import type { UrlSigner } from './objects/presign.js';
 
 /** Where objects and records live. */
 export interface BackendOptions {
-  /** A folder, or `s3://BUCKET[/PREFIX]`. */
+  /** A folder, or a backend's URL (`s3://BUCKET[/PREFIX]`). */
   store: string;
   /** The S3 endpoint of an S3-compatible store (path-style addressing); AWS S3 when not given. */
   s3Endpoint?: string | undefined;
@@ -34,33 +34,90 @@ export interface Backends {
   signer: UrlSigner | undefined;
 }
 
-/** True when `store` names a bucket rather than a folder. */
+/** A kind of store named by a URL scheme in `--store`; anything without a scheme is a folder. */
+export interface StoreBackend {
+  /** The scheme, lower case, without `:` (`s3`). */
+  scheme: string;
+  /** The form of its locations, for messages (`s3://BUCKET[/PREFIX]`). */
+  form: string;
+  /** True when `location` has the backend's form. */
+  accepts(location: string): boolean;
+  /** Opens the store (not yet checked to answer). */
+  open(location: string, options: BackendOptions): Promise<ObjectStore>;
+}
+
+const STORE_BACKENDS = new Map<string, StoreBackend>();
+
+/** Adds a backend for `--store` locations of its scheme (one backend per scheme). */
+export function registerStoreBackend(backend: StoreBackend): void {
+  if (STORE_BACKENDS.has(backend.scheme))
+    throw new Error(`A store backend for ${backend.scheme}: is registered.`);
+  STORE_BACKENDS.set(backend.scheme, backend);
+}
+
+registerStoreBackend({
+  scheme: 's3',
+  form: 's3://BUCKET[/PREFIX]',
+  accepts: (location) => /^s3:\/\/[^/]/.test(location),
+  async open(location, options) {
+    const { S3Store } = await import('./objects/s3-store.js');
+    try {
+      return new S3Store({
+        url: location,
+        endpoint: options.s3Endpoint,
+        region: options.s3Region,
+        credentials: options.s3Credentials,
+      });
+    } catch (error) {
+      throw new StoreError((error as Error).message, { hint: 'Example: --store s3://my-bucket/archive' });
+    }
+  },
+});
+
+/**
+ * The scheme a `--store` location starts with (`s3` of `s3://b`), lower case; undefined for a folder. A single
+ * letter is a Windows drive (`C:\archive`), not a scheme.
+ */
+export function storeScheme(location: string): string | undefined {
+  const match = /^([a-z][a-z0-9+.-]*):/i.exec(location);
+  return match?.[1] && match[1].length > 1 ? match[1].toLowerCase() : undefined;
+}
+
+/** The forms `--store` takes, for messages: a folder, then each backend's. */
+function knownStores(): string {
+  return ['a folder', ...[...STORE_BACKENDS.values()].map((backend) => backend.form)].join(', ');
+}
+
+/**
+ * The backend a `--store` location names; undefined for a folder. A scheme no backend has, or a location not
+ * of its backend's form, is refused (UsageError) naming the forms that are known.
+ */
+export function storeBackendOf(location: string): StoreBackend | undefined {
+  const scheme = storeScheme(location);
+  if (scheme === undefined) return undefined;
+  const backend = STORE_BACKENDS.get(scheme);
+  if (backend?.accepts(location)) return backend;
+  const what = backend ? `is not of the form ${backend.form}` : `names no known kind of store (${scheme}:)`;
+  throw new UsageError(`--store ${JSON.stringify(location)} ${what}; give one of: ${knownStores()}.`);
+}
+
+/** True when `store` names a backend by its scheme (a bucket) rather than a folder; throws for an unknown one. */
 export function isBucketStore(store: string): boolean {
-  return store.startsWith('s3://');
+  return storeBackendOf(store) !== undefined;
 }
 
 async function openStore(
   options: BackendOptions,
 ): Promise<{ store: ObjectStore; signer: UrlSigner | undefined }> {
-  if (!isBucketStore(options.store)) {
+  const backend = storeBackendOf(options.store);
+  if (!backend) {
     const store = await FolderStore.open(options.store, {
       uploadIdleTimeoutMs: options.uploadIdleTimeoutMs,
       secret: options.secret,
     });
     return { store, signer: store.signer };
   }
-  const { S3Store } = await import('./objects/s3-store.js');
-  let store: ObjectStore;
-  try {
-    store = new S3Store({
-      url: options.store,
-      endpoint: options.s3Endpoint,
-      region: options.s3Region,
-      credentials: options.s3Credentials,
-    });
-  } catch (error) {
-    throw new StoreError((error as Error).message, { hint: 'Example: --store s3://my-bucket/archive' });
-  }
+  const store = await backend.open(options.store, options);
   try {
     await store.check();
   } catch (error) {
@@ -99,14 +156,14 @@ export interface ReindexReport {
   listed: number;
   /** Records added (the others had one already, or are uploads being confirmed). */
   added: number;
-  /** Keys in the store that break the naming rules, not indexed. */
-  skipped: string[];
+  /** Keys in the store that break the naming rules, not indexed, each with the rule it breaks. */
+  skipped: { key: string; problem: string }[];
 }
 
 /** Lists the store and adds a record for every object whose path passes the naming rules; the service goes on. */
 export async function reindex(store: ObjectStore, index: MetadataIndex): Promise<ReindexReport> {
-  const skipped: string[] = [];
-  const objects: StoredObject[] = await store.list('', (key) => skipped.push(key));
+  const skipped: ReindexReport['skipped'] = [];
+  const objects: StoredObject[] = await store.list('', (key, problem) => skipped.push({ key, problem }));
   const added = await index.addAll(objects);
   return { listed: objects.length, added, skipped };
 }

@@ -18,8 +18,7 @@ import {
   type MetadataIndex,
   type Reservation,
 } from './metadata/metadata-index.js';
-import { PutRejected } from './objects/folder-write.js';
-import type { ObjectStore } from './objects/object-store.js';
+import { type ConfirmsUploads, type ObjectStore, PutRejected } from './objects/object-store.js';
 import { ObjectUnsettled } from './objects/unsettled.js';
 
 /** How often the loop looks at pending reservations, by default. */
@@ -56,7 +55,7 @@ export class UploadConfirmer {
   #stopped = false;
 
   constructor(
-    readonly store: ObjectStore,
+    readonly store: ObjectStore & ConfirmsUploads,
     readonly index: MetadataIndex,
     /** Called with an error a pass met (the loop goes on). */
     readonly onError: (error: unknown) => void = () => undefined,
@@ -192,7 +191,7 @@ export class UploadConfirmer {
     reservation: Reservation,
     now = Date.now(),
   ): Promise<'confirmed' | 'released' | 'waiting'> {
-    let object: Awaited<ReturnType<ObjectStore['confirm']>>;
+    let object: Awaited<ReturnType<ConfirmsUploads['confirm']>>;
     try {
       object = await this.store.confirm(reservation.key, { md5: reservation.md5 });
     } catch (error) {

@@ -18,24 +18,62 @@ export interface HealthReport {
   index: BackendHealth;
 }
 
-async function probe(location: string, check: () => Promise<void>): Promise<BackendHealth> {
+/** How long each probe may take: a store or database that does not answer by then is failing. */
+export const PROBE_TIMEOUT_MS = 3_000;
+
+async function probe(
+  location: string,
+  what: string,
+  check: () => Promise<void>,
+  timeoutMs: number,
+): Promise<BackendHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} ${location} did not answer within ${timeoutMs / 1000} s.`)),
+      timeoutMs,
+    );
+  });
   try {
-    await check();
+    await Promise.race([check(), late]);
     return { location, ok: true };
   } catch (error) {
     return { location, ok: false, problem: error instanceof Error ? error.message : 'failed' };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-/** Checks both backends at once. */
-export async function healthOf(store: ObjectStore, index: MetadataIndex): Promise<HealthReport> {
+/** Checks both backends at once, each bounded to `timeoutMs` (3 s). */
+export async function healthOf(
+  store: ObjectStore,
+  index: MetadataIndex,
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<HealthReport> {
   const [storeHealth, indexHealth] = await Promise.all([
-    probe(store.location, () => store.check()),
-    probe(index.location, () => index.check()),
+    probe(store.location, 'The store', () => store.check(), timeoutMs),
+    probe(index.location, 'The index', () => index.check(), timeoutMs),
   ]);
   return {
     status: storeHealth.ok && indexHealth.ok ? 'ok' : 'failing',
     store: storeHealth,
     index: indexHealth,
   };
+}
+
+/** Seconds a client is asked to wait (`Retry-After`) while the store or the index does not answer. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * After a request failed: the part that does not answer now (its problem, one line naming no credential), or
+ * undefined when both answer and the failure is the server's own.
+ */
+export async function unavailablePart(
+  store: ObjectStore,
+  index: MetadataIndex,
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<string | undefined> {
+  const report = await healthOf(store, index, timeoutMs);
+  const failing = [report.store, report.index].filter((part) => !part.ok);
+  return failing.length === 0 ? undefined : failing.map((part) => part.problem).join(' ');
 }

@@ -14,8 +14,9 @@ import {
   type ServerContext,
 } from './context.js';
 import { type FaultOptions, Faults } from './faults.js';
-import { healthOf } from './health.js';
+import { healthOf, UNAVAILABLE_RETRY_AFTER_SECONDS, unavailablePart } from './health.js';
 import { STREAM_BUFFER_BYTES } from './objects/folder-write.js';
+import { confirmsUploads } from './objects/object-store.js';
 import { URL_LIFETIME_SECONDS } from './objects/presign.js';
 import { apiResponse } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
@@ -92,7 +93,10 @@ export interface ReferenceServerOptions
 
 /** A running reference server. */
 export interface ReferenceServer {
-  /** Where it listens, e.g. `http://127.0.0.1:8080` (no trailing slash). */
+  /**
+   * Where to reach it, e.g. `http://127.0.0.1:8080` (no trailing slash); loopback when it binds every interface
+   * (`0.0.0.0`, `::`).
+   */
   url: string;
   /** The port it listens on. */
   port: number;
@@ -112,6 +116,14 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The loopback address for a host that binds every interface (`0.0.0.0`, `::`), which no client can reach. */
+function reachableHost(host: string): string {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === '0.0.0.0') return '127.0.0.1';
+  if (bare === '::' || bare === '0:0:0:0:0:0:0:0') return '::1';
+  return host;
 }
 
 /** Compares keys or tokens by their SHA-256 digests, in constant time, and checks every one so timing says nothing. */
@@ -143,7 +155,9 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   }
   const { store, index, signer } = await openBackends({ ...options, store: storeDir });
   const objectCount = await index.count();
-  const uploads = store.direct ? new UploadConfirmer(store, index, options.onBackgroundError) : undefined;
+  const uploads = confirmsUploads(store)
+    ? new UploadConfirmer(store, index, options.onBackgroundError)
+    : undefined;
   const scheme = options.tls ? 'https' : 'http';
   const pending = new Set<Promise<unknown>>();
   let url = '';
@@ -220,12 +234,24 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
         res.destroy();
         return;
       }
-      const message = 'Internal server error; the server log has the details.';
+      // A store or database that does not answer is not the server's fault: 503, and when to try again.
+      const down = await unavailablePart(store, index);
+      const status = down ? 503 : 500;
+      const message = down
+        ? `Service unavailable: ${down} Try again shortly.`
+        : 'Internal server error; the server log has the details.';
+      const headers: Record<string, string> = down
+        ? { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
+        : {};
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
       if (objectRoute) {
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
         res.end(`${message}\n`);
       } else {
-        sendApiResponse(res, messageResponse(500, message), wire);
+        sendApiResponse(res, messageResponse(status, message, headers), wire);
       }
     }
   };
@@ -263,7 +289,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     throw error;
   }
   const address = server.address() as AddressInfo;
-  url = `${scheme}://${formatHost(host)}:${address.port}`;
+  url = `${scheme}://${formatHost(reachableHost(host))}:${address.port}`;
   uploads?.start(options.confirmIntervalMs);
 
   let closing: Promise<void> | undefined;

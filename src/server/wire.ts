@@ -67,7 +67,13 @@ function headerValue(headers: Record<string, string>, name: string): string | un
  * Envelope headers that keep their HTTP meaning when the envelope is the HTTP body (`curl -L` follows the 302;
  * a 401 without `WWW-Authenticate` breaks HTTP's rule for it).
  */
-const PASSED_THROUGH = ['location', 'allow', 'access-control-allow-origin', 'www-authenticate'];
+const PASSED_THROUGH = [
+  'location',
+  'allow',
+  'access-control-allow-origin',
+  'www-authenticate',
+  'retry-after',
+];
 
 /** Writes an API answer in the given wire mode. `head` sends the headers only. */
 export function sendApiResponse(

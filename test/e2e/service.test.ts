@@ -5,8 +5,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseName } from '../../src/naming/names.js';
 import {
   assertBuilt,
   bytesFor,
@@ -174,6 +175,44 @@ describe('two serve processes on one bucket and one database', () => {
     expect((await fetch(`${b.url}/upload/${never}`)).status).toBe(409);
     expect(await waitFor(async () => (await bucketKeys()).length >= 3, 5_000)).toBe(true);
     await Promise.all([stop(again), stop(b)]);
+  });
+});
+
+describe("serve on S3 as the README's example runs it", () => {
+  it('keeps keys at the layout the client and --reindex use, says what it runs on, and prints no SDK warning', async () => {
+    const readme = await readFile(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const store = /mission-data serve --store (s3:\/\/\S+)/.exec(readme)?.[1] as string;
+    const bucket = new URL(store).host;
+    await s3.createBucket(bucket);
+    // Another tool put an object where the client's layout puts it.
+    const placed = scienceName('idex', 21);
+    const placedKey = parseName(placed).path;
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: placedKey, Body: 'placed' }));
+    // The setting the test runner gives every process is left out: serve itself keeps the SDK quiet.
+    const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _, ...env } = serveEnv();
+    const served = await spawnServe(['--store', store, '--port', '0', '--wire', 'gateway', '--reindex'], {
+      cwd: home,
+      env,
+      onChild: (child) => children.push(child),
+    });
+    expect(await waitFor(() => served.stderr().includes('Reindexed:'), 10_000)).toBe(true);
+    expect(served.stderr()).toContain(`Store: ${store} (`);
+    expect(served.stderr()).toMatch(/^Index: postgres:\/\/test:\*\*\*@127\.0\.0\.1:\d+\/test$/m);
+    expect(served.stderr()).not.toMatch(/NodeVersionSupportWarning|AWS SDK|unreadable/);
+    expect(await queryPaths(served.url, 'instrument=idex')).toEqual([placedKey]);
+
+    const name = scienceName('idex', 22);
+    const sent = join(home, 'readme-s3');
+    await putFile(sent, name, bytesFor('readme', 1000));
+    const upload = await runCli(['upload', name, '--url', served.url, '--data-dir', sent], { cwd: home });
+    expect(upload.code, upload.stderr).toBe(0);
+    const paths = await queryPaths(served.url, 'instrument=idex');
+    expect(paths).toEqual([placedKey, parseName(name).path]);
+    expect(paths[1]).toMatch(/^imap\/idex\/l1a\/2024\/01\//);
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+    expect((listed.Contents ?? []).map((entry) => entry.Key).sort()).toEqual(paths);
+    await stop(served);
+    expect(served.stderr()).not.toMatch(/Warning/);
   });
 });
 

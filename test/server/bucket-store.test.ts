@@ -5,7 +5,9 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -117,13 +119,25 @@ describe('reference server on a bucket', () => {
       await raw.send(
         new PutObjectCommand({ Bucket: 'bucket', Key: 'reindex/imap/mag/readme.txt', Body: 'y' }),
       );
+      const misplaced = path(scienceName('mag', 4)).replace('/2024/01/', '/2024/02/');
+      await raw.send(new PutObjectCommand({ Bucket: 'bucket', Key: `reindex/${misplaced}`, Body: 'z' }));
       const query = async () =>
         ((await (await fetch(`${server.url}/query?instrument=mag`)).json()) as { file_path: string }[]).map(
           (r) => r.file_path,
         );
       expect(await query()).not.toContain(path(good));
       const report = await server.reindex();
-      expect(report).toMatchObject({ added: 1, skipped: ['imap/mag/readme.txt'] });
+      expect(report.added).toBe(1);
+      expect(report.skipped).toEqual([
+        {
+          key: misplaced,
+          problem: `the month folder is "02" but the name's start date is in month 01; expected ${path(scienceName('mag', 4))} (<mission>/<instrument>/<data_level>/<year>/<month>/<filename>).`,
+        },
+        {
+          key: 'imap/mag/readme.txt',
+          problem: expect.stringMatching(/^Invalid filename readme\.txt\. Expected pattern/),
+        },
+      ]);
       expect(await query()).toContain(path(good));
       expect((await server.reindex()).added).toBe(0);
     } finally {
@@ -172,4 +186,130 @@ describe('reference server on a bucket', () => {
       await cleanup(dir);
     }
   });
+});
+
+/**
+ * A TCP relay to `port` that can freeze: once frozen, it takes new connections and never answers them, and the
+ * bytes of open ones stop (a process that was stopped), without stopping anything shared.
+ */
+async function freezableRelay(port: number) {
+  let frozen = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('error', () => undefined);
+    if (frozen) return;
+    const upstream = connect(port, '127.0.0.1');
+    sockets.add(upstream);
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('data', (chunk) => frozen || upstream.write(chunk));
+    upstream.on('data', (chunk) => frozen || client.write(chunk));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    port: (server.address() as AddressInfo).port,
+    freeze: () => {
+      frozen = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
+
+describe('a bucket or a database that stops answering', () => {
+  it('/health answers 503 within the probe bound naming the bucket; the API answers 503 with Retry-After', async () => {
+    const relay = await freezableRelay(Number(new URL(s3.endpoint).port));
+    const server = await startReferenceServer({
+      storeDir: 's3://bucket/frozen',
+      s3Endpoint: `http://127.0.0.1:${relay.port}`,
+      s3Credentials: credentials(),
+      wire: 'gateway',
+    });
+    try {
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      relay.freeze();
+      const started = Date.now();
+      const health = await fetch(`${server.url}/health`);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(health.status).toBe(503);
+      const report = (await health.json()) as {
+        store: { ok: boolean; problem: string };
+        index: { ok: boolean };
+      };
+      expect(report.store).toMatchObject({
+        ok: false,
+        problem: 'The store s3://bucket/frozen did not answer within 3 s.',
+      });
+      expect(report.index.ok).toBe(true);
+      const upload = await fetch(`${server.url}/upload/${scienceName('mag', 9)}`);
+      expect(upload.status).toBe(503);
+      expect(upload.headers.get('retry-after')).toBe('5');
+      expect(await upload.text()).toMatch(
+        /^Service unavailable: The store s3:\/\/bucket\/frozen did not answer within 3 s\./,
+      );
+    } finally {
+      await server.close();
+      await relay.close();
+    }
+  }, 40_000);
+
+  it('a frozen database: /health names the index, /query answers 503 with Retry-After', async () => {
+    const url = new URL(db.url);
+    const relay = await freezableRelay(Number(url.port));
+    url.port = String(relay.port);
+    const server = await start('frozen-db', { indexUrl: url.toString() });
+    try {
+      expect((await fetch(`${server.url}/query?instrument=mag`)).status).toBe(200);
+      relay.freeze();
+      const health = await fetch(`${server.url}/health`);
+      expect(health.status).toBe(503);
+      const report = (await health.json()) as {
+        store: { ok: boolean };
+        index: { ok: boolean; problem: string };
+      };
+      expect(report.store.ok).toBe(true);
+      expect(report.index.problem).toMatch(
+        /^The index postgres:\/\/test:\*\*\*@127\.0\.0\.1:\d+\/test did not answer within 3 s\.$/,
+      );
+      const query = await fetch(`${server.url}/query?instrument=mag`);
+      expect(query.status).toBe(503);
+      expect(query.headers.get('retry-after')).toBe('5');
+      expect(await query.text()).not.toContain(':test@');
+    } finally {
+      await relay.close();
+      await server.close();
+    }
+  }, 40_000);
+
+  it("a store's failure to list is named as the store's, with what to check", async () => {
+    const fake = createHttpServer((req, res) => {
+      if (req.method === 'HEAD') res.writeHead(200).end();
+      else
+        res
+          .writeHead(500, { 'Content-Type': 'application/xml' })
+          .end('<Error><Code>InternalError</Code></Error>');
+    });
+    await new Promise<void>((done) => fake.listen(0, '127.0.0.1', done));
+    try {
+      const started = startReferenceServer({
+        storeDir: 's3://bucket/listing',
+        s3Endpoint: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
+        s3Credentials: credentials(),
+      });
+      await expect(started).rejects.toMatchObject({
+        code: 'E_STORE',
+        message: expect.stringMatching(
+          /^The store s3:\/\/bucket\/listing \(endpoint .*\) failed listing after 0 objects \(HTTP 500, InternalError\)\.$/,
+        ),
+        hint: expect.stringContaining('--openssl-legacy-provider'),
+      });
+    } finally {
+      fake.closeAllConnections();
+      await new Promise((done) => fake.close(done));
+    }
+  }, 60_000);
 });

@@ -3,8 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { parsePath } from '../../src/naming/names.js';
 import { UploadConfirmer } from '../../src/server/confirmations.js';
 import { MemoryIndex } from '../../src/server/metadata/memory-index.js';
-import { PutRejected } from '../../src/server/objects/folder-write.js';
-import type { ObjectStore, PutResult } from '../../src/server/objects/object-store.js';
+import {
+  type ConfirmsUploads,
+  type ObjectStore,
+  PutRejected,
+  type PutResult,
+} from '../../src/server/objects/object-store.js';
 import { ObjectUnsettled } from '../../src/server/objects/unsettled.js';
 
 const KEY = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
@@ -18,7 +22,7 @@ function standIn(confirm: () => Promise<PutResult | undefined>) {
       deleted.push(key);
       return true;
     },
-  } as unknown as ObjectStore;
+  } as unknown as ObjectStore & ConfirmsUploads;
   return { store, deleted };
 }
 
@@ -132,7 +136,7 @@ function arrivedStore(delayMs: number) {
       return { file: parsePath(key), size: 1, mtimeMs: Date.now(), md5: Buffer.alloc(16), crc32: 0 };
     },
     delete: async () => true,
-  } as unknown as ObjectStore;
+  } as unknown as ObjectStore & ConfirmsUploads;
   return { store, calls, most: () => most };
 }
 

@@ -1,12 +1,13 @@
 /** `mission-data serve`, spawned from the built bin: the Listening line, request logs, demo data, clean stop. */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/index.js';
-import { type ServeProcess, spawnServe } from '../helpers/e2e.js';
+import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -70,6 +71,48 @@ describe('mission-data serve', () => {
     expect(served.stderr()).toMatch(/^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms$/m);
     expect(served.stderr()).not.toContain('X-Signature');
     expect(existsSync(store)).toBe(true);
+  });
+
+  it('says what it runs on, one fact a line within 80 columns: store, index, wire, dialect, access', async () => {
+    const served = await serve(['--port', '0', '--store', 'store', '--demo']);
+    expect(await eventually(async () => served.stderr().includes('Stop with Ctrl-C.'))).toBe(true);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    const count = demoFileNames().length;
+    expect(served.stderr()).toBe(
+      `Filled ${join(home, 'store')} with a demo archive of ${count} files.\n` +
+        `Store: ${join(home, 'store')} (${count} files)\n` +
+        'Index: memory\n' +
+        'Wire: envelope\n' +
+        "Dialect both: the spec's routes, and today's /api-key/ and /authorized/ ones.\n" +
+        'Access: uploads need no API key; /authorized/ routes refuse every request.\n' +
+        'Stop with Ctrl-C.\n',
+    );
+    for (const line of served.stderr().split('\n').slice(2)) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('on every interface (--host 0.0.0.0) it names an address to use, not 0.0.0.0', async () => {
+    const served = await serveAnywhere([
+      '--host',
+      '0.0.0.0',
+      '--api-key',
+      'k',
+      '--token',
+      't',
+      '--store',
+      's',
+    ]);
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
+    expect((await rawRequest(served.url, '/query?instrument=mag')).status).toBe(200);
+    expect(await eventually(async () => served.stderr().includes('Stop with Ctrl-C.'))).toBe(true);
+    expect(served.stderr()).toContain(
+      'Access: uploads need an API key; /authorized/ routes take 1 bearer token.\n' +
+        "Bound to 0.0.0.0 (all interfaces): use this machine's name or address.\n",
+    );
+    for (const line of served.stderr().split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
   });
 
   it('stops on SIGINT too; --quiet logs no requests', async () => {
@@ -169,7 +212,8 @@ describe('mission-data serve', () => {
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
     expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
-    expect(served.stderr()).toContain('(wire: envelope-200, uploads need an API key)');
+    expect(served.stderr()).toContain('Wire: envelope-200\n');
+    expect(served.stderr()).toContain('Access: uploads need an API key;');
     // The key travels in a header and is never logged.
     expect(served.stderr()).not.toContain('k-one');
     expect(served.stderr()).toMatch(new RegExp(`^GET /upload/${name} 200 `, 'm'));
@@ -202,6 +246,69 @@ describe('mission-data serve', () => {
       expect(stderr).toBe(`Error: Cannot use ${file} as the store folder (${code}).\n`);
     },
   );
+
+  it.each([
+    ['gs://bucket/x', 'names no known kind of store (gs:)'],
+    ['file://x', 'names no known kind of store (file:)'],
+    ['s3:/x', 'is not of the form s3://BUCKET[/PREFIX]'],
+  ])(
+    '--store %s (a scheme no backend has, or not of its form) is refused with exit 2 and no folder',
+    async (store, why) => {
+      const run = await runCli(['serve', '--port', '0', '--store', store], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `Error: --store ${JSON.stringify(store)} ${why}; give one of: a folder, s3://BUCKET[/PREFIX].\n`,
+      );
+      expect(await readdir(home)).toEqual([]);
+    },
+  );
+
+  it('a location with a colon but no scheme is a folder: ./a:b', async () => {
+    const served = await serve(['--port', '0', '--store', './a:b', '--quiet']);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(existsSync(join(home, 'a:b'))).toBe(true);
+  });
+
+  it('TLS files that do not fit are named as the files, never as a bug: swapped, or of another key', async () => {
+    const make = (name: string) =>
+      promisify(execFile)('openssl', [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(home, `${name}-key.pem`),
+        '-out',
+        join(home, `${name}-cert.pem`),
+      ]);
+    await Promise.all([make('a'), make('b')]);
+    const run = (cert: string, key: string) =>
+      runCli(['serve', '--port', '0', '--store', 's', '--tls-cert', cert, '--tls-key', key], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      });
+    const swapped = await run('a-key.pem', 'a-cert.pem');
+    expect(swapped.code).toBe(2);
+    expect(swapped.stderr).toBe(
+      'Error: The TLS certificate a-key.pem is not a PEM certificate but a private key; were --tls-cert and --tls-key swapped?\n',
+    );
+    const other = await run('a-cert.pem', 'b-key.pem');
+    expect(other.code).toBe(2);
+    expect(other.stderr).toBe(
+      'Error: The TLS key b-key.pem is not the private key of the certificate a-cert.pem.\n',
+    );
+    expect(existsSync(join(home, 's'))).toBe(false);
+  });
 
   it('a port in use is a clear error with exit 1', async () => {
     const first = await serve(['--port', '0', '--store', join(home, 'a')]);
@@ -237,7 +344,7 @@ describe('mission-data serve', () => {
 
   it('warns when it listens beyond this machine without an API key, even with --quiet', async () => {
     const warning =
-      /^Warning: listening on 0\.0\.0\.0 without --api-key: anyone who can reach this machine can upload/m;
+      /^Warning: on 0\.0\.0\.0 without --api-key, anyone who reaches this machine can upload\.\nGive --api-key KEY to guard uploads\.\n/m;
     const open = await serveAnywhere(['--host', '0.0.0.0', '--quiet', '--store', join(home, 'open')]);
     expect(open.stderr()).toMatch(warning);
     const guarded = await serveAnywhere(['--host', '0.0.0.0', '--api-key', 'k', '--store', join(home, 'g')]);

@@ -5,6 +5,7 @@ import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'n
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
+import { storeBackendOf, storeScheme } from '../../src/server/backends.js';
 import {
   demoFileNames,
   isStoreEmpty,
@@ -18,6 +19,30 @@ beforeEach(async () => {
   root = await makeTempDir();
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
+
+describe('--store locations', () => {
+  it('a scheme names a backend; a single letter (a drive) or none is a folder', () => {
+    expect(storeScheme('s3://bucket/x')).toBe('s3');
+    expect(storeScheme('GS://bucket')).toBe('gs');
+    expect(storeScheme('C:\\archive')).toBeUndefined();
+    expect(storeScheme('c:/archive')).toBeUndefined();
+    expect(storeScheme('./a:b')).toBeUndefined();
+    expect(storeScheme('/srv/archive')).toBeUndefined();
+    expect(storeBackendOf('s3://bucket/imap')?.scheme).toBe('s3');
+    expect(storeBackendOf('archive')).toBeUndefined();
+    expect(() => storeBackendOf('gs://bucket')).toThrow(
+      /names no known kind of store \(gs:\); give one of: a folder, s3:/,
+    );
+    expect(() => storeBackendOf('s3:bucket')).toThrow(/is not of the form s3:\/\/BUCKET\[\/PREFIX\]/);
+  });
+
+  it('startReferenceServer refuses an unknown scheme as a usage error, creating no folder', async () => {
+    await expect(startReferenceServer({ storeDir: 'gs://bucket' })).rejects.toMatchObject({
+      code: 'E_USAGE',
+    });
+    expect(existsSync('gs:')).toBe(false);
+  });
+});
 
 describe('startReferenceServer', () => {
   it('defaults: loopback, a free port, the envelope on the wire, and the store created', async () => {

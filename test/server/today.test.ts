@@ -687,7 +687,8 @@ describe('options', () => {
       expect(await eventually(async () => served.stderr().includes('Stop with Ctrl-C.'))).toBe(true);
       const url = /^Listening on (\S+)\n$/.exec(served.stdout())?.[1] as string;
       expect(served.stderr()).toContain(
-        'Dialect today: uploads only at /api-key/upload, latest=true rather than version=latest, paging. /authorized/ routes take 2 bearer tokens.',
+        'Dialect today: uploads at /api-key/upload only, latest=true, paging.\n' +
+          'Access: uploads need an API key; /authorized/ routes take 2 bearer tokens.\n',
       );
       expect(outcomeOf(await rawRequest(url, `/upload/${NEW_NAME}`), 'envelope').statusCode).toBe(404);
       expect(

@@ -1,4 +1,5 @@
 /** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -7,7 +8,6 @@ import {
   type Dialect,
   isBucketStore,
   isStoreEmpty,
-  maskDatabaseUrl,
   type ReindexReport,
   type RequestLogEntry,
   startReferenceServer,
@@ -63,9 +63,9 @@ function describeError(error: unknown, debug: boolean | undefined): string {
   return debug && error instanceof Error && error.stack ? error.stack : String(error);
 }
 
-/** The report of `--reindex`: counts, and each key left out (the first 20). */
+/** The report of `--reindex`: counts, and each key left out with the rule it breaks (the first 20). */
 function reindexLines(report: ReindexReport): string {
-  const shown = report.skipped.slice(0, 20).map((key) => `  not indexed (breaks the naming rules): ${key}\n`);
+  const shown = report.skipped.slice(0, 20).map(({ key, problem }) => `  not indexed: ${key}: ${problem}\n`);
   const more = report.skipped.length - shown.length;
   return (
     `Reindexed: ${report.listed} objects pass the naming rules, ${report.added} records added, ` +
@@ -80,7 +80,38 @@ async function readTls(options: ServeCommandOptions): Promise<{ cert: Buffer; ke
     readFile(path).catch((error: NodeJS.ErrnoException) => {
       throw new UsageError(`Cannot read the TLS ${what} ${path} (${error.code ?? 'error'}).`);
     });
-  return { cert: await read(options.tlsCert, 'certificate'), key: await read(options.tlsKey, 'key') };
+  const tls = { cert: await read(options.tlsCert, 'certificate'), key: await read(options.tlsKey, 'key') };
+  checkTls(tls, options.tlsCert, options.tlsKey);
+  return tls;
+}
+
+/**
+ * Checks the TLS files the operator gave before the server starts, so a wrong one is named as that file's
+ * problem: not a PEM certificate, not a private key (the two swapped, say), or a key of another certificate.
+ */
+function checkTls(tls: { cert: Buffer; key: Buffer }, certPath: string, keyPath: string): void {
+  const swapped = 'were --tls-cert and --tls-key swapped?';
+  const looksLikeKey = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(tls.cert.toString('latin1'));
+  const looksLikeCert = /-----BEGIN CERTIFICATE-----/.test(tls.key.toString('latin1'));
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(tls.cert);
+  } catch {
+    throw new UsageError(
+      `The TLS certificate ${certPath} is not a PEM certificate${looksLikeKey ? ` but a private key; ${swapped}` : '.'}`,
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(tls.key);
+  } catch {
+    throw new UsageError(
+      `The TLS key ${keyPath} is not a PEM private key${looksLikeCert ? ` but a certificate; ${swapped}` : ' (or it has a passphrase).'}`,
+    );
+  }
+  if (!certificate.checkPrivateKey(key)) {
+    throw new UsageError(`The TLS key ${keyPath} is not the private key of the certificate ${certPath}.`);
+  }
 }
 
 /** The errno of a failed request (`ENOSPC`, `EROFS`), or its error's name, so the log line says what failed. */
@@ -91,15 +122,52 @@ function errorLabel(error: unknown): string {
   return ` (error ${error instanceof Error ? error.name : typeof error})`;
 }
 
-/** What each dialect serves, for the start-up line. */
+/** What each dialect serves, for the start-up lines (each within 80 columns). */
 const DIALECT_LINES: Record<Dialect, string> = {
-  both: "Dialect both: the spec's routes and today's /api-key/ and /authorized/ ones.",
+  both: "Dialect both: the spec's routes, and today's /api-key/ and /authorized/ ones.",
   spec: "Dialect spec: the spec's routes only.",
-  today: 'Dialect today: uploads only at /api-key/upload, latest=true rather than version=latest, paging.',
+  today: 'Dialect today: uploads at /api-key/upload only, latest=true, paging.',
 };
 
-function tokenNote(count: number): string {
-  return count === 0 ? '' : ` /authorized/ routes take ${count} bearer token${count === 1 ? '' : 's'}.`;
+/** True for a host that binds every interface of the machine, which no client can use as an address. */
+function isWildcardHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === '0.0.0.0' || bare === '::' || bare === '0:0:0:0:0:0:0:0';
+}
+
+/** Who may upload and which routes take tokens, in one line. */
+function accessLine(options: ServeCommandOptions): string {
+  const tokens = options.token?.length ?? 0;
+  const uploads = options.apiKey?.length ? 'uploads need an API key' : 'uploads need no API key';
+  const authorized =
+    tokens === 0
+      ? '/authorized/ routes refuse every request'
+      : `/authorized/ routes take ${tokens} bearer token${tokens === 1 ? '' : 's'}`;
+  return `Access: ${uploads}; ${authorized}.`;
+}
+
+/**
+ * What `serve` runs on, one fact a line (each within 80 columns, but for a long store path): the store and
+ * its count of files, the index (`memory`, or the database URL with its password masked), the wire, the
+ * dialect and who may do what.
+ */
+export function startLines(
+  options: ServeCommandOptions,
+  server: { storeDir: string; indexLocation: string; objectCount: number },
+): string {
+  const files = `${server.objectCount} file${server.objectCount === 1 ? '' : 's'}`;
+  const lines = [
+    `Store: ${server.storeDir} (${files})`,
+    `Index: ${server.indexLocation}`,
+    `Wire: ${options.wire}`,
+    DIALECT_LINES[options.dialect ?? 'both'],
+    accessLine(options),
+  ];
+  if (isWildcardHost(options.host)) {
+    lines.push(`Bound to ${options.host} (all interfaces): use this machine's name or address.`);
+  }
+  lines.push('Stop with Ctrl-C.');
+  return `${lines.join('\n')}\n`;
 }
 
 function listenError(error: unknown, options: ServeCommandOptions): ListenError | unknown {
@@ -158,7 +226,8 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   if (!isLoopbackHost(options.host) && !options.apiKey?.length) {
     // Shown even with --quiet: an open store on the network is not noise.
     io.stderr.write(
-      `Warning: listening on ${options.host} without --api-key: anyone who can reach this machine can upload to the store. Give --api-key KEY to guard uploads.\n`,
+      `Warning: on ${options.host} without --api-key, anyone who reaches this machine can upload.\n` +
+        'Give --api-key KEY to guard uploads.\n',
     );
   }
   if (options.demo) {
@@ -169,6 +238,9 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       io.stderr.write(`Store ${storeDir} is not empty: keeping its files and adding no demo archive.\n`);
     }
   }
+  // The AWS SDK warns at every start, in seven lines, that a later release needs a newer Node: nothing for the
+  // operator of this server to act on. It reads the setting when the S3 client is made; one given is kept.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let server: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     server = await startReferenceServer({
@@ -198,13 +270,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
     throw listenError(error, options);
   }
   io.stdout.write(`Listening on ${server.url}\n`);
-  if (!options.quiet) {
-    io.stderr.write(
-      `Serving ${server.objectCount} files from ${server.storeDir}, index ${maskDatabaseUrl(server.indexLocation)} (wire: ${options.wire}` +
-        `${options.apiKey?.length ? ', uploads need an API key' : ''}). ` +
-        `${DIALECT_LINES[options.dialect ?? 'both']}${tokenNote(options.token?.length ?? 0)} Stop with Ctrl-C.\n`,
-    );
-  }
+  if (!options.quiet) io.stderr.write(startLines(options, server));
   if (options.reindex) {
     // The service answers meanwhile; records appear as the batches are added.
     server.reindex().then(

@@ -71,7 +71,13 @@ export class PostgresIndex implements MetadataIndex {
 
   /** Connects, creates or migrates the schema, and resolves once the database answered. */
   static async open(url: string): Promise<PostgresIndex> {
-    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
+    // A database that stops answering fails the query (then answered 503) rather than holding it for ever.
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 8,
+      connectionTimeoutMillis: 10_000,
+      query_timeout: 10_000,
+    });
     // An idle client losing its connection must not end the process; the next query reports it.
     pool.on('error', () => undefined);
     const index = new PostgresIndex(pool, url);

@@ -14,16 +14,17 @@ import {
   readSidecar,
   writeSidecar,
 } from './checksums.js';
-import { PutRejected, STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
-import type {
-  ConfirmExpectation,
-  ObjectStore,
-  OpenObject,
-  PresignOptions,
-  PutOptions,
-  PutResult,
-  SignedMethod,
-  StoredObject,
+import { STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+import {
+  namingProblem,
+  type ObjectStore,
+  type OpenObject,
+  type PresignOptions,
+  type PutOptions,
+  type PutResult,
+  type SignedMethod,
+  type StoredObject,
+  type TakesUploads,
 } from './object-store.js';
 import { loadStoreSecret, UrlSigner } from './presign.js';
 
@@ -50,7 +51,7 @@ export interface FolderStoreOptions {
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** Files under one store folder, addressed only by keys that passed the naming rules, served by the server itself. */
-export class FolderStore implements ObjectStore {
+export class FolderStore implements ObjectStore, TakesUploads {
   /** Digests being computed, by key, size and mtime: concurrent first GETs of an object hash it once. */
   readonly #hashing = new Map<string, Promise<Digests>>();
   /** Digests known, by key; each use checks them against the open file's size and mtime. */
@@ -69,25 +70,9 @@ export class FolderStore implements ObjectStore {
     return this.root;
   }
 
-  /** The server itself serves the URLs it signs (`/objects/`), so uploads pass through it. */
-  readonly direct = false;
-
   async check(): Promise<void> {
     if (!(await lstat(this.root).catch(() => undefined))?.isDirectory())
       throw new StoreError(`The store folder ${this.root} is gone.`);
-  }
-
-  async confirm(key: string, expected: ConfirmExpectation = {}): Promise<PutResult | undefined> {
-    const object = await this.open(key);
-    if (!object) return undefined;
-    try {
-      const digests = await object.digests();
-      if (expected.md5 && !expected.md5.equals(digests.md5))
-        throw new PutRejected(400, `The bytes of ${key} do not match the expected Content-MD5.`);
-      return { file: parsePath(key), size: object.size, mtimeMs: object.mtime.getTime(), ...digests };
-    } finally {
-      await object.close();
-    }
   }
 
   async close(): Promise<void> {}
@@ -305,7 +290,7 @@ export class FolderStore implements ObjectStore {
    * Folders are read asynchronously, but each folder's files are stat-ed synchronously: with 100,000 files
    * that is several times faster than one promise per file, and the event loop still turns between folders.
    */
-  async list(prefix = '', onSkipped?: (key: string) => void): Promise<StoredObject[]> {
+  async list(prefix = '', onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     const walk = async (folder: string, key: string): Promise<void> => {
       let entries: Dirent[];
@@ -329,11 +314,11 @@ export class FolderStore implements ObjectStore {
           // is the whole of parsePath.
           file = parseName(entry.name);
         } catch {
-          onSkipped?.(childKey);
+          onSkipped?.(childKey, namingProblem(childKey) ?? 'breaks the naming rules');
           continue;
         }
         if (file.path !== childKey) {
-          onSkipped?.(childKey);
+          onSkipped?.(childKey, namingProblem(childKey) ?? `belongs at ${file.path}`);
           continue;
         }
         const stats = lstatSync(childPath, { throwIfNoEntry: false });

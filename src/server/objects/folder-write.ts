@@ -6,20 +6,10 @@ import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { ChecksumRecord, Digests } from './checksums.js';
-import type { PutOptions } from './object-store.js';
+import { type PutOptions, PutRejected } from './object-store.js';
 
 /** Stream buffer size for object reads and writes: ~1 MiB keeps the server off the critical path. */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
-
-/** Why a PUT did not store its object, when the request is to blame. */
-export class PutRejected extends Error {
-  constructor(
-    readonly status: 400 | 408 | 409,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * The file system refused a write of a PUT (full, read-only, a name too long, an I/O error): the store is to

@@ -2,10 +2,40 @@
  * The seam between the routes and where objects live. The routes see only this interface; the folder store
  * (`folder-store.ts`) and the S3 store (`s3-store.ts`) implement it. A store never replaces an object: a name
  * is written once.
+ *
+ * `ObjectStore` is what every store does. How uploads reach a store is an optional capability, found by a type
+ * guard rather than a mode flag: a store that takes the bytes itself (`TakesUploads`: its upload URLs point at
+ * the server, which hands the body to `put`), or one whose upload URLs point at the store itself
+ * (`ConfirmsUploads`: the server reserves the name, and confirms the object once it arrived).
  */
 import type { Readable } from 'node:stream';
-import type { MissionFile } from '../../naming/names.js';
+import { ValidationError } from '../../core/errors.js';
+import { type MissionFile, parsePath } from '../../naming/names.js';
 import type { Digests } from './checksums.js';
+
+/** Why a PUT or a confirmation did not store its object, when the request (or the uploaded bytes) is to blame. */
+export class PutRejected extends Error {
+  constructor(
+    readonly status: 400 | 408 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Which naming rule a key breaks, in one line that does not repeat the key (`the month folder is "02" but the
+ * name's start date is in month 01; expected …`); undefined when it breaks none.
+ */
+export function namingProblem(key: string): string | undefined {
+  try {
+    parsePath(key);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return error.problems.map((problem) => problem.replace(`Invalid path ${key}: `, '')).join(' ');
+  }
+}
 
 /** A stored object found by a listing or written by a PUT. */
 export interface StoredObject {
@@ -62,43 +92,62 @@ export interface PresignOptions {
   contentMd5?: string | undefined;
 }
 
-/** Where the objects of the archive live. */
+/** Where the objects of the archive live: what every store does. */
 export interface ObjectStore {
   /** Where the store is, for messages (a folder, a bucket); never with credentials. */
   readonly location: string;
-  /**
-   * True when the URLs of `presign` point at the store itself, so uploads bypass the server: the route then
-   * reserves the name in the index first and the object is confirmed (`confirm`) once it has arrived.
-   */
-  readonly direct: boolean;
   /** Resolves when the store answers (its folder or bucket is there and may be used); rejects saying why not. */
   check(): Promise<void>;
-  /**
-   * The object at `key` with the checksums of its bytes, recorded with it (computed once, here, when the bytes
-   * came without them); undefined when there is none. Rejects with `PutRejected` 400 when the bytes do not
-   * match `expected`.
-   */
-  confirm(key: string, expected?: ConfirmExpectation): Promise<PutResult | undefined>;
   /** True when something occupies the key's place (an object, or anything in the way of one). */
   occupied(key: string): Promise<boolean>;
-  /**
-   * Stores exactly `length` bytes of `body` at `key`, whole or not at all; a key already taken is refused
-   * (`PutRejected` with 409), so of two writers of one name exactly one wins.
-   */
-  put(key: string, body: Readable, length: number, options?: PutOptions): Promise<PutResult>;
   /** Opens an object for reading; undefined when there is none. */
   open(key: string): Promise<OpenObject | undefined>;
   /** The size and time of an object; undefined when there is none. */
   head(key: string): Promise<StoredObject | undefined>;
   /**
    * Every object whose key starts with `prefix` (all with none); entries that break the naming rules are
-   * skipped, and named to `onSkipped` when given.
+   * skipped, and named to `onSkipped` when given, with the rule each breaks (`namingProblem`).
    */
-  list(prefix?: string, onSkipped?: (key: string) => void): Promise<StoredObject[]>;
+  list(prefix?: string, onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]>;
   /** Removes an object; false when there was none. */
   delete(key: string): Promise<boolean>;
   /** A URL a client can GET or PUT the object at, without credentials of its own. */
   presign(method: SignedMethod, key: string, options: PresignOptions): Promise<string>;
   /** Lets go of connections; the store is not used after. */
   close(): Promise<void>;
+}
+
+/**
+ * A store that takes an upload's bytes itself: its PUT URLs point at the server's object routes, which hand
+ * the body to `put`.
+ */
+export interface TakesUploads {
+  /**
+   * Stores exactly `length` bytes of `body` at `key`, whole or not at all; a key already taken is refused
+   * (`PutRejected` with 409), so of two writers of one name exactly one wins.
+   */
+  put(key: string, body: Readable, length: number, options?: PutOptions): Promise<PutResult>;
+}
+
+/**
+ * A store whose PUT URLs point at the store itself, so uploads bypass the server: the name is reserved in the
+ * index before the URL is signed, and the object is confirmed (`confirm`) once it has arrived.
+ */
+export interface ConfirmsUploads {
+  /**
+   * The object at `key` with the checksums of its bytes, recorded with it (computed once, here, when the bytes
+   * came without them); undefined when there is none. Rejects with `PutRejected` 400 when the bytes do not
+   * match `expected`.
+   */
+  confirm(key: string, expected?: ConfirmExpectation): Promise<PutResult | undefined>;
+}
+
+/** True when the store takes upload bytes itself. */
+export function takesUploads(store: ObjectStore): store is ObjectStore & TakesUploads {
+  return typeof (store as ObjectStore & Partial<TakesUploads>).put === 'function';
+}
+
+/** True when uploads go straight to the store and are confirmed once they arrived. */
+export function confirmsUploads(store: ObjectStore): store is ObjectStore & ConfirmsUploads {
+  return typeof (store as ObjectStore & Partial<ConfirmsUploads>).confirm === 'function';
 }

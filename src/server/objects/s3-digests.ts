@@ -3,7 +3,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { Digests } from './checksums.js';
-import { PutRejected } from './folder-write.js';
+import { PutRejected } from './object-store.js';
 
 /** The user-metadata names (`x-amz-meta-…`) the checksums are kept under, hex or decimal. */
 const META = { md5: 'md5', sha256: 'sha256', crc32: 'crc32' } as const;

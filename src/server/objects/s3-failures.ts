@@ -10,7 +10,7 @@ export function statusOf(error: unknown): number | undefined {
  * A StoreError for a store that does not answer as it should at start-up or in `/health`. Never includes the
  * SDK's message verbatim when it could carry a signature or a key: only the error's name, status and code.
  */
-export function s3Failure(error: unknown, where: string, bucket: string): StoreError {
+export function s3Failure(error: unknown, where: string, bucket: string, doing?: string): StoreError {
   const status = statusOf(error);
   const given = (error as Error | null)?.name;
   // A HEAD's refusal has no body, so the SDK knows it only by its status.
@@ -34,6 +34,13 @@ export function s3Failure(error: unknown, where: string, bucket: string): StoreE
   if (status === 301 || status === 400) {
     return new StoreError(`The store ${where} answered ${status} ${name}.`, {
       hint: "Check AWS_REGION: it must be the bucket's region.",
+    });
+  }
+  if (status !== undefined && status >= 500) {
+    return new StoreError(`The store ${where} failed${doing ? ` ${doing}` : ''} (HTTP ${status}, ${name}).`, {
+      hint:
+        "The store's own log says why. s3rver lists past 1,000 objects only with the OpenSSL legacy " +
+        'provider: NODE_OPTIONS=--openssl-legacy-provider.',
     });
   }
   const detail = status ? `${status} ${name}` : (code ?? name);

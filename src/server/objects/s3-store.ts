@@ -18,21 +18,27 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { parsePath } from '../../naming/names.js';
 import type { Digests } from './checksums.js';
-import { PutRejected } from './folder-write.js';
-import type {
-  ConfirmExpectation,
-  ObjectStore,
-  OpenObject,
-  PresignOptions,
-  PutOptions,
-  PutResult,
-  SignedMethod,
-  StoredObject,
+import {
+  type ConfirmExpectation,
+  type ConfirmsUploads,
+  namingProblem,
+  type ObjectStore,
+  type OpenObject,
+  type PresignOptions,
+  PutRejected,
+  type PutResult,
+  type SignedMethod,
+  type StoredObject,
 } from './object-store.js';
 import { URL_LIFETIME_SECONDS } from './presign.js';
 import { DigestStream, digestsFromMetadata, md5FromEtag, metadataOf } from './s3-digests.js';
 import { s3Failure, statusOf } from './s3-failures.js';
 import { ObjectUnsettled } from './unsettled.js';
+
+/** How long connecting to the store may take. */
+const S3_CONNECT_TIMEOUT_MS = 5_000;
+/** How long the store may take to answer a request (its headers; a body's bytes are not bounded here). */
+const S3_REQUEST_TIMEOUT_MS = 5_000;
 
 /** Where a bucket is and how to reach it. */
 export interface S3StoreOptions {
@@ -55,9 +61,8 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
   return { bucket: match[1] as string, prefix: rest === '' ? '' : `${rest}/` };
 }
 
-/** Objects in an S3 bucket. */
-export class S3Store implements ObjectStore {
-  readonly direct = true;
+/** Objects in an S3 bucket; uploads go straight to it and are confirmed once they arrived. */
+export class S3Store implements ObjectStore, ConfirmsUploads {
   readonly location: string;
   readonly #client: S3Client;
   readonly #bucket: string;
@@ -78,6 +83,14 @@ export class S3Store implements ObjectStore {
       // CRC-32 of an empty body, which AWS S3 holds against the real one.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // A store that stops answering fails the request (then answered 503) rather than holding it for ever:
+      // within two attempts of the request bound.
+      maxAttempts: 2,
+      requestHandler: {
+        connectionTimeout: S3_CONNECT_TIMEOUT_MS,
+        requestTimeout: S3_REQUEST_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+      },
     });
   }
 
@@ -120,66 +133,6 @@ export class S3Store implements ObjectStore {
       mtimeMs: head.LastModified?.getTime() ?? Date.now(),
       ...digestsFromMetadata(head.Metadata),
     };
-  }
-
-  /**
-   * Stores exactly `length` bytes, hashing them on the way, then records the checksums as the object's
-   * metadata. A taken name is refused before any byte is sent; `If-None-Match: *` asks AWS S3 to refuse a
-   * writer that got in between (stores that ignore it rely on the index's reservation).
-   */
-  async put(key: string, body: Readable, length: number, options: PutOptions = {}): Promise<PutResult> {
-    const file = parsePath(key);
-    if (await this.occupied(key)) throw new PutRejected(409, `${key} already exists.`);
-    options.onReady?.();
-    const hashing = new DigestStream(length);
-    // Bytes refused on the way (too few, too many, the client gone) abort the request, so nothing is stored.
-    const abort = new AbortController();
-    hashing.on('error', () => abort.abort());
-    body.on('error', (error) => hashing.destroy(error));
-    body.pipe(hashing);
-    try {
-      await this.#client.send(
-        new PutObjectCommand({
-          Bucket: this.#bucket,
-          Key: this.#key(key),
-          Body: hashing,
-          ContentLength: length,
-          ContentType: 'application/octet-stream',
-          ...(options.md5 ? { ContentMD5: options.md5.toString('base64') } : {}),
-          IfNoneMatch: '*',
-        }),
-        { abortSignal: abort.signal },
-      );
-    } catch (error) {
-      if (hashing.problem) {
-        // AWS S3 never keeps a body shorter than its Content-Length; a store that keeps what came is cleaned.
-        await this.#removeAborted(key);
-        throw hashing.problem;
-      }
-      const status = statusOf(error);
-      if (status === 412 || status === 409) throw new PutRejected(409, `${key} already exists.`);
-      if (status === 400 && /Digest/.test((error as Error).name)) {
-        throw new PutRejected(400, 'The Content-MD5 does not match the bytes received; nothing was stored.');
-      }
-      throw error;
-    }
-    const digests = hashing.digests();
-    // AWS S3 checks the Content-MD5 itself; a store that does not is answered the same way here.
-    if (options.md5 && !options.md5.equals(digests.md5)) {
-      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }));
-      throw new PutRejected(400, 'The Content-MD5 does not match the bytes received; nothing was stored.');
-    }
-    const head = await this.#head(key);
-    await this.#recordDigests(key, digests, head?.ETag);
-    return { file, size: length, mtimeMs: head?.LastModified?.getTime() ?? Date.now(), ...digests };
-  }
-
-  /** Removes what an aborted PUT may have left, once the store has settled it (bounded). */
-  async #removeAborted(key: string): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      await new Promise((resolvePromise) => setTimeout(resolvePromise, 50));
-      if (await this.delete(key).catch(() => false)) return;
-    }
   }
 
   /** Keeps the checksums with the object (its user metadata, by a copy onto itself); best effort. */
@@ -293,17 +246,22 @@ export class S3Store implements ObjectStore {
     };
   }
 
-  async list(prefix = '', onSkipped?: (key: string) => void): Promise<StoredObject[]> {
+  async list(prefix = '', onSkipped?: (key: string, problem: string) => void): Promise<StoredObject[]> {
     const found: StoredObject[] = [];
     let token: string | undefined;
     do {
-      const page = await this.#client.send(
-        new ListObjectsV2Command({
-          Bucket: this.#bucket,
-          Prefix: this.#key(prefix),
-          ...(token ? { ContinuationToken: token } : {}),
-        }),
-      );
+      const page = await this.#client
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.#bucket,
+            Prefix: this.#key(prefix),
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        )
+        .catch((error: unknown) => {
+          // The store's failure, named as the store's: listing is what start-up and --reindex do first.
+          throw s3Failure(error, this.#where(), this.#bucket, `listing after ${found.length} objects`);
+        });
       for (const entry of page.Contents ?? []) {
         const key = (entry.Key ?? '').slice(this.#prefix.length);
         let object: StoredObject;
@@ -315,7 +273,7 @@ export class S3Store implements ObjectStore {
             md5: md5FromEtag(entry.ETag),
           };
         } catch {
-          onSkipped?.(key);
+          onSkipped?.(key, namingProblem(key) ?? 'breaks the naming rules');
           continue;
         }
         found.push(object);

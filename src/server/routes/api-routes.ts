@@ -265,10 +265,10 @@ export async function upload(
   const baseUrl = context.baseUrl(req);
   const exists = (): ApiResponse => {
     if (access !== 'plain') return fileExistsResponse(key);
-    const where = context.store.direct ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
+    const where = context.uploads ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
     return messageResponse(409, `${where}${key} already exists.`);
   };
-  if (context.store.direct) {
+  if (context.uploads) {
     return reserveUpload(context, req, key, exists, (held) => nameReservedResponse(held, access));
   }
   if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();

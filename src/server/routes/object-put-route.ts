@@ -2,8 +2,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerContext } from '../context.js';
 import { etagOf } from '../objects/checksums.js';
-import { PutRejected, StoreWriteError } from '../objects/folder-write.js';
-import type { PutResult } from '../objects/object-store.js';
+import { StoreWriteError } from '../objects/folder-write.js';
+import { PutRejected, type PutResult, takesUploads } from '../objects/object-store.js';
 import { plainText, sendText } from './object-text.js';
 
 /**
@@ -75,6 +75,11 @@ export async function putObject(
   key: string,
   outcome: ObjectOutcome,
 ): Promise<void> {
+  const store = context.store;
+  if (!takesUploads(store)) {
+    sendText(res, 405, 'This store takes no uploads through the server; use the URL /upload gives.');
+    return;
+  }
   const lengthHeader = req.headers['content-length'];
   if (lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined) {
     sendText(res, 411, 'Content-Length required: send the object with a Content-Length, not chunked.');
@@ -104,7 +109,7 @@ export async function putObject(
   let stored: PutResult;
   try {
     stored = await context.track(
-      context.store.put(key, req, length, {
+      store.put(key, req, length, {
         md5,
         // Only now ask for the body: a refused upload, or a store that cannot even open a file, never sends it.
         onReady: () => {
