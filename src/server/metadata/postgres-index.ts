@@ -7,13 +7,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { parsePath } from '../../naming/names.js';
 import type { StoredObject } from '../objects/object-store.js';
-import type {
-  IndexQuery,
-  MetadataIndex,
-  MetadataRecord,
-  QueryPage,
-  Reservation,
-  ReserveOptions,
+import {
+  addedNow,
+  type IndexQuery,
+  type MetadataIndex,
+  type MetadataRecord,
+  type QueryPage,
+  type Reservation,
+  type ReserveOptions,
 } from './metadata-index.js';
 import { indexFailure, maskDatabaseUrl } from './postgres-failures.js';
 import {
@@ -114,7 +115,7 @@ export class PostgresIndex implements MetadataIndex {
   }
 
   async add(object: StoredObject): Promise<boolean> {
-    const values = rowValues(object);
+    const values = rowValues(addedNow(object));
     const places = values.map((_, at) => `$${at + 1}`).join(', ');
     const { rowCount } = await this.pool.query(
       `INSERT INTO files (state, ${ROW_COLUMNS}) VALUES ('stored', ${places}) ON CONFLICT (file_path) DO NOTHING`,
@@ -123,10 +124,16 @@ export class PostgresIndex implements MetadataIndex {
     return rowCount === 1;
   }
 
-  async addAll(
-    objects: readonly StoredObject[],
-    client: pg.Pool | pg.PoolClient = this.pool,
-  ): Promise<number> {
+  async addAll(objects: readonly StoredObject[]): Promise<number> {
+    const now = Date.now();
+    return this.#insert(
+      objects.map((object) => addedNow(object, now)),
+      this.pool,
+    );
+  }
+
+  /** Inserts the rows of `objects` as they are (their own times), those of paths not listed yet. */
+  async #insert(objects: readonly StoredObject[], client: pg.Pool | pg.PoolClient): Promise<number> {
     let added = 0;
     for (let at = 0; at < objects.length; at += BATCH_ROWS) {
       const rows = objects.slice(at, at + BATCH_ROWS).map(rowValues);
@@ -146,7 +153,7 @@ export class PostgresIndex implements MetadataIndex {
     try {
       await client.query('BEGIN');
       await client.query(`DELETE FROM files WHERE state = 'stored'`);
-      await this.addAll(objects, client);
+      await this.#insert(objects, client);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -191,7 +198,7 @@ export class PostgresIndex implements MetadataIndex {
       `UPDATE files SET state = 'stored', token = NULL, url_expires_at = NULL, release_at = NULL, content_md5 = NULL,
          ingested_ms = $3, ingestion_day = $4, size = $5, md5 = $6, sha256 = $7
        WHERE file_path = $1 AND state = 'reserved' AND token = $2`,
-      [reservation.key, reservation.token, ...rowValues(object).slice(NAMING_COLUMNS.length)],
+      [reservation.key, reservation.token, ...rowValues(addedNow(object)).slice(NAMING_COLUMNS.length)],
     );
     return rowCount === 1;
   }
