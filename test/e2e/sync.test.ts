@@ -139,7 +139,9 @@ describe('sync', () => {
 
     beforeAll(async () => {
       await upload(FILES, MIB / 2);
-      proxy = await startShapingProxy(server.url, { rate: 2 * MIB, linkRate: 4 * MIB, delayMs: 2 });
+      // Every request to the service waits a while (on the engines, objects come straight from the bucket): the
+      // first run is still going when the second starts and when the signal comes.
+      proxy = await startShapingProxy(server.url, { rate: 2 * MIB, linkRate: 4 * MIB, delayMs: 400 });
     });
     afterAll(() => proxy?.stop());
 
