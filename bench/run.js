@@ -17,6 +17,7 @@ const GROUPS = {
   startup: () => import('./startup.js'),
   liftoff: () => import('./liftoff.js'),
   engines: () => import('./engines.js'),
+  sync: () => import('./sync.js'),
 };
 
 /** The goal on the tool's peak resident memory, in every case that records it. */
