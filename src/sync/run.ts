@@ -33,6 +33,11 @@ export interface SyncOptions
   dryRun?: boolean | undefined;
   /** Records per page asked of a service that pages. */
   pageSize?: number | undefined;
+  /**
+   * When cancelled, keep the part files of the files cut short for the next run to resume (default), or remove
+   * them (a watch that is stopped leaves no part behind; the next run fetches those files whole).
+   */
+  keepParts?: boolean | undefined;
   /** Called once the files to fetch are known, with their count. */
   onStart?: ((files: number) => void) | undefined;
   /** Progress of each file fetched, as `download` reports it. */
@@ -136,6 +141,18 @@ export async function syncFiles(
   }
 }
 
+/** Removes this process's part files (and their records) of the files cut short. */
+async function removeParts(files: readonly SyncFile[]): Promise<void> {
+  await Promise.all(
+    files
+      .filter((file) => file.status === 'failed')
+      .flatMap((file) => {
+        const part = `${file.localPath}.part.${process.pid}`;
+        return [rm(part, { force: true }), rm(`${part}.json`, { force: true })];
+      }),
+  ).catch(() => undefined);
+}
+
 /** One run of a sync: its state, what it asked and what it decided. */
 class SyncRun {
   #state!: SyncState;
@@ -211,6 +228,7 @@ class SyncRun {
       : await this.#supersededFiles(files);
     if (!options.dryRun) await writeState(options.dataDir, this.identity, this.#state);
     if (aborted && options.signal) {
+      if (options.keepParts === false) await removeParts(files);
       const reason = abortedError(options.signal);
       throw new AbortedError(reason.message, { cause: options.signal.reason, results: files });
     }

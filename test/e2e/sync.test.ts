@@ -4,6 +4,7 @@
  * interrupted run resumed, and `--watch` picking up an upload.
  */
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePathOrName } from '../../src/naming/names.js';
@@ -121,7 +122,11 @@ describe('sync', () => {
     expect(refused.code).toBe(2);
   });
 
-  it('lists what it considered as JSON', async () => {
+  it('--full notices a held file deleted here, and lists what it considered as JSON', async () => {
+    const gone = pathOf(scienceName('mag', 3));
+    await rm(join(consumer, 'data', gone));
+    const plain = await sync(['--instrument', 'mag']);
+    expect(plain.stdout).toBe('');
     const run = await sync(['--instrument', 'mag', '--full', '--output-format', 'json']);
     expect(run.code).toBe(0);
     const records = JSON.parse(run.stdout) as Array<{
@@ -129,8 +134,15 @@ describe('sync', () => {
       local_path: string;
       status: string;
     }>;
-    expect(records.map((record) => record.status)).toEqual(['skipped', 'skipped', 'skipped', 'skipped']);
-    expect(records[0]).toHaveProperty('local_path');
+    expect(records.map((record) => `${record.status} ${record.file_path}`).sort()).toEqual(
+      [
+        `downloaded ${gone}`,
+        ...[scienceName('mag', 1, 'l1a', 'v01-01'), scienceName('mag', 2), scienceName('mag', 4)].map(
+          (name) => `skipped ${pathOf(name)}`,
+        ),
+      ].sort(),
+    );
+    expect(records[0]?.local_path).toBe(join(consumer, 'data', records[0]?.file_path ?? ''));
   });
 
   describe('two at once, and interrupted', () => {

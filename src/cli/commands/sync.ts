@@ -137,6 +137,8 @@ async function syncOnce(
       partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
       requireChecksum: Boolean(options.requireChecksum),
       signal: io.signal,
+      // A stopped watch leaves no part file behind.
+      keepParts: !watching,
       onNotice: (message) => io.stderr.write(`Warning: ${message}\n`),
       onStart: (count) => {
         if (count === 0) return;
