@@ -88,7 +88,7 @@ async function watch(
         throw error;
       }
       failures += 1;
-      line = `failed: ${error.message}`;
+      line = `failed: ${error.message.replace(/\.$/, '')}`;
     }
     if (io.signal.aborted) break;
     const waitMs = intervalMs * Math.min(2 ** Math.max(0, failures - 1), MAX_BACKOFF_FACTOR);
