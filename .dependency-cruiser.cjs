@@ -1,7 +1,9 @@
 /**
  * The layers of src/ and the one direction of imports between them (see each folder's README.md):
- * cli -> api/output -> download | upload | coverage -> service -> http -> naming -> core, and the reference server on
- * naming and core only. `npm test` runs this through `npm run deps`; a violation names both files.
+ * cli -> api/output -> sync -> download | upload | coverage -> service -> http -> naming -> core, and the reference
+ * server on naming and core only. Every file of src/ belongs to a layer named here (or to the server): a new folder
+ * gets its place in this list before anything imports it. `npm test` runs this through `npm run deps`; a violation
+ * names both files.
  */
 const LAYERS = [
   ['core', '^src/core/'],
@@ -9,10 +11,14 @@ const LAYERS = [
   ['http', '^src/http/'],
   ['service', '^src/service/'],
   ['engines', '^src/(download|upload|coverage)/'],
+  ['compositions', '^src/sync/'],
   ['library', '^src/(api|output)\\.ts$'],
   ['cli', '^src/cli/'],
   ['index', '^src/index\\.ts$'],
 ];
+
+/** Every place of src/ a rule names: the layers, and the reference server beside them. */
+const PLACED = `${LAYERS.map(([, path]) => `(${path})`).join('|')}|(^src/server/)`;
 
 const upward = LAYERS.slice(0, -1).map(([name, path], at) => ({
   name: `${name}-imports-upward`,
@@ -40,6 +46,22 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'outside-the-layers',
+      comment:
+        'Every file of src/ belongs to a layer of .dependency-cruiser.cjs (or the server): give a new folder its place in LAYERS.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/', pathNot: PLACED },
+    },
+    {
+      name: 'outside-the-layers-imports',
+      comment:
+        'Every file of src/ belongs to a layer of .dependency-cruiser.cjs (or the server): give a new folder its place in LAYERS.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: PLACED },
+      to: { path: '^src/' },
+    },
     {
       name: 'engines-stay-apart',
       comment: 'The download and upload engines share only what lies below them.',

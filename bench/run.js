@@ -18,6 +18,7 @@ const GROUPS = {
   liftoff: () => import('./liftoff.js'),
   engines: () => import('./engines.js'),
   'server-load': () => import('./server-load.js'),
+  sync: () => import('./sync.js'),
 };
 
 /** The goal on the tool's peak resident memory, in every case that records it. */

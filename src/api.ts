@@ -15,6 +15,8 @@ import { type DownloadOptions, type DownloadResult, downloadFiles } from './down
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
+import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
+import { checkSyncRequest, type SyncOptions, type SyncResult, syncFiles } from './sync/run.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload/engine.js';
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
@@ -87,6 +89,19 @@ export interface MissionDataClient {
     targets: string | ReceivedRecord | readonly (string | ReceivedRecord)[],
     options?: Omit<DownloadOptions, 'dataDir'>,
   ): Promise<DownloadResult[]>;
+  /**
+   * Downloads the files the filters select (at least one besides `table`): every match, or (`select`) only those
+   * `status` lists as missing, or all it lists (`update`); with `dryRun`, previews it. What was selected and done.
+   */
+  downloadMatching(filters: QueryFilters, options?: MatchingOptions): Promise<MatchingDownload>;
+  /**
+   * Keeps the data root in step with the archive for the filters (at least one besides `table`): the first call
+   * fetches every match (the newest version of each product unless `allVersions`), later ones only what was
+   * ingested since (a day of overlap), never asking for a file held and verified. State lives under the data root,
+   * one per service URL and filter set; a second sync of the same ones at once rejects with a `BusyError`.
+   * Rejects with an `AbortedError` carrying the files as `results` when cancelled (what finished is kept).
+   */
+  sync(filters: QueryFilters, options?: SyncOptions): Promise<SyncResult>;
   /** Uploads local files (paths inside the data root, relative to the working directory, or absolute). */
   upload(
     paths: string | readonly string[],
@@ -171,6 +186,17 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       const { config, http } = await ready();
       const results = await downloadFiles(http, paths, { ...downloadOptions, dataDir: config.dataDir });
       return unlessAborted(results, downloadOptions.signal);
+    },
+    async downloadMatching(filters, matchingOptions = {}) {
+      const { config, http } = await ready();
+      const done = await downloadMatching(http, filters, { ...matchingOptions, dataDir: config.dataDir });
+      unlessAborted(done.results, matchingOptions.signal);
+      return done;
+    },
+    async sync(filters, syncOptions = {}) {
+      checkSyncRequest(filters, syncOptions);
+      const { config, http } = await ready();
+      return syncFiles(http, filters, { ...syncOptions, dataDir: config.dataDir, url: config.url });
     },
     async upload(paths, uploadOptions = {}) {
       const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;

@@ -6,6 +6,7 @@ export { DEFAULT_URL, loadConfig } from './core/config.js';
 export {
   AbortedError,
   ApiError,
+  BusyError,
   ConfigError,
   type ErrorCode,
   ExitCode,
@@ -49,4 +50,6 @@ export { formatCsv, formatJson, formatTable, foundLine } from './output.js';
 export { HttpClient } from './service/client.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';
+export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
+export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/run.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

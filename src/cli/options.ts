@@ -38,9 +38,9 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  * where it does something (`query` writes no file, so the data root means nothing to it).
  */
 export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
-  '--data-dir': ['download', 'upload', 'coverage', 'status', 'list', 'get', 'set', 'unset'],
-  '--retries': ['query', 'download', 'upload', 'coverage', 'status', 'list', 'get'],
-  '--timeout': ['query', 'download', 'upload', 'coverage', 'status', 'list', 'get'],
+  '--data-dir': ['download', 'sync', 'upload', 'coverage', 'status', 'list', 'get', 'set', 'unset'],
+  '--retries': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'list', 'get'],
+  '--timeout': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'list', 'get'],
 };
 
 /** The global options of one client command (or `config` subcommand). */
@@ -89,6 +89,21 @@ export function connectionCount(value: string): number | 'auto' {
   return value === 'auto' ? 'auto' : positiveInteger('--connections', 64)(value);
 }
 
+/** Units of a DURATION, in seconds. */
+const DURATION_UNITS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
+
+/** Parses a DURATION (`30s`, `10m`, `1h`, or plain seconds; at least 1 s) into milliseconds. */
+export function duration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value.trim());
+  const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] ?? ''] ?? 1) : Number.NaN;
+  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 7 * 24 * 3600) {
+    throw new InvalidArgumentError(
+      'give a duration of at least 1 second: 30s, 10m, 1h, or plain seconds (at most a week).',
+    );
+  }
+  return Math.round(seconds * 1000);
+}
+
 /** Parses a port number (0 picks a free one). */
 export function port(value: string): number {
   const number = Number(value);
@@ -119,6 +134,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
     'mission-data download --instrument mag --data-level l1a --start-date 20250101 --end-date 20250107',
     'mission-data query --instrument hit --output-format json | mission-data download -',
+  ],
+  sync: [
+    'mission-data sync --instrument mag --data-level l1a',
+    'mission-data sync --instrument swe --prune | xargs -r process-new-files',
+    'mission-data sync --instrument mag --watch 10m',
   ],
   upload: [
     'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',

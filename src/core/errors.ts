@@ -5,6 +5,8 @@ export const ExitCode = {
   Success: 0,
   Failure: 1,
   Usage: 2,
+  /** Another run holds what this one needs (a sync of the same data root and filters): try again later (EX_TEMPFAIL). */
+  Busy: 75,
   /** Ctrl-C: 128 + SIGINT, as shells report it. */
   Interrupted: 130,
   /** SIGTERM: 128 + SIGTERM, as shells report it. */
@@ -42,6 +44,7 @@ export type ErrorCode =
   | 'E_STORE_FULL'
   | 'E_NO_SPACE'
   | 'E_ABORTED'
+  | 'E_BUSY'
   | 'E_STORE'
   | 'E_LISTEN';
 
@@ -206,6 +209,17 @@ export class AbortedError extends MissionDataError {
       options,
     );
     this.results = options.results;
+  }
+}
+
+/** Another process holds the lock this run needs (a sync of the same data root and filter set): exit 75. */
+export class BusyError extends MissionDataError {
+  /** The process that holds the lock, when known. */
+  readonly pid: number | undefined;
+
+  constructor(message: string, options: ErrorOptions & { pid?: number | undefined } = {}) {
+    super(message, 'E_BUSY', ExitCode.Busy, options);
+    this.pid = options.pid;
   }
 }
 

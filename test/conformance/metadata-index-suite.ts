@@ -119,6 +119,21 @@ export function metadataIndexConformance(name: string, open: () => Promise<Index
       expect(await index.addAll([object, ...objects])).toBe(0);
     });
 
+    it('dates a record added after the build by when it was added, never by an older time of its object', async () => {
+      const late = 'imap/hit/l1a/2025/03/imap_hit_l1a_counts_20250301_20250301_v01-00.cdf';
+      const reindexed = 'imap/hit/l1a/2025/03/imap_hit_l1a_counts_20250302_20250302_v01-00.cdf';
+      const before = new Date(Date.now() - 1000).toISOString().slice(0, 19).replace('T', ' ');
+      expect(await index.add({ file: parsePath(late), size: 1, mtimeMs: at('2025-03-01') })).toBe(true);
+      expect(await index.addAll([{ file: parsePath(reindexed), size: 1, mtimeMs: at('2025-03-02') }])).toBe(
+        1,
+      );
+      for (const key of [late, reindexed]) {
+        expect(((await index.get(key))?.ingestion_date ?? '') >= before).toBe(true);
+      }
+      // What the build listed keeps its own time.
+      expect((await index.get(A))?.ingestion_date).toBe('2025-01-02 12:00:00');
+    });
+
     it('reserves a name once: concurrent reservations through two handles, exactly one gets it', async () => {
       const F = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250202_20250202_v01-00.cdf';
       const options = { urlExpiresAtMs: Date.now() + 3_600_000, releaseAtMs: Date.now() + 4_000_000 };

@@ -74,6 +74,9 @@ describe('completion bash', () => {
     expect(await complete(['mission-data', 'query', '--ins'])).toEqual(['--instrument']);
     expect(await complete(['mission-data', 'upload', '--no-'])).toEqual(['--no-checksum']);
     expect(await complete(['mission-data', 'serve', '--wi'])).toEqual(['--wire']);
+    expect(await complete(['mission-data', 'sy'])).toEqual(['sync']);
+    expect(await complete(['mission-data', 'sync', '--pr'])).toEqual(['--prune']);
+    expect(await complete(['mission-data', 'sync', '--output-format', ''])).toEqual(['paths', 'json']);
   });
 
   it('offers an option only on the commands it acts on', async () => {

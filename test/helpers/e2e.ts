@@ -11,7 +11,12 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { parsePathOrName } from '../../src/naming/names.js';
-import { type ReferenceServer, startReferenceServer, type WireMode } from '../../src/server/index.js';
+import {
+  type ReferenceServer,
+  type RequestLogEntry,
+  startReferenceServer,
+  type WireMode,
+} from '../../src/server/index.js';
 
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -190,6 +195,7 @@ async function startServerOnEngines(options: {
   wire?: WireMode;
   apiKeys?: string[];
   storeDir?: string;
+  log?: (entry: RequestLogEntry) => void;
 }): Promise<TestServer> {
   const { startPostgres, startS3Store } = await import('./engines.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
@@ -214,6 +220,7 @@ async function startServerOnEngines(options: {
       port: 0,
       wire: options.wire ?? 'envelope',
       apiKeys: options.apiKeys,
+      log: options.log,
     });
     if (options.storeDir !== undefined) await server.reindex();
   } catch (error) {
@@ -262,7 +269,13 @@ async function startServerOnEngines(options: {
  * it serves a bucket and PostgreSQL instead, holding the objects `storeDir` holds at start.
  */
 export async function startServer(
-  options: { wire?: WireMode; storeDir?: string; apiKeys?: string[] } = {},
+  options: {
+    wire?: WireMode;
+    storeDir?: string;
+    apiKeys?: string[];
+    /** Receives one entry per request answered (method, path with the query of API routes, status). */
+    log?: (entry: RequestLogEntry) => void;
+  } = {},
 ): Promise<TestServer> {
   if (ON_ENGINES) return startServerOnEngines(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
@@ -272,6 +285,7 @@ export async function startServer(
     wire: options.wire ?? 'envelope',
     apiKeys: options.apiKeys,
     secret: 'e2e-test-secret-0123456789',
+    log: options.log,
   });
   return Object.assign(server, {
     async stop() {

@@ -52,7 +52,14 @@ describe('error classes', () => {
   });
 
   it('uses 0 for success, 1 for a failed operation and 2 for usage and validation errors', () => {
-    expect(ExitCode).toEqual({ Success: 0, Failure: 1, Usage: 2, Interrupted: 130, Terminated: 143 });
+    expect(ExitCode).toEqual({
+      Success: 0,
+      Failure: 1,
+      Usage: 2,
+      Busy: 75,
+      Interrupted: 130,
+      Terminated: 143,
+    });
   });
 
   it('puts every problem of a ValidationError on its own line, in the order given', () => {

@@ -72,4 +72,30 @@ describe('the layering rule (.dependency-cruiser.cjs, run by npm test)', () => {
       'engines-stay-apart: src/upload/engine.ts -> src/download/pump.ts',
     ]);
   });
+
+  it('fails a folder it does not name, both ways: an import into it and an import out of it', async () => {
+    const base = await tree({
+      'src/core/errors.ts': "import { x } from '../elsewhere/x.js';\nexport const e = x;\n",
+      'src/elsewhere/x.ts': "import { program } from '../cli/program.js';\nexport const x = program;\n",
+      'src/cli/program.ts': 'export const program = 1;\n',
+    });
+    expect((await violations(base)).sort()).toEqual([
+      'outside-the-layers-imports: src/elsewhere/x.ts -> src/cli/program.ts',
+      'outside-the-layers: src/core/errors.ts -> src/elsewhere/x.ts',
+    ]);
+  });
+
+  it('places sync above the engines and below the command line', async () => {
+    const base = await tree({
+      'src/coverage/status.ts': "import { s } from '../sync/run.js';\nexport const c = s;\n",
+      'src/sync/run.ts': "import { program } from '../cli/program.js';\nexport const s = program;\n",
+      'src/sync/ok.ts': "import { d } from '../download/engine.js';\nexport const o = d;\n",
+      'src/download/engine.ts': 'export const d = 1;\n',
+      'src/cli/program.ts': 'export const program = 1;\n',
+    });
+    expect((await violations(base)).sort()).toEqual([
+      'compositions-imports-upward: src/sync/run.ts -> src/cli/program.ts',
+      'engines-imports-upward: src/coverage/status.ts -> src/sync/run.ts',
+    ]);
+  });
 });

@@ -1,9 +1,9 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
-import type { MissionDataClient } from '../../api.js';
 import { abortedError } from '../../core/batch.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
-import type { DownloadPreview, DownloadResult } from '../../download/engine.js';
+import type { DownloadOptions, DownloadPreview, DownloadResult } from '../../download/engine.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { filterFlag, pickFilters } from '../options.js';
@@ -74,40 +74,50 @@ export async function download(
   }
   const client = clientFor(options, io);
   try {
-    let list = targets;
-    if (!list && (options.onlyMissing || options.update)) {
-      const { statusTargets } = await import('../../coverage/status.js');
-      const report = await client.status(filters, { signal: io.signal });
-      list = statusTargets(report, options.update ? 'update' : 'missing');
-      if (list.length === 0) {
-        if (!options.quiet)
-          io.stderr.write('Nothing to download: the local copy is in step with the archive.\n');
+    let results: DownloadResult[] | undefined;
+    if (targets) {
+      if (options.dryRun) {
+        const { previewDownloads } = await import('../../download/engine.js');
+        const { dataDir } = await client.config();
+        printPreview(await previewDownloads(targets, { dataDir, force: options.force }), io);
         return ExitCode.Success;
       }
-    }
-    if (!list) {
+      results = await runDownloads(options, io, (callbacks) =>
+        client.download(targets, { ...transferOptions(options, io), ...callbacks }),
+      );
+    } else {
       // Filter values are checked by the library before the configuration is read or anything is sent.
+      const select = options.update ? 'update' : options.onlyMissing ? 'missing' : 'all';
       let cutAt: number | undefined;
-      const records = await client.query(filters, {
-        signal: io.signal,
-        onPossiblyCut: (returned) => {
-          cutAt = returned;
-        },
+      let selected: MatchingDownload | undefined;
+      results = await runDownloads(options, io, async (callbacks) => {
+        selected = await client.downloadMatching(filters, {
+          ...transferOptions(options, io),
+          ...callbacks,
+          select,
+          dryRun: options.dryRun,
+          onPossiblyCut: (returned) => {
+            cutAt = returned;
+          },
+        });
+        return selected.results;
       });
       if (cutAt !== undefined) io.stderr.write((await import('./query.js')).possiblyCutWarning(cutAt));
-      list = records.map((record) => record.file_path);
-      if (list.length === 0) {
-        if (!options.quiet) io.stderr.write('No files match the query; nothing to download.\n');
+      if (selected && selected.targets.length === 0) {
+        if (!options.quiet) {
+          io.stderr.write(
+            select === 'all'
+              ? 'No files match the query; nothing to download.\n'
+              : 'Nothing to download: the local copy is in step with the archive.\n',
+          );
+        }
+        return ExitCode.Success;
+      }
+      if (selected?.previews) {
+        printPreview(selected.previews, io);
         return ExitCode.Success;
       }
     }
-    if (options.dryRun) {
-      const { previewDownloads } = await import('../../download/engine.js');
-      const { dataDir } = await client.config();
-      printPreview(await previewDownloads(list, { dataDir, force: options.force }), io);
-      return ExitCode.Success;
-    }
-    const results = await runDownloads(client, list, options, io);
     // Off a terminal, stdout gets the local path of each file in place (for `| xargs ...`); with
     // --output-format json, anywhere, a record per file.
     const format = options.outputFormat ?? (io.stdout.isTTY ? undefined : 'paths');
@@ -120,16 +130,73 @@ export async function download(
   }
 }
 
+/** How the transfer goes, from the command's options. */
+function transferOptions(options: DownloadCommandOptions, io: CommandIO) {
+  return {
+    force: Boolean(options.force),
+    concurrency: options.concurrency,
+    connections: options.connections,
+    requireChecksum: Boolean(options.requireChecksum),
+    partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
+    signal: io.signal,
+  };
+}
+
+/** The reporter's hooks a download call takes. */
+type ReporterHooks = Required<Pick<DownloadOptions, 'onStart' | 'onProgress'>>;
+
+/**
+ * Runs a download with progress on stderr: the reporter starts once the files are known (a selection that
+ * finds none, or a preview, reports nothing) and prints the summary at the end.
+ */
 async function runDownloads(
-  client: MissionDataClient,
-  targets: string[],
   options: DownloadCommandOptions,
   io: CommandIO,
+  start: (hooks: ReporterHooks) => Promise<DownloadResult[]>,
 ): Promise<DownloadResult[]> {
   const animate = !options.quiet && (await canAnimate(io.stderr));
-  const reporter = new TransferReporter(
+  let reporter: TransferReporter | undefined;
+  const hooks: ReporterHooks = {
+    onStart: (files) => {
+      reporter ??= downloadReporter(files, options, io, animate);
+      reporter.setTotal(files);
+    },
+    onProgress: (event) => {
+      if (!reporter) return;
+      if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
+      if (!event.done) return reporter.progress(event.path, event.received, event.total);
+      reporter.settled({
+        label: event.path,
+        status: event.done,
+        bytes: event.received,
+        error: event.error,
+      });
+    },
+  };
+  let results: DownloadResult[];
+  try {
+    results = await start(hooks);
+  } catch (error) {
+    // A cancelled batch rejects with what it did (the library's one rule for aborts).
+    if (!(error instanceof AbortedError) || !error.results) throw error;
+    results = error.results as DownloadResult[];
+  }
+  reporter?.finish(
+    io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
+  );
+  return results;
+}
+
+/** The progress and summary of a download of `files` files, on stderr. */
+export function downloadReporter(
+  files: number,
+  options: Pick<DownloadCommandOptions, 'quiet' | 'debug' | 'verbose'>,
+  io: CommandIO,
+  animate: boolean,
+): TransferReporter {
+  return new TransferReporter(
     io.stderr,
-    new Set(targets).size,
+    files,
     {
       active: 'Downloading',
       statuses: {
@@ -148,36 +215,6 @@ async function runDownloads(
       animate,
     },
   );
-  let results: DownloadResult[];
-  try {
-    results = await client.download(targets, {
-      force: Boolean(options.force),
-      concurrency: options.concurrency,
-      connections: options.connections,
-      requireChecksum: Boolean(options.requireChecksum),
-      partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
-      signal: io.signal,
-      onStart: (files) => reporter.setTotal(files),
-      onProgress: (event) => {
-        if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
-        if (!event.done) return reporter.progress(event.path, event.received, event.total);
-        reporter.settled({
-          label: event.path,
-          status: event.done,
-          bytes: event.received,
-          error: event.error,
-        });
-      },
-    });
-  } catch (error) {
-    // A cancelled batch rejects with what it did (the library's one rule for aborts).
-    if (!(error instanceof AbortedError) || !error.results) throw error;
-    results = error.results as DownloadResult[];
-  }
-  reporter.finish(
-    io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
-  );
-  return results;
 }
 
 /**
@@ -205,7 +242,7 @@ function printPreview(previews: readonly DownloadPreview[], io: CommandIO): void
 }
 
 /** What the summary says of checksums: how many fetched files were verified, and which could not be. */
-function verificationNote(results: readonly DownloadResult[]): string | undefined {
+export function verificationNote(results: readonly DownloadResult[]): string | undefined {
   const fetched = results.filter((result) => result.status === 'downloaded' || result.status === 'replaced');
   if (fetched.length === 0) return undefined;
   const verified = fetched.filter((result) => result.verified).length;

@@ -3,6 +3,7 @@ import type { QueryTable } from '../../naming/query-vocabulary.js';
 import type { StoredObject } from '../objects/object-store.js';
 import { MemoryReservations } from './memory-reservations.js';
 import {
+  addedNow,
   type IndexQuery,
   type MetadataIndex,
   type MetadataRecord,
@@ -162,7 +163,7 @@ export class MemoryIndex implements MetadataIndex {
 
   async add(object: StoredObject): Promise<boolean> {
     if (this.#byKey.has(object.file.path)) return false;
-    const record = this.#indexed(object);
+    const record = this.#indexed(addedNow(object));
     const table = this.#tables[record.table];
     this.#byKey.set(record.key, record);
     for (const list of [table.all, this.#instrumentList(table, record.instrument)]) {

@@ -145,6 +145,16 @@ function versionNumber(version: string): number | string {
   return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : version;
 }
 
+/**
+ * The object as a record added now lists it: its ingestion time is when it was added, never an older time of its
+ * own (an object another tool put in the bucket, indexed by a later `reindex`; an upload confirmed late), so a
+ * client that asks for what was ingested since its last look never misses it. Only the objects present when an
+ * index is first built keep their own times.
+ */
+export function addedNow(object: StoredObject, now = Date.now()): StoredObject {
+  return object.mtimeMs >= now ? object : { ...object, mtimeMs: now };
+}
+
 /** `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function formatIngestionDate(mtimeMs: number): string {
   return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');

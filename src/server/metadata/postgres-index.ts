@@ -8,6 +8,7 @@ import pg from 'pg';
 import { parsePath } from '../../naming/names.js';
 import type { StoredObject } from '../objects/object-store.js';
 import {
+  addedNow,
   CLAIM_LEASE_MS,
   type IndexQuery,
   type MetadataIndex,
@@ -126,7 +127,7 @@ export class PostgresIndex implements MetadataIndex {
   }
 
   async add(object: StoredObject): Promise<boolean> {
-    const values = rowValues(object);
+    const values = rowValues(addedNow(object));
     const places = values.map((_, at) => `$${at + 1}`).join(', ');
     const { rowCount } = await this.pool.query(
       `INSERT INTO files (state, ${ROW_COLUMNS}) VALUES ('stored', ${places}) ON CONFLICT (file_path) DO NOTHING`,
@@ -135,10 +136,16 @@ export class PostgresIndex implements MetadataIndex {
     return rowCount === 1;
   }
 
-  async addAll(
-    objects: readonly StoredObject[],
-    client: pg.Pool | pg.PoolClient = this.pool,
-  ): Promise<number> {
+  async addAll(objects: readonly StoredObject[]): Promise<number> {
+    const now = Date.now();
+    return this.#insert(
+      objects.map((object) => addedNow(object, now)),
+      this.pool,
+    );
+  }
+
+  /** Inserts the rows of `objects` as they are (their own times), those of paths not listed yet. */
+  async #insert(objects: readonly StoredObject[], client: pg.Pool | pg.PoolClient): Promise<number> {
     let added = 0;
     for (let at = 0; at < objects.length; at += BATCH_ROWS) {
       const rows = objects.slice(at, at + BATCH_ROWS).map(rowValues);
@@ -158,7 +165,7 @@ export class PostgresIndex implements MetadataIndex {
     try {
       await client.query('BEGIN');
       await client.query(`DELETE FROM files WHERE state = 'stored'`);
-      await this.addAll(objects, client);
+      await this.#insert(objects, client);
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -245,7 +252,7 @@ export class PostgresIndex implements MetadataIndex {
          reserved_at = NULL, claim = NULL, claim_until = NULL,
          ingested_ms = $3, ingestion_day = $4, size = $5, md5 = $6, sha256 = $7
        WHERE file_path = $1 AND state = 'reserved' AND token = $2`,
-      [reservation.key, reservation.token, ...rowValues(object).slice(NAMING_COLUMNS.length)],
+      [reservation.key, reservation.token, ...rowValues(addedNow(object)).slice(NAMING_COLUMNS.length)],
     );
     return rowCount === 1;
   }

@@ -1,0 +1,232 @@
+/** `mission-data sync`: keeps the data root in step with the archive for a filter set, once or every DURATION. */
+import type { MissionDataClient } from '../../api.js';
+import {
+  AbortedError,
+  BusyError,
+  ConfigError,
+  ExitCode,
+  isMissionDataError,
+  UsageError,
+  ValidationError,
+} from '../../core/errors.js';
+import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import type { SyncFile, SyncResult } from '../../sync/run.js';
+import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
+import { requiredFilters } from '../options.js';
+import { canAnimate, type TransferReporter } from '../progress.js';
+import { downloadReporter } from './download.js';
+
+/** Options of `sync`: the global ones, the query filters, what to keep and how to transfer. */
+export interface SyncCommandOptions extends GlobalOptions, QueryFilters {
+  /** Every version of each product, not only the newest. */
+  allVersions?: boolean | undefined;
+  /** Compare the whole selection, noticing held files deleted or changed. */
+  full?: boolean | undefined;
+  /** Remove the older versions a newer held version supersedes. */
+  prune?: boolean | undefined;
+  dryRun?: boolean | undefined;
+  /** Run again every this many milliseconds until stopped. */
+  watch?: number | undefined;
+  /** stdout: the local path of each file fetched (default), or JSON. */
+  outputFormat?: 'paths' | 'json' | undefined;
+  concurrency?: number | undefined;
+  connections?: number | 'auto' | undefined;
+  partSize?: number | undefined;
+  requireChecksum?: boolean | undefined;
+  verbose?: boolean | undefined;
+}
+
+/** The longest wait between two runs of a watch after failures: the backoff doubles the interval up to this. */
+const MAX_BACKOFF_FACTOR = 8;
+
+/** Runs the sync once, or (`--watch`) again and again until stopped; returns the exit status. */
+export async function sync(options: SyncCommandOptions, io: CommandIO): Promise<number> {
+  const filters = requiredFilters(options, 'sync --instrument mag --data-level l1a');
+  if (options.prune && options.allVersions) {
+    throw new UsageError(
+      '--prune removes older versions, which --all-versions keeps: give one or the other.',
+    );
+  }
+  const client = clientFor(options, io);
+  try {
+    if (options.watch === undefined) {
+      const { status, result } = await syncOnce(client, filters, options, io, false);
+      if (options.outputFormat === 'json')
+        io.stdout.write(`${JSON.stringify(result.map(jsonRecord), null, 2)}\n`);
+      return status;
+    }
+    return await watch(client, filters, options, options.watch, io);
+  } finally {
+    await client.close();
+  }
+}
+
+/** A run every `intervalMs` until the signal; a failed run (a service that is down) waits longer, doubling. */
+async function watch(
+  client: MissionDataClient,
+  filters: QueryFilters,
+  options: SyncCommandOptions,
+  intervalMs: number,
+  io: CommandIO,
+): Promise<number> {
+  let failures = 0;
+  for (let run = 1; !io.signal.aborted; run += 1) {
+    let line: string;
+    try {
+      const { status, summary } = await syncOnce(client, filters, options, io, true);
+      failures = status === ExitCode.Success ? 0 : failures + 1;
+      line = summary;
+    } catch (error) {
+      // What a later run cannot mend ends the watch: a usage error, another sync of the same set.
+      if (
+        !isMissionDataError(error) ||
+        error instanceof UsageError ||
+        error instanceof ValidationError ||
+        error instanceof ConfigError ||
+        error instanceof BusyError
+      ) {
+        throw error;
+      }
+      failures += 1;
+      line = `failed: ${error.message.replace(/\.$/, '')}`;
+    }
+    if (io.signal.aborted) break;
+    const waitMs = intervalMs * Math.min(2 ** Math.max(0, failures - 1), MAX_BACKOFF_FACTOR);
+    if (failures > 0) line += `; next run in ${Math.round(waitMs / 1000)} s`;
+    io.stderr.write(`[${new Date().toISOString().slice(0, 19)}Z] sync run ${run}: ${line}\n`);
+    await pause(waitMs, io.signal);
+  }
+  return ExitCode.Interrupted;
+}
+
+/** Waits `ms`, or until the signal aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    if (signal.aborted) return done();
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      done();
+    }
+    signal.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/** One run: progress and summary on stderr, fetched paths (or JSON lines under a watch) on stdout. */
+async function syncOnce(
+  client: MissionDataClient,
+  filters: QueryFilters,
+  options: SyncCommandOptions,
+  io: CommandIO,
+  watching: boolean,
+): Promise<{ status: number; result: SyncFile[]; summary: string }> {
+  const animate = !options.quiet && !watching && (await canAnimate(io.stderr));
+  const jsonLines = watching && options.outputFormat === 'json';
+  let reporter: TransferReporter | undefined;
+  let outcome: SyncResult | undefined;
+  let files: SyncFile[];
+  try {
+    outcome = await client.sync(filters, {
+      allVersions: options.allVersions,
+      full: options.full,
+      prune: options.prune,
+      dryRun: options.dryRun,
+      concurrency: options.concurrency,
+      connections: options.connections,
+      partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
+      requireChecksum: Boolean(options.requireChecksum),
+      signal: io.signal,
+      // A stopped watch leaves no part file behind.
+      keepParts: !watching,
+      onNotice: (message) => io.stderr.write(`Warning: ${message}\n`),
+      onStart: (count) => {
+        if (count === 0) return;
+        reporter = downloadReporter(count, options, io, animate);
+      },
+      onProgress: (event) => {
+        if (!reporter) return;
+        if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
+        if (!event.done) return reporter.progress(event.path, event.received, event.total);
+        reporter.settled({
+          label: event.path,
+          status: event.done,
+          bytes: event.received,
+          error: event.error,
+        });
+        if (jsonLines) {
+          io.stdout.write(
+            `${JSON.stringify(jsonRecord({ path: event.path, localPath: event.localPath, status: event.done }))}\n`,
+          );
+        }
+      },
+    });
+    files = outcome.files;
+  } catch (error) {
+    if (!(error instanceof AbortedError) || !error.results) throw error;
+    files = error.results as SyncFile[];
+  }
+  const fetched = files.filter((file) => file.status === 'downloaded' || file.status === 'replaced');
+  const failed = files.filter((file) => file.status === 'failed');
+  const summary = summaryOf(files, outcome, options);
+  if (reporter) {
+    reporter.finish(io.signal.aborted ? 'Interrupted; run the same command again to resume.' : summary);
+  } else if (!options.quiet && !watching) io.stderr.write(`${summary}\n`);
+  if (options.dryRun && !options.quiet) {
+    for (const file of files) {
+      if (file.status === 'would-download') io.stderr.write(`would download ${file.path}\n`);
+      if (file.status === 'would-prune') io.stderr.write(`would remove ${file.path} (superseded)\n`);
+    }
+  }
+  if (jsonLines) {
+    for (const file of files) {
+      if (!['downloaded', 'replaced', 'skipped', 'failed'].includes(file.status)) {
+        io.stdout.write(`${JSON.stringify(jsonRecord(file))}\n`);
+      }
+    }
+  } else if (options.outputFormat !== 'json') {
+    io.stdout.write(fetched.map((file) => `${file.localPath}\n`).join(''));
+  }
+  const status =
+    options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
+  return { status, result: files, summary };
+}
+
+/** The run in one line: what was fetched, held, failed, superseded or removed. */
+function summaryOf(
+  files: readonly SyncFile[],
+  outcome: SyncResult | undefined,
+  options: SyncCommandOptions,
+): string {
+  const count = (...statuses: SyncFile['status'][]) =>
+    files.filter((file) => statuses.includes(file.status)).length;
+  const parts: string[] = [];
+  const fetched = count('downloaded', 'replaced');
+  if (options.dryRun) parts.push(`dry run: ${count('would-download')} to fetch, nothing fetched`);
+  else parts.push(fetched === 0 && count('failed') === 0 ? 'nothing new' : `${fetched} fetched`);
+  const failed = count('failed');
+  if (failed > 0) parts.push(`${failed} failed (asked for again next run)`);
+  const superseded = count('superseded', 'would-prune');
+  if (superseded > 0) {
+    parts.push(
+      options.prune
+        ? `${superseded} superseded version${superseded === 1 ? '' : 's'} would be removed`
+        : `${superseded} superseded version${superseded === 1 ? '' : 's'} kept (--prune removes them)`,
+    );
+  }
+  const pruned = count('pruned');
+  if (pruned > 0) parts.push(`${pruned} superseded version${pruned === 1 ? '' : 's'} removed`);
+  const how = outcome
+    ? outcome.compared === 'new'
+      ? `; asked for files ingested since ${outcome.since}`
+      : outcome.firstRun
+        ? '; first run'
+        : '; compared the whole selection'
+    : '';
+  return `Sync: ${parts.join(', ')}${how}.`;
+}
+
+/** A file as `--output-format json` prints it. */
+function jsonRecord(file: Pick<SyncFile, 'path' | 'localPath' | 'status'>): Record<string, string> {
+  return { file_path: file.path, local_path: file.localPath, status: file.status };
+}

@@ -1,0 +1,84 @@
+/**
+ * `download` with query options, as a library call: the files the filters select (query → download), or only
+ * those `status` lists (status → download), fetched or previewed.
+ */
+
+import { ValidationError } from '../core/errors.js';
+import { statusReport } from '../coverage/run.js';
+import { statusTargets } from '../coverage/status.js';
+import {
+  type DownloadOptions,
+  type DownloadPreview,
+  type DownloadResult,
+  downloadFiles,
+  previewDownloads,
+} from '../download/engine.js';
+import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
+import type { SyncHttp } from './run.js';
+
+/** Which of the selected files to download. */
+export type MatchingSelection =
+  /** Every file the filters select. */
+  | 'all'
+  /** The files `status` lists as missing. */
+  | 'missing'
+  /** What `status` lists: missing files, newer versions of outdated ones, changed ones. */
+  | 'update';
+
+/** How `downloadMatching` selects and fetches. */
+export interface MatchingOptions extends Omit<DownloadOptions, 'dataDir'> {
+  /** Default `all`. */
+  select?: MatchingSelection | undefined;
+  /** Preview only: say what would be fetched, checked or skipped; fetch nothing. */
+  dryRun?: boolean | undefined;
+  /** Records per page asked of a service that pages. */
+  pageSize?: number | undefined;
+  /** Called once, with the count returned, when the query's answer may be cut (a service that cannot page). */
+  onPossiblyCut?: ((returned: number) => void) | undefined;
+}
+
+/** What `downloadMatching` selected and did. */
+export interface MatchingDownload {
+  /** The storage paths selected (empty: nothing to do). */
+  targets: string[];
+  /** One result per file fetched (none with `dryRun`). */
+  results: DownloadResult[];
+  /** With `dryRun`: what would be done with each file. */
+  previews?: DownloadPreview[] | undefined;
+}
+
+/** Selects the files of `filters` (see `MatchingSelection`) and downloads them into `dataDir`, or previews it. */
+export async function downloadMatching(
+  http: SyncHttp,
+  filters: QueryFilters,
+  options: MatchingOptions & { dataDir: string },
+): Promise<MatchingDownload> {
+  const { select = 'all', dryRun, pageSize, onPossiblyCut, ...download } = options;
+  let targets: string[];
+  if (select === 'all') {
+    const params = toQueryParams(filters);
+    if (!hasFilter(filters)) {
+      throw new ValidationError([
+        `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
+      ]);
+    }
+    const records = await http.query(params, { signal: options.signal, pageSize, onPossiblyCut });
+    targets = records.map((record) => record.file_path);
+  } else {
+    const report = await statusReport(http, filters, {
+      dataDir: options.dataDir,
+      signal: options.signal,
+      pageSize,
+    });
+    targets = statusTargets(report, select);
+  }
+  if (targets.length === 0) return { targets, results: [] };
+  if (dryRun) {
+    return {
+      targets,
+      results: [],
+      previews: await previewDownloads(targets, { dataDir: options.dataDir, force: options.force }),
+    };
+  }
+  return { targets, results: await downloadFiles(http, targets, download) };
+}

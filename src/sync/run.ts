@@ -1,0 +1,384 @@
+/**
+ * `sync` as a library call: keeps a data root in step with the archive for one filter set, asking the service
+ * only for what was ingested since the last run and never asking `/download` for a file held and verified.
+ */
+import { lstat, rm } from 'node:fs/promises';
+import { abortedError } from '../core/batch.js';
+import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
+import { scanLocalCopy } from '../coverage/local-copy.js';
+import { dayKey } from '../coverage/products.js';
+import { downloadFiles, previewDownloads } from '../download/engine.js';
+import type { DownloadOptions, DownloadProgress, DownloadResult } from '../download/types.js';
+import { VerifiedRecord } from '../download/verified.js';
+import { resolveLocalPath } from '../naming/layout.js';
+import { compareVersions } from '../naming/name-parts.js';
+import type { MissionFile } from '../naming/names.js';
+import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
+import type { HttpClient } from '../service/client.js';
+import type { ReceivedRecord } from '../service/records.js';
+import { acquireLock } from './lock.js';
+import { chooseNewest } from './newest.js';
+import { readState, type SyncIdentity, type SyncState, stateFolder, syncId, writeState } from './state.js';
+
+/** How to sync. */
+export interface SyncOptions
+  extends Pick<DownloadOptions, 'concurrency' | 'connections' | 'partSize' | 'requireChecksum' | 'signal'> {
+  /** Every version of each product, not only the newest. */
+  allVersions?: boolean | undefined;
+  /** Compare the whole selection with the archive (not only what is new), and notice held files deleted or changed. */
+  full?: boolean | undefined;
+  /** Remove the local versions a newer version held supersedes (only files this tool downloaded and verified). */
+  prune?: boolean | undefined;
+  /** Fetch and remove nothing; say what would be done. The state is left as it was. */
+  dryRun?: boolean | undefined;
+  /** Records per page asked of a service that pages. */
+  pageSize?: number | undefined;
+  /**
+   * When cancelled, keep the part files of the files cut short for the next run to resume (default), or remove
+   * them (a watch that is stopped leaves no part behind; the next run fetches those files whole).
+   */
+  keepParts?: boolean | undefined;
+  /** Called once the files to fetch are known, with their count. */
+  onStart?: ((files: number) => void) | undefined;
+  /** Progress of each file fetched, as `download` reports it. */
+  onProgress?: ((event: DownloadProgress) => void) | undefined;
+  /** One line about the run worth telling: a damaged state file, a service that cannot answer by ingestion day. */
+  onNotice?: ((message: string) => void) | undefined;
+}
+
+/** What became of one file a sync considered. */
+export type SyncFileStatus =
+  | DownloadResult['status']
+  | 'superseded'
+  | 'pruned'
+  | 'would-download'
+  | 'would-prune';
+
+/** One file a sync considered. */
+export interface SyncFile {
+  path: string;
+  localPath: string;
+  status: SyncFileStatus;
+  error?: Error | undefined;
+}
+
+/** What one sync did. */
+export interface SyncResult {
+  /** True when no state of an earlier run was found (or it could not be used). */
+  firstRun: boolean;
+  /** `new`: only what was ingested since the last run was asked for; `whole`: the whole selection. */
+  compared: 'new' | 'whole';
+  /** With `compared: 'new'`: the first ingestion day asked for (`YYYYMMDD`). */
+  since?: string | undefined;
+  /** Every file considered: fetched, skipped (held and verified), failed, superseded, pruned. */
+  files: SyncFile[];
+  /** Storage paths fetched in this run. */
+  fetched: string[];
+  /** Files held and verified already, not fetched. */
+  skipped: number;
+  /** Storage paths that failed; asked for again on the next run. */
+  failed: string[];
+  /** Held versions a newer held version supersedes, left in place. */
+  superseded: string[];
+  /** Superseded versions removed. */
+  pruned: string[];
+  /** True when every selected file is held and verified. */
+  inStep: boolean;
+}
+
+/** The part of the HTTP client a sync uses. */
+export type SyncHttp = Pick<HttpClient, 'query' | 'resolveDownload' | 'getObject'> &
+  Partial<Pick<HttpClient, 'retryPolicy'>>;
+
+const DAY_MS = 86_400_000;
+
+/** The ingestion day before that of `ingestionDate` (`YYYY-MM-DD HH:MM:SS`), as `YYYYMMDD`: a day of overlap. */
+export function dayBefore(ingestionDate: string): string | undefined {
+  const time = Date.parse(`${ingestionDate.slice(0, 10)}T00:00:00Z`);
+  if (Number.isNaN(time)) return undefined;
+  return new Date(time - DAY_MS).toISOString().slice(0, 10).replaceAll('-', '');
+}
+
+/** Checks a sync's filters and options before anything is read or sent. */
+export function checkSyncRequest(
+  filters: QueryFilters,
+  options: Pick<SyncOptions, 'prune' | 'allVersions'>,
+): void {
+  toQueryParams(filters);
+  if (!hasFilter(filters)) {
+    throw new ValidationError([
+      `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
+    ]);
+  }
+  if (options.prune && options.allVersions) {
+    throw new UsageError(
+      '--prune removes older versions, which --all-versions keeps: give one or the other.',
+    );
+  }
+}
+
+/** True when the service refused the ingestion-day filter (an older service): a 400 naming it. */
+function refusesIngestionFilter(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 400 && /ingestion_start_date/.test(error.message);
+}
+
+/** Syncs the data root `dataDir` with the service at `url` for `filters` (see `SyncOptions`). */
+export async function syncFiles(
+  http: SyncHttp,
+  filters: QueryFilters,
+  options: SyncOptions & { dataDir: string; url: string },
+): Promise<SyncResult> {
+  checkSyncRequest(filters, options);
+  const { dataDir } = options;
+  const identity: SyncIdentity = { url: options.url, filters, allVersions: Boolean(options.allVersions) };
+  const lock = options.dryRun
+    ? undefined
+    : await acquireLock(stateFolder(dataDir), syncId(identity), 'sync of this data root and filter set');
+  try {
+    return await new SyncRun(http, filters, options, identity).run();
+  } finally {
+    await lock?.release();
+  }
+}
+
+/** Removes this process's part files (and their records) of the files cut short. */
+async function removeParts(files: readonly SyncFile[]): Promise<void> {
+  await Promise.all(
+    files
+      .filter((file) => file.status === 'failed')
+      .flatMap((file) => {
+        const part = `${file.localPath}.part.${process.pid}`;
+        return [rm(part, { force: true }), rm(`${part}.json`, { force: true })];
+      }),
+  ).catch(() => undefined);
+}
+
+/** One run of a sync: its state, what it asked and what it decided. */
+class SyncRun {
+  #state!: SyncState;
+  #first = true;
+  /** Ingestion date of each file the archive offered in this run (null when it gave none). */
+  readonly #dates = new Map<string, string | null>();
+
+  constructor(
+    readonly http: SyncHttp,
+    readonly filters: QueryFilters,
+    readonly options: SyncOptions & { dataDir: string; url: string },
+    readonly identity: SyncIdentity,
+  ) {}
+
+  async run(): Promise<SyncResult> {
+    const { options } = this;
+    const loaded = await readState(options.dataDir, this.identity);
+    if (loaded.problem) options.onNotice?.(loaded.problem);
+    this.#state = loaded.state;
+    this.#first = loaded.first;
+
+    const asked = await this.#ask();
+    const held = Object.keys(this.#state.held);
+    const offered = [...this.#dates.keys(), ...this.#state.failed];
+    let targets: string[];
+    let older: string[] = [];
+    if (this.identity.allVersions) {
+      const heldSet = new Set(held);
+      targets = [...new Set(offered)].filter((path) => !heldSet.has(path));
+    } else {
+      const choice = chooseNewest(held, offered);
+      targets = choice.fetch;
+      older = choice.older;
+    }
+    if (options.full) targets = [...new Set([...targets, ...this.#heldNewest(held)])];
+
+    const files: SyncFile[] = [];
+    let results: DownloadResult[] = [];
+    if (options.dryRun) {
+      const previews = await previewDownloads(targets, { dataDir: options.dataDir });
+      for (const preview of previews) {
+        files.push({
+          path: preview.path,
+          localPath: preview.localPath,
+          status: preview.action === 'skip' ? 'skipped' : 'would-download',
+        });
+      }
+    } else if (targets.length > 0) {
+      options.onStart?.(targets.length);
+      results = await downloadFiles(this.http, targets, {
+        dataDir: options.dataDir,
+        concurrency: options.concurrency,
+        connections: options.connections,
+        partSize: options.partSize,
+        requireChecksum: options.requireChecksum,
+        signal: options.signal,
+        onProgress: options.onProgress,
+      });
+      for (const result of results) {
+        files.push({
+          path: result.path,
+          localPath: result.localPath,
+          status: result.status,
+          error: result.error,
+        });
+      }
+    } else options.onStart?.(0);
+
+    if (!options.dryRun) this.#settle(results, older);
+    const aborted = options.signal?.aborted === true;
+    const { superseded, pruned } = aborted
+      ? { superseded: [], pruned: [] }
+      : await this.#supersededFiles(files);
+    if (!options.dryRun) await writeState(options.dataDir, this.identity, this.#state);
+    if (aborted && options.signal) {
+      if (options.keepParts === false) await removeParts(files);
+      const reason = abortedError(options.signal);
+      throw new AbortedError(reason.message, { cause: options.signal.reason, results: files });
+    }
+    const failed = files.filter((file) => file.status === 'failed').map((file) => file.path);
+    return {
+      firstRun: this.#first,
+      compared: asked.since === undefined ? 'whole' : 'new',
+      since: asked.since,
+      files,
+      fetched: files
+        .filter((file) => file.status === 'downloaded' || file.status === 'replaced')
+        .map((file) => file.path),
+      skipped: files.filter((file) => file.status === 'skipped').length,
+      failed,
+      superseded,
+      pruned,
+      inStep: failed.length === 0 && !files.some((file) => file.status === 'would-download'),
+    };
+  }
+
+  /** Asks the archive: what was ingested since the cursor less a day, or the whole selection. */
+  async #ask(): Promise<{ since?: string | undefined }> {
+    const { options, filters } = this;
+    const state = this.#state;
+    const version = filters.version === 'latest' ? undefined : filters.version;
+    const since =
+      !options.full && state.incremental && state.cursor !== null ? dayBefore(state.cursor) : undefined;
+    const query = async (extra: QueryFilters): Promise<ReceivedRecord[]> =>
+      this.http.query(toQueryParams({ ...filters, version, ...extra }), {
+        signal: options.signal,
+        pageSize: options.pageSize,
+      });
+    let records: ReceivedRecord[] | undefined;
+    let asked: string | undefined;
+    if (since !== undefined) {
+      // A later ingestion start given with the filters stays the one asked for.
+      asked =
+        filters.ingestionStartDate !== undefined && filters.ingestionStartDate > since
+          ? filters.ingestionStartDate
+          : since;
+      try {
+        records = await query({ ingestionStartDate: asked });
+      } catch (error) {
+        if (!refusesIngestionFilter(error)) throw error;
+        state.incremental = false;
+        asked = undefined;
+        options.onNotice?.(
+          'The service refuses ingestion_start_date: comparing the whole selection instead (held files are not asked for again).',
+        );
+      }
+    }
+    // The whole selection: with only the newest version of each product asked for, unless every version is kept.
+    records ??= await query({
+      version: version ?? (this.identity.allVersions ? undefined : 'latest'),
+    });
+    for (const record of records) this.#dates.set(record.file_path, record.ingestion_date ?? null);
+    return { since: asked };
+  }
+
+  /** The held files that no other held file supersedes and that the archive still offered (for `--full`). */
+  #heldNewest(held: readonly string[]): string[] {
+    const choice = chooseNewest([], held);
+    return choice.fetch.filter((path) => this.#dates.has(path));
+  }
+
+  /** Records the outcome in the state: verified files held, failed ones kept to ask again, the cursor moved on. */
+  #settle(results: readonly DownloadResult[], older: readonly string[]): void {
+    const state = this.#state;
+    const failed = new Set(state.failed);
+    let failedFrom: string | undefined;
+    for (const result of results) {
+      if (result.status === 'failed') {
+        failed.add(result.path);
+        const date = this.#dates.get(result.path);
+        if (date && (failedFrom === undefined || date < failedFrom)) failedFrom = date;
+        continue;
+      }
+      failed.delete(result.path);
+      state.held[result.path] = this.#dates.get(result.path) ?? state.held[result.path] ?? null;
+    }
+    // A failed file that a newer held version now supersedes is not wanted any more.
+    const wanted = new Set(results.map((result) => result.path));
+    for (const path of failed) if (!wanted.has(path) && older.includes(path)) failed.delete(path);
+    state.failed = [...failed].sort();
+
+    // The cursor moves over what ended verified or is not wanted, never past a file that failed.
+    let cursor = state.cursor;
+    let missingDate = false;
+    for (const [path, date] of this.#dates) {
+      if (date === null) {
+        missingDate = true;
+        continue;
+      }
+      if (failed.has(path)) continue;
+      if (cursor === null || date > cursor) cursor = date;
+    }
+    if (failedFrom !== undefined && cursor !== null && failedFrom < cursor) {
+      cursor = state.cursor !== null && state.cursor > failedFrom ? state.cursor : failedFrom;
+    }
+    // Records without an ingestion date leave nothing to count from: every run compares the whole selection.
+    state.cursor = missingDate ? null : cursor;
+  }
+
+  /**
+   * The local versions a newer version held in the data root supersedes, within the filter set, among the files
+   * the download record vouches for (never any other file); removed with `prune`.
+   */
+  async #supersededFiles(files: SyncFile[]): Promise<{ superseded: string[]; pruned: string[] }> {
+    if (this.identity.allVersions) return { superseded: [], pruned: [] };
+    const { dataDir } = this.options;
+    const { ingestionStartDate: _start, ingestionEndDate: _end, version: _version, ...scope } = this.filters;
+    const local = await scanLocalCopy(dataDir, scope);
+    const byDay = new Map<string, MissionFile[]>();
+    for (const entry of local) {
+      if (!entry.file) continue;
+      const key = dayKey(entry.file);
+      const list = byDay.get(key);
+      if (list) list.push(entry.file);
+      else byDay.set(key, [entry.file]);
+    }
+    const record = await VerifiedRecord.read(dataDir);
+    const vouched = async (file: MissionFile) => {
+      const stats = await lstat(resolveLocalPath(dataDir, file)).catch(() => undefined);
+      return stats !== undefined && record.matches(file.path, stats);
+    };
+    const superseded: string[] = [];
+    const pruned: string[] = [];
+    for (const versions of byDay.values()) {
+      if (versions.length < 2) continue;
+      versions.sort((a, b) => compareVersions(b.version, a.version));
+      const [newest, ...rest] = versions as [MissionFile, ...MissionFile[]];
+      if (!(await vouched(newest))) continue;
+      for (const file of rest) {
+        if (!(await vouched(file))) continue;
+        const localPath = resolveLocalPath(dataDir, file);
+        if (this.options.prune && !this.options.dryRun) {
+          await rm(localPath, { force: true });
+          delete this.#state.held[file.path];
+          pruned.push(file.path);
+          files.push({ path: file.path, localPath, status: 'pruned' });
+        } else {
+          superseded.push(file.path);
+          files.push({
+            path: file.path,
+            localPath,
+            status: this.options.prune ? 'would-prune' : 'superseded',
+          });
+        }
+      }
+    }
+    return { superseded, pruned };
+  }
+}

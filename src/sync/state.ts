@@ -1,0 +1,160 @@
+/**
+ * The state of one sync: what it holds and how far it has read the archive, one file per service URL and filter
+ * set under `<data root>/.mission-data/`, so syncs of different selections never share one. Written whole at the
+ * end of a run (temporary file + rename), so a reader sees the old state or the new one, never half of one.
+ */
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as z from '../core/zod.js';
+import { writeNewFile } from '../download/local-root.js';
+import { STATE_FOLDER } from '../download/verified.js';
+import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
+
+/** The `format` every state file names, so a file of something else is told apart from a damaged one. */
+export const STATE_FORMAT = 'mission-data-sync/1';
+
+const stateSchema = z.strictObject({
+  format: z.literal(STATE_FORMAT),
+  url: z.string(),
+  filters: z.record(z.string(), z.string()),
+  allVersions: z.boolean(),
+  /** The latest `ingestion_date` (`YYYY-MM-DD HH:MM:SS`) of the files it covers; null before one is known. */
+  cursor: z.nullable(z.string()),
+  /** False once the service showed it cannot answer by ingestion date: every run then compares the whole selection. */
+  incremental: z.boolean(),
+  /** Files this sync holds verified, each with its ingestion date (null when the service gave none). */
+  held: z.record(z.string(), z.nullable(z.string())),
+  /** Files that failed: asked for again on the next run, whatever the cursor says. */
+  failed: z.array(z.string()),
+  updatedAt: z.string(),
+});
+
+/** The state of one sync (see the schema above). */
+export type SyncState = z.infer<typeof stateSchema>;
+
+/** What identifies a sync: the service it follows and the selection it keeps. */
+export interface SyncIdentity {
+  url: string;
+  filters: QueryFilters;
+  allVersions: boolean;
+}
+
+/** The filters as a state records and compares them: only those given, in the table's order. */
+export function normalFilters(filters: QueryFilters): Record<string, string> {
+  const normal: Record<string, string> = {};
+  for (const name of FILTER_NAMES) {
+    const value = filters[name];
+    if (typeof value === 'string' && value !== '') normal[name] = value;
+  }
+  return normal;
+}
+
+/** The service URL without what does not change the service: a trailing slash, the case of the host. */
+export function normalUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return url.replace(/\/+$/, '');
+  }
+}
+
+/** The name every file of one sync shares: `sync-` and a hash of the normalized URL, filters and version choice. */
+export function syncId(identity: SyncIdentity): string {
+  const text = JSON.stringify([
+    normalUrl(identity.url),
+    normalFilters(identity.filters),
+    identity.allVersions,
+  ]);
+  return `sync-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+}
+
+/** The folder that holds the sync files of `root`. */
+export function stateFolder(root: string): string {
+  return join(root, STATE_FOLDER);
+}
+
+/** A fresh state: nothing held, no cursor. */
+export function emptyState(identity: SyncIdentity): SyncState {
+  return {
+    format: STATE_FORMAT,
+    url: normalUrl(identity.url),
+    filters: normalFilters(identity.filters),
+    allVersions: identity.allVersions,
+    cursor: null,
+    incremental: true,
+    held: {},
+    failed: [],
+    updatedAt: new Date(0).toISOString(),
+  };
+}
+
+/** What reading a state gave: the state, or a fresh one and why the file there could not serve. */
+export interface LoadedState {
+  state: SyncState;
+  /** True when no usable state was there: the run is a first run. */
+  first: boolean;
+  /** Set when a file was there but damaged or of another sync: one line for the user. */
+  problem?: string | undefined;
+}
+
+/** Reads the state of `identity` under `root`; a damaged or foreign file is reported and treated as none. */
+export async function readState(root: string, identity: SyncIdentity): Promise<LoadedState> {
+  const file = join(stateFolder(root), `${syncId(identity)}.json`);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return { state: emptyState(identity), first: true };
+  }
+  return parseState(text, identity, file);
+}
+
+/** Parses a state file's text (see `readState`); `file` names it in the problem. */
+export function parseState(text: string, identity: SyncIdentity, file: string): LoadedState {
+  const fresh = { state: emptyState(identity), first: true };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return { ...fresh, problem: `The sync state ${file} is damaged (not JSON); starting as a first run.` };
+  }
+  const parsed = stateSchema.safeParse(data);
+  if (!parsed.success) {
+    const format = (data as { format?: unknown } | null)?.format;
+    const what =
+      typeof format === 'string' && format !== STATE_FORMAT
+        ? `is of another format (${JSON.stringify(format).slice(0, 40)})`
+        : 'is damaged (not a sync state)';
+    return { ...fresh, problem: `The sync state ${file} ${what}; starting as a first run.` };
+  }
+  const expected = emptyState(identity);
+  const state = parsed.data;
+  if (
+    state.url !== expected.url ||
+    state.allVersions !== expected.allVersions ||
+    JSON.stringify(state.filters) !== JSON.stringify(expected.filters)
+  ) {
+    return { ...fresh, problem: `The sync state ${file} belongs to another sync; starting as a first run.` };
+  }
+  return { state, first: false };
+}
+
+/** Writes the state of `identity` under `root` at once: a temporary file, then a rename over the old one. */
+export async function writeState(root: string, identity: SyncIdentity, state: SyncState): Promise<void> {
+  const folder = stateFolder(root);
+  await mkdir(folder, { recursive: true });
+  const stats = await lstat(folder);
+  // A state folder that is a link could send the write anywhere: the verified record refuses it too.
+  if (!stats.isDirectory()) throw new Error(`${folder} is not a folder`);
+  const file = join(folder, `${syncId(identity)}.json`);
+  const temporary = `${file}.${process.pid}.tmp`;
+  await rm(temporary, { force: true });
+  await writeNewFile(
+    temporary,
+    `${JSON.stringify({ ...state, updatedAt: new Date().toISOString() })}\n`,
+    0o644,
+  );
+  await rename(temporary, file);
+}
