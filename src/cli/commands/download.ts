@@ -1,7 +1,12 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import { abortedError } from '../../core/batch.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
-import type { DownloadOptions, DownloadPreview, DownloadResult } from '../../download/engine.js';
+import type {
+  DownloadOptions,
+  DownloadPreview,
+  DownloadProgress,
+  DownloadResult,
+} from '../../download/engine.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
@@ -162,15 +167,7 @@ async function runDownloads(
       reporter.setTotal(files);
     },
     onProgress: (event) => {
-      if (!reporter) return;
-      if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
-      if (!event.done) return reporter.progress(event.path, event.received, event.total);
-      reporter.settled({
-        label: event.path,
-        status: event.done,
-        bytes: event.received,
-        error: event.error,
-      });
+      if (reporter) showDownloadProgress(reporter, event);
     },
   };
   let results: DownloadResult[];
@@ -188,6 +185,13 @@ async function runDownloads(
 }
 
 /** The progress and summary of a download of `files` files, on stderr. */
+/** One progress event of the download engine, as the reporter shows it. */
+export function showDownloadProgress(reporter: TransferReporter, event: DownloadProgress): void {
+  if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
+  if (!event.done) return reporter.progress(event.path, event.received, event.total);
+  reporter.settled({ label: event.path, status: event.done, bytes: event.received, error: event.error });
+}
+
 export function downloadReporter(
   files: number,
   options: Pick<DownloadCommandOptions, 'quiet' | 'debug' | 'verbose'>,

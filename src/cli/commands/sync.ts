@@ -14,7 +14,7 @@ import type { SyncFile, SyncResult } from '../../sync/run.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import { canAnimate, type TransferReporter } from '../progress.js';
-import { downloadReporter } from './download.js';
+import { downloadReporter, showDownloadProgress } from './download.js';
 
 /** Options of `sync`: the global ones, the query filters, what to keep and how to transfer. */
 export interface SyncCommandOptions extends GlobalOptions, QueryFilters {
@@ -146,15 +146,8 @@ async function syncOnce(
       },
       onProgress: (event) => {
         if (!reporter) return;
-        if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
-        if (!event.done) return reporter.progress(event.path, event.received, event.total);
-        reporter.settled({
-          label: event.path,
-          status: event.done,
-          bytes: event.received,
-          error: event.error,
-        });
-        if (jsonLines) {
+        showDownloadProgress(reporter, event);
+        if (event.done && jsonLines) {
           io.stdout.write(
             `${JSON.stringify(jsonRecord({ path: event.path, localPath: event.localPath, status: event.done }))}\n`,
           );
