@@ -149,11 +149,17 @@ function versionNumber(version: string): number | string {
  * The object as a record added now lists it: its ingestion time is when it was added, never an older time of its
  * own (an object another tool put in the bucket, indexed by a later `reindex`; an upload confirmed late), so a
  * client that asks for what was ingested since its last look never misses it. Only the objects present when an
- * index is first built keep their own times.
+ * index is first built, and objects written in the last few minutes, keep their own times.
  */
 export function addedNow(object: StoredObject, now = Date.now()): StoredObject {
-  return object.mtimeMs >= now ? object : { ...object, mtimeMs: now };
+  // An object written moments ago (an upload through this server, a prompt confirmation) keeps its own time, so
+  // the index rebuilt from the store after a restart gives the same answers; a client asking "since" looks a
+  // day back (ingestion dates are days), far more than this.
+  return now - object.mtimeMs <= RECENT_OBJECT_MS ? object : { ...object, mtimeMs: now };
 }
+
+/** How old an object's own time may be and still stand as its ingestion time when it is added. */
+const RECENT_OBJECT_MS = 10 * 60 * 1000;
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function formatIngestionDate(mtimeMs: number): string {
