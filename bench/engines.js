@@ -31,7 +31,9 @@ const FILTER_TEXT = 'instrument=mag&data_level=l1a&start_date=20240301&end_date=
 /** Starts `npm run engines` on free ports; resolves with the environment it printed and a stop. */
 export function startEngines() {
   const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
-  const child = spawn(process.execPath, [new URL('../scripts/engines.js', import.meta.url).pathname], {
+  // As `npm run engines` does: s3rver lists past 1,000 objects only with OpenSSL's legacy provider.
+  const script = new URL('../scripts/engines.js', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', script], {
     env: { ...process.env, S3_PORT: port(), PG_PORT: port() },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

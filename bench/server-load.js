@@ -15,18 +15,23 @@ import { execute, tool } from './lib/measure.js';
 import { startListeningProcess } from './lib/server.js';
 import { markdownTable, median, percentile } from './lib/stats.js';
 
-const INSTRUMENTS = ['mag', 'swe', 'hit', 'codice', 'lo', 'hi', 'ultra', 'idex'];
+const INSTRUMENTS = ['mag', 'swe', 'hit', 'codice', 'lo', 'hi-45', 'ultra-45', 'idex'];
 const QUERY_THREADS = 8;
 
-/** A proxy to the S3 endpoint that counts CopyObject and HEAD requests per key; headers pass unchanged. */
+/**
+ * A proxy to the S3 endpoint that counts, per key, the servers' CopyObject (checksums recorded), GET (bytes read
+ * back to check them) and HEAD requests; headers pass unchanged. The upload processes' PUTs go to the store.
+ */
 async function countingProxy(endpoint) {
   const target = new URL(endpoint);
   const copies = new Map();
   const heads = new Map();
+  const reads = new Map();
   const server = createServer((req, res) => {
     const key = decodeURIComponent((req.url ?? '').split('?')[0] ?? '');
     if (req.method === 'PUT' && req.headers['x-amz-copy-source']) copies.set(key, (copies.get(key) ?? 0) + 1);
     if (req.method === 'HEAD') heads.set(key, (heads.get(key) ?? 0) + 1);
+    if (req.method === 'GET' && key.split('/').length > 2) reads.set(key, (reads.get(key) ?? 0) + 1);
     const forward = request(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
@@ -42,6 +47,7 @@ async function countingProxy(endpoint) {
     url: `http://127.0.0.1:${server.address().port}`,
     copies,
     heads,
+    reads,
     close: () =>
       new Promise((done) => {
         server.closeAllConnections();
@@ -181,8 +187,8 @@ export async function run({ quick = false } = {}) {
       if (confirmed >= total) break;
       await new Promise((done) => setTimeout(done, 200));
     }
-    const copies = [...proxy.copies.values()];
-    const copied = copies.reduce((sum, count) => sum + count, 0);
+    const sum = (counts) => [...counts.values()].reduce((all, count) => all + count, 0);
+    const most = (counts) => Math.max(0, ...counts.values());
     const latencies = markdownTable(
       ['case', 'queries', 'p50', 'p99', 'max', '5xx or failed'],
       [latencyRow('no uploads', idle), latencyRow(`during ${total} uploads (${processes} processes)`, burst)],
@@ -194,7 +200,7 @@ export async function run({ quick = false } = {}) {
       '',
       latencies,
       '',
-      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; ${copied} CopyObject for them (${proxy.copies.size} objects copied, at most ${Math.max(0, ...copies)} times each).`,
+      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; the servers read ${sum(proxy.reads)} of them back (at most ${most(proxy.reads)} times each) and copied ${sum(proxy.copies)} (at most ${most(proxy.copies)} times each): an upload whose signed Content-MD5 the store checked is confirmed from its HEAD.`,
       '',
     ].join('\n');
   } finally {

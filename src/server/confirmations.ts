@@ -166,6 +166,16 @@ export class UploadConfirmer {
     const running = this.#attempts.get(id);
     if (running) return running;
     const attempt = (async (): Promise<Outcome> => {
+      // An upload signed with its MD5 is told by one look at its object: not arrived (nothing to claim, no
+      // write to the index), or arrived with bytes the store checked (the index's confirmation has one
+      // winner). Only what needs its bytes read is claimed, so that one server reads them.
+      if (reservation.md5 && this.store.confirmFromHead) {
+        const seen = await this.store.confirmFromHead(reservation.key, reservation.md5);
+        if (seen === 'absent' && reservation.releaseAtMs > Date.now()) return 'waiting';
+        if (seen !== undefined && seen !== 'absent') {
+          return (await this.index.confirm(reservation, seen)) ? 'confirmed' : 'waiting';
+        }
+      }
       const claim = await this.index.claim(reservation, this.leaseMs);
       if (!claim) return 'busy';
       try {

@@ -217,4 +217,38 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     expect(calls.size).toBe(0);
     expect(await index.has(key)).toBe(true);
   });
+
+  it('an upload signed with its MD5 is told by one look: not arrived, or confirmed without a claim or a read', async () => {
+    const index = new MemoryIndex();
+    const [arrived, coming] = names('mag', 2) as [string, string];
+    const md5 = Buffer.alloc(16, 7);
+    const now = Date.now();
+    for (const key of [arrived, coming]) {
+      await index.reserve(key, { urlExpiresAtMs: now + 60_000, releaseAtMs: now + 60_000, md5 });
+    }
+    const looks: string[] = [];
+    let claims = 0;
+    const claim = index.claim.bind(index);
+    index.claim = async (...args) => {
+      claims += 1;
+      return claim(...args);
+    };
+    const store = {
+      confirm: async () => {
+        throw new Error('a full confirmation was not needed');
+      },
+      confirmFromHead: async (key: string, signed: Buffer) => {
+        looks.push(key);
+        if (key !== arrived) return 'absent' as const;
+        return { file: parsePath(key), size: 1, mtimeMs: Date.now(), md5: signed };
+      },
+      delete: async () => true,
+    } as unknown as ObjectStore & ConfirmsUploads;
+    await new UploadConfirmer(store, index).awaitMatching({ table: 'science', instrument: 'mag' });
+    expect(looks.sort()).toEqual([arrived, coming].sort());
+    expect(claims).toBe(0);
+    expect(await index.has(arrived)).toBe(true);
+    expect(await index.has(coming)).toBe(false);
+    expect((await index.pending()).map((reservation) => reservation.key)).toEqual([coming]);
+  });
 });

@@ -135,12 +135,22 @@ export interface TakesUploads {
  */
 export interface ConfirmsUploads {
   /**
-   * The object at `key` with the checksums of its bytes, recorded with it (computed once, here, when the bytes
-   * came without them); undefined when there is none. Rejects with `PutRejected` 400 when the bytes do not
-   * match `expected`.
+   * The object at `key` with the MD5 of its bytes, undefined when there is none. Bytes that came with a signed
+   * Content-MD5 the store checked itself (a single-part ETag equal to it) are confirmed from their HEAD alone;
+   * others are read once, and their checksums recorded with them. Rejects with `PutRejected` 400 when the bytes
+   * do not match `expected`.
    */
-  confirm(key: string, expected?: ConfirmExpectation): Promise<PutResult | undefined>;
+  confirm(key: string, expected?: ConfirmExpectation): Promise<ConfirmedObject | undefined>;
+  /**
+   * What one look at the object (a HEAD) says of an upload signed with Content-MD5 `md5`: `'absent'`, the
+   * object when the store checked those bytes itself, or undefined when only `confirm` can tell. Optional: a
+   * store without it is always asked `confirm`.
+   */
+  confirmFromHead?(key: string, md5: Buffer): Promise<ConfirmedObject | 'absent' | undefined>;
 }
+
+/** An object a confirmation found: its MD5 always, its other checksums when they were computed. */
+export type ConfirmedObject = StoredObject & { md5: Buffer };
 
 /** True when the store takes upload bytes itself. */
 export function takesUploads(store: ObjectStore): store is ObjectStore & TakesUploads {

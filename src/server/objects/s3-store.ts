@@ -11,6 +11,7 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  type HeadObjectCommandOutput,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -20,6 +21,7 @@ import { parsePath } from '../../naming/names.js';
 import type { Digests } from './checksums.js';
 import {
   type ConfirmExpectation,
+  type ConfirmedObject,
   type ConfirmsUploads,
   namingProblem,
   type ObjectStore,
@@ -154,16 +156,44 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
   }
 
   /**
-   * The object with its checksums: those recorded with it, or computed now from its bytes (once, at
-   * confirmation, never on a download) and recorded. Bytes that differ from the signed Content-MD5, or from
-   * an ETag that is a plain MD5, are refused.
+   * The object and the MD5 of its bytes: from its HEAD when the store checked the Content-MD5 the URL signed;
+   * otherwise its checksums, those recorded with it or computed now from its bytes (once, at confirmation, never
+   * on a download) and recorded. Bytes that differ from the signed Content-MD5, or from an ETag that is a plain
+   * MD5, are refused.
    */
-  async confirm(key: string, expected: ConfirmExpectation = {}): Promise<PutResult | undefined> {
+  async confirm(key: string, expected: ConfirmExpectation = {}): Promise<ConfirmedObject | undefined> {
     const file = parsePath(key);
     const head = await this.#head(key);
     if (!head) return undefined;
     const size = head.ContentLength ?? 0;
     const mtimeMs = head.LastModified?.getTime() ?? Date.now();
+    // The store refused any body that did not match the Content-MD5 the URL signed, and a single-part ETag is
+    // that MD5: the HEAD proves the bytes, with no read of them and no copy (what keeps answers that wait for
+    // an upload short while many arrive at once).
+    const etagMd5 = md5FromEtag(head.ETag);
+    if (expected.md5 && etagMd5?.equals(expected.md5)) return { file, size, mtimeMs, md5: etagMd5 };
+    return this.#readDigests(key, head, expected);
+  }
+
+  async confirmFromHead(key: string, md5: Buffer): Promise<ConfirmedObject | 'absent' | undefined> {
+    const head = await this.#head(key);
+    if (!head) return 'absent';
+    const etagMd5 = md5FromEtag(head.ETag);
+    if (!etagMd5?.equals(md5)) return undefined;
+    const mtimeMs = head.LastModified?.getTime() ?? Date.now();
+    return { file: parsePath(key), size: head.ContentLength ?? 0, mtimeMs, md5: etagMd5 };
+  }
+
+  /** The object with the checksums of its bytes: those recorded with it, or read once and recorded now. */
+  async #readDigests(
+    key: string,
+    head: HeadObjectCommandOutput,
+    expected: ConfirmExpectation = {},
+  ): Promise<PutResult> {
+    const file = parsePath(key);
+    const size = head.ContentLength ?? 0;
+    const mtimeMs = head.LastModified?.getTime() ?? Date.now();
+    const etagMd5 = md5FromEtag(head.ETag);
     const known = digestsFromMetadata(head.Metadata);
     let digests: Digests;
     if (known.md5 && known.sha256 && known.crc32 !== undefined) {
@@ -195,7 +225,6 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
         throw new ObjectUnsettled(`${key} changed while it was read: ${hashing.problem.message}`);
       }
       digests = hashing.digests();
-      const etagMd5 = md5FromEtag(head.ETag);
       if (etagMd5 && !etagMd5.equals(digests.md5)) {
         throw new ObjectUnsettled(`${key} changed while it was read: its bytes do not match its ETag.`);
       }
@@ -221,9 +250,7 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
       mtime: head.LastModified ?? new Date(),
       digests: async () => {
         if (known.md5 && known.crc32 !== undefined) return { ...known, md5: known.md5, crc32: known.crc32 };
-        const confirmed = await this.confirm(key);
-        if (!confirmed) throw new Error(`${key} is gone from the store.`);
-        return confirmed;
+        return this.#readDigests(key, head);
       },
       stream: (start, end) => {
         const out = new PassThrough({ highWaterMark: 1024 * 1024 });
