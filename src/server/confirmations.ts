@@ -42,6 +42,9 @@ export interface ConfirmPass {
 /** What one confirmation attempt came to; `busy` when someone else holds the claim. */
 type Outcome = 'confirmed' | 'released' | 'waiting' | 'busy';
 
+/** What identifies one attempt: the reservation's name and token. */
+const attemptId = (reservation: Reservation) => `${reservation.key}\n${reservation.token}`;
+
 const sleep = (ms: number) => new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms).unref());
 
 /** Confirms or releases the pending reservations of one store and index. */
@@ -52,6 +55,8 @@ export class UploadConfirmer {
   #next: Promise<ConfirmPass> | undefined;
   /** Attempts under way in this process, by name and token: every caller of one shares it. */
   readonly #attempts = new Map<string, Promise<Outcome>>();
+  /** When each attempt under way began. */
+  readonly #attemptStarts = new Map<string, number>();
   #stopped = false;
 
   constructor(
@@ -117,8 +122,9 @@ export class UploadConfirmer {
 
   async #awaitAll(reservations: readonly Reservation[], deadline: number): Promise<void> {
     if (reservations.length === 0) return;
+    const asked = Date.now();
     const work = runPool(reservations.length, CONFIRM_CONCURRENCY, async (at) => {
-      await this.#awaitOne(reservations[at] as Reservation, deadline);
+      await this.#awaitOne(reservations[at] as Reservation, deadline, asked);
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolvePromise) => {
@@ -127,11 +133,23 @@ export class UploadConfirmer {
     await Promise.race([work, late]).finally(() => clearTimeout(timer));
   }
 
-  /** Confirms one reservation, or waits while someone else does, until `deadline`. */
-  async #awaitOne(reservation: Reservation, deadline: number): Promise<void> {
+  /**
+   * Confirms one reservation, or waits while someone else does, until `deadline`. An attempt under way that
+   * began before the answer was asked for (`asked`) may have looked before the bytes arrived: when it finds
+   * nothing, one more look is taken, so an upload whose PUT completed before the request is always seen.
+   */
+  async #awaitOne(reservation: Reservation, deadline: number, asked: number): Promise<void> {
+    let lookedSince = false;
     for (;;) {
+      const id = attemptId(reservation);
+      const began = this.#attemptStarts.get(id) ?? asked;
       const outcome = await this.#attempt(reservation);
-      if (outcome !== 'busy' || Date.now() >= deadline || this.#stopped) return;
+      if (Date.now() >= deadline || this.#stopped) return;
+      if (outcome === 'waiting' && began < asked && !lookedSince) {
+        lookedSince = true;
+        continue;
+      }
+      if (outcome !== 'busy') return;
       await sleep(POLL_MS);
       const now = await this.index.reservation(reservation.key);
       if (now?.token !== reservation.token) return;
@@ -162,9 +180,10 @@ export class UploadConfirmer {
 
   /** One attempt under a claim, shared by the callers of this process; never rejects. */
   #attempt(reservation: Reservation): Promise<Outcome> {
-    const id = `${reservation.key}\n${reservation.token}`;
+    const id = attemptId(reservation);
     const running = this.#attempts.get(id);
     if (running) return running;
+    this.#attemptStarts.set(id, Date.now());
     const attempt = (async (): Promise<Outcome> => {
       // An upload signed with its MD5 is told by one look at its object: not arrived (nothing to claim, no
       // write to the index), or arrived with bytes the store checked (the index's confirmation has one
@@ -188,7 +207,10 @@ export class UploadConfirmer {
         this.onError(error);
         return 'waiting' as const;
       })
-      .finally(() => this.#attempts.delete(id));
+      .finally(() => {
+        this.#attempts.delete(id);
+        this.#attemptStarts.delete(id);
+      });
     this.#attempts.set(id, attempt);
     return attempt;
   }

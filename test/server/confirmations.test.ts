@@ -251,4 +251,34 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     expect(await index.has(coming)).toBe(false);
     expect((await index.pending()).map((reservation) => reservation.key)).toEqual([coming]);
   });
+
+  it('a look begun before the request that found nothing is taken again: a PUT done before the request is seen', async () => {
+    const index = new MemoryIndex();
+    const [key] = names('mag', 1) as [string];
+    const md5 = Buffer.alloc(16, 9);
+    const now = Date.now();
+    await index.reserve(key, { urlExpiresAtMs: now + 60_000, releaseAtMs: now + 60_000, md5 });
+    let arrived = false;
+    let looks = 0;
+    const store = {
+      confirm: async () => undefined,
+      confirmFromHead: async (_key: string, signed: Buffer) => {
+        looks += 1;
+        const seen = arrived;
+        await new Promise((resolve) => setTimeout(resolve, 100)); // a slow look, of the store as it was
+        return seen
+          ? { file: parsePath(key), size: 1, mtimeMs: Date.now(), md5: signed }
+          : ('absent' as const);
+      },
+      delete: async () => true,
+    } as unknown as ObjectStore & ConfirmsUploads;
+    const confirmer = new UploadConfirmer(store, index);
+    const early = confirmer.awaitMatching({ table: 'science', instrument: 'mag' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    arrived = true; // the PUT completes while the first look is under way
+    await confirmer.awaitMatching({ table: 'science', instrument: 'mag' }); // asked after the PUT
+    await early;
+    expect(await index.has(key)).toBe(true);
+    expect(looks).toBe(2);
+  });
 });
