@@ -16,7 +16,8 @@ import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './nam
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
 import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
-import { checkSyncRequest, type SyncOptions, type SyncResult, syncFiles } from './sync/run.js';
+import { checkSyncRequest, syncFiles } from './sync/run.js';
+import type { SyncOptions, SyncResult } from './sync/types.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload/engine.js';
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */

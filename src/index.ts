@@ -51,5 +51,5 @@ export { HttpClient } from './service/client.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
-export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/run.js';
+export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

@@ -14,7 +14,7 @@ import {
   previewDownloads,
 } from '../download/engine.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
-import type { SyncHttp } from './run.js';
+import type { SyncHttp } from './types.js';
 
 /** Which of the selected files to download. */
 export type MatchingSelection =

@@ -184,14 +184,14 @@ async function runDownloads(
   return results;
 }
 
-/** The progress and summary of a download of `files` files, on stderr. */
 /** One progress event of the download engine, as the reporter shows it. */
 export function showDownloadProgress(reporter: TransferReporter, event: DownloadProgress): void {
-  if (event.waitingFor !== undefined) return reporter.waiting(event.path, event.waitingFor);
-  if (!event.done) return reporter.progress(event.path, event.received, event.total);
-  reporter.settled({ label: event.path, status: event.done, bytes: event.received, error: event.error });
+  if (event.waitingFor !== undefined) reporter.waiting(event.path, event.waitingFor);
+  else if (!event.done) reporter.progress(event.path, event.received, event.total);
+  else reporter.settled({ label: event.path, status: event.done, bytes: event.received, error: event.error });
 }
 
+/** The progress and summary of a download of `files` files, on stderr. */
 export function downloadReporter(
   files: number,
   options: Pick<DownloadCommandOptions, 'quiet' | 'debug' | 'verbose'>,

@@ -10,7 +10,7 @@ import {
   ValidationError,
 } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import type { SyncFile, SyncResult } from '../../sync/run.js';
+import type { SyncFile, SyncResult } from '../../sync/types.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import { canAnimate, type TransferReporter } from '../progress.js';
