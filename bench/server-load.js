@@ -199,7 +199,10 @@ export async function run({ quick = false } = {}) {
       [
         latencyRow('no uploads', idle),
         latencyRow(`during ${total} uploads (${processes} processes)`, burst),
-        latencyRow('… of them, queries that select what is uploaded', { samples: burst.selecting, failures: 0 }),
+        latencyRow('… of them, queries that select what is uploaded', {
+          samples: burst.selecting,
+          failures: 0,
+        }),
         latencyRow('… of them, queries of other files', { samples: burst.others, failures: 0 }),
       ],
     );
