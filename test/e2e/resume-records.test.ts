@@ -28,7 +28,7 @@ import { type ShapingProxy, startShapingProxy } from '../helpers/shaping.js';
 const MIB = 1024 * 1024;
 const NAME = scienceName('swe', 12);
 const PATH = `imap/swe/l1a/2024/01/${NAME}`;
-/** Six parts of the default 16 MiB: six connections, each with a part in flight most of the time. */
+/** Twelve parts of 8 MiB over the default 8 connections, each with a part in flight most of the time. */
 const SIZE = 96 * MIB;
 const CONTENT = bytesFor('resume-records', SIZE);
 /** What the next run may fetch beyond the bytes not on disk: 4 MiB for each of up to 8 connections. */
@@ -77,6 +77,8 @@ const args = (url: string, ...extra: string[]) => [
   url,
   '--data-dir',
   join(home, 'data'),
+  '--part-size',
+  '8',
   ...extra,
 ];
 
