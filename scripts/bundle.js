@@ -1,9 +1,13 @@
 /**
- * Bundles the command line (`dist/cli/main.js` and what it imports, dependencies included) into
- * `dist/mission-data.js` and lazily loaded chunks under `dist/chunks/`. Loading one file instead of a few
- * hundred takes about a quarter off every command's start-up; the library entry points stay plain `tsc` output.
+ * Bundles what the package runs, dependencies included: the command line (`src/cli/main.ts`) into
+ * `dist/mission-data.js`, and the library entries (`src/index.ts`, `src/server/index.ts`) into `dist/index.js`
+ * and `dist/server/index.js`, over the `tsc` output of the same names (whose declarations stay). The three share
+ * their lazily loaded chunks under `dist/chunks/`, so the S3 and PostgreSQL clients of the reference server are
+ * shipped once. Loading one file instead of a few hundred takes about a quarter off every command's start-up,
+ * and the published package depends on nothing at run time (`npm run build` runs this after `tsc`).
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
 /**
@@ -25,22 +29,27 @@ const withoutHttp2 = {
 };
 
 /**
- * The client imports two of undici's own modules, bundled, and its index only as a fallback for the library
- * (see `loadTransport` in src/http/undici.ts): the bundle leaves that one to Node rather than carry all of undici.
- * undici's proxy agent becomes a chunk of its own, loaded only when a proxy is set.
+ * The client imports two of undici's own modules, bundled, and its index only as a fallback should those move
+ * (see `loadTransport` in src/http/undici.ts). Bundled, they cannot move: the fallback gets a stand-in that
+ * says so rather than all of undici, which the package does not install.
  */
-const undiciIndexOutside = {
-  name: 'undici-index-outside',
+const undiciIndexLeftOut = {
+  name: 'undici-index-left-out',
   setup(build) {
-    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', external: true }));
+    build.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'undici-index-left-out' }));
+    build.onLoad({ filter: /.*/, namespace: 'undici-index-left-out' }, () => ({
+      contents: "throw new Error('undici is bundled: its index is not part of this package.');",
+      loader: 'js',
+    }));
   },
 };
 
-// Chunk names carry content hashes: clear the last build's so dist/ holds only what this one wrote.
-rmSync('dist/chunks', { recursive: true, force: true });
-
-await build({
-  entryPoints: { 'mission-data': 'dist/cli/main.js' },
+const result = await build({
+  entryPoints: {
+    'mission-data': 'src/cli/main.ts',
+    index: 'src/index.ts',
+    'server/index': 'src/server/index.ts',
+  },
   outdir: 'dist',
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
@@ -48,10 +57,20 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
+  tsconfig: 'tsconfig.build.json',
   // Bundled CommonJS dependencies call require(): give each ES module chunk one.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
+  metafile: true,
   logLevel: 'warning',
-  plugins: [withoutHttp2, undiciIndexOutside],
+  plugins: [withoutHttp2, undiciIndexLeftOut],
 });
+
+// Chunk names carry content hashes: remove the last build's once this one is written (never before, so a
+// test running the bundle beside a build never finds a chunk missing), and dist/ holds only what this wrote.
+const written = new Set(Object.keys(result.metafile.outputs).map((path) => resolve(path)));
+for (const entry of readdirSync('dist/chunks', { withFileTypes: true })) {
+  const path = resolve(join(entry.parentPath, entry.name));
+  if (!written.has(path)) rmSync(path, { recursive: true, force: true });
+}

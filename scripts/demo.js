@@ -125,7 +125,9 @@ try {
   process.stdout.write('\nA bad name is caught before any request (exit status 2):\n');
   await run(['download', 'imap_mag_l1a_norm_2025-01-01_v1.cdf'], { expect: 2 });
   process.stdout.write(
-    `\n${bold('Demo complete.')} Try it yourself: mission-data serve --demo, then the commands above.\n`,
+    `\n${bold('Demo complete.')} Try it yourself: \`node bin/mission-data.js serve --demo\` in this folder, then, ` +
+      `in another terminal, the commands above as \`node ${bin} …\` (or \`npx mission-data …\` in this folder; ` +
+      'installed from npm, the command is `mission-data`).\n',
   );
 } catch (error) {
   process.stderr.write(`Demo failed: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -8,7 +8,7 @@ import { ConfigError } from './errors.js';
 import * as z from './zod.js';
 
 /** What a configuration file may hold, each value as a string. */
-export const configFileSchema = z.strictObject({
+const configFileSchema = z.strictObject({
   url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
   dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
@@ -26,8 +26,27 @@ export const configFileSchema = z.strictObject({
   ),
 });
 
-/** The contents of a configuration file. */
-export type ConfigFile = z.infer<typeof configFileSchema>;
+/**
+ * The contents of a configuration file. Written out rather than inferred from the schema, so that the library's
+ * declarations do not name zod (bundled, not installed); `_inStep` fails to compile when the two differ.
+ */
+export interface ConfigFile {
+  url?: string | undefined;
+  apiKey?: string | undefined;
+  dataDir?: string | undefined;
+  token?: string | undefined;
+  retries?: string | undefined;
+  timeout?: string | undefined;
+}
+type Parsed = z.infer<typeof configFileSchema>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _inStep: Same<ConfigFile, Parsed> & Same<keyof ConfigFile, keyof Parsed> = true;
+
+/** Why `value` cannot be the setting `name` of a configuration file; undefined when it can. */
+export function settingProblem(name: keyof ConfigFile, value: string): string | undefined {
+  const result = configFileSchema.safeParse({ [name]: value });
+  return result.success ? undefined : (result.error.issues[0]?.message ?? 'invalid');
+}
 
 /** The settings a configuration file may hold, in the order messages list them. */
 const FILE_SETTINGS = Object.keys(configFileSchema.shape);

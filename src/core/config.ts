@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import {
   type ConfigFile,
-  configFileSchema,
   readConfigDocument,
+  settingProblem,
   unknownSettingsWarning,
   writeConfigFile,
 } from './config-file.js';
@@ -141,11 +141,9 @@ export function expandHome(path: string, env: Record<string, string | undefined>
 
 /** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
 export function checkSetting(name: SettingName, value: string): string {
-  const result = configFileSchema.safeParse({ [name]: value });
-  if (!result.success) {
-    throw new ConfigError(
-      `Invalid ${SETTING_DISPLAY_NAMES[name]} ${JSON.stringify(value)}: ${result.error.issues[0]?.message}.`,
-    );
+  const problem = settingProblem(name, value);
+  if (problem !== undefined) {
+    throw new ConfigError(`Invalid ${SETTING_DISPLAY_NAMES[name]} ${JSON.stringify(value)}: ${problem}.`);
   }
   return value;
 }
@@ -221,10 +219,10 @@ export function describeSource(name: SettingName, source: SettingSource, configF
 /** A numeric setting's value, checked wherever it came from (a file's value was checked on reading). */
 function checkNumber(name: 'retries' | 'timeout', setting: ResolvedSetting, configFile: string): string {
   const value = setting.value ?? '';
-  const result = configFileSchema.safeParse({ [name]: value });
-  if (result.success) return value;
+  const problem = settingProblem(name, value);
+  if (problem === undefined) return value;
   throw new ConfigError(
-    `Invalid ${name} ${JSON.stringify(value)}, set by ${describeSource(name, setting.source, configFile)}: ${result.error.issues[0]?.message}.`,
+    `Invalid ${name} ${JSON.stringify(value)}, set by ${describeSource(name, setting.source, configFile)}: ${problem}.`,
   );
 }
 

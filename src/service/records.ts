@@ -7,7 +7,7 @@ import { unsafePathReason } from '../naming/path-safety.js';
 import type { QueryRecord } from '../naming/query-vocabulary.js';
 
 /** The zod schema of one query record; extra fields pass through untouched. */
-export const queryRecordSchema = z.looseObject({
+const queryRecordSchema = z.looseObject({
   file_path: z.string(),
   instrument: z.string(),
   data_level: z.optional(z.string()),

@@ -23,5 +23,9 @@ describe('npm run demo', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('already stored (same bytes)');
     expect(run.stdout).toContain('Demo complete.');
+    // A clone has no `mission-data` on the PATH: the closing line names commands that run there.
+    expect(run.stdout).toContain('Try it yourself: `node bin/mission-data.js serve --demo` in this folder');
+    expect(run.stdout).toContain(`\`node ${join(ROOT, 'bin/mission-data.js')} …\``);
+    expect(run.stdout).toContain('`npx mission-data …` in this folder');
   });
 });

@@ -1,53 +1,113 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, runCli, type ServeProcess, spawnServe, tempDir } from '../helpers/e2e.js';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+/** What a default install of the package may take, with a margin: it holds 3 MB and no dependency today. */
+const MAX_INSTALLED_BYTES = 12 * 1024 * 1024;
+const MAX_INSTALLED_PACKAGES = 10;
 let folder: string;
+let served: ServeProcess | undefined;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'mission-pack-'));
+  folder = await tempDir('mission-pack-');
 });
 afterAll(async () => {
+  served?.child.kill();
+  await served?.exit;
   await rm(folder, { recursive: true, force: true });
 });
 
-describe('the package as shipped', () => {
-  it('packs, installs from the tarball and runs mission-data --version', async () => {
-    // Without scripts: `prepare` (patch-package, for the test engines) would print into the JSON on stdout;
-    // dist/ is built by `pretest` already.
-    const { stdout } = await exec(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], {
-      cwd: root,
+/**
+ * A fresh clone of the repository as it stands (its files, committed or not, without dist/), sharing the
+ * repository's node_modules: packing it runs the package's own scripts, and builds nothing in the repository.
+ */
+async function freshClone(): Promise<string> {
+  const clone = join(folder, 'clone');
+  const { stdout } = await exec('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: root,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    await cp(join(root, file), join(clone, file)).catch((error: NodeJS.ErrnoException) => {
+      // A file deleted in the working tree but not yet in the index.
+      if (error.code !== 'ENOENT') throw error;
     });
-    const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
+  }
+  await symlink(join(root, 'node_modules'), join(clone, 'node_modules'), 'dir');
+  return clone;
+}
+
+describe('the package as shipped', () => {
+  it('packs from a fresh clone (built by prepack), installs alone and serves, queries and downloads', async () => {
+    const clone = await freshClone();
+    // With its scripts: `prepack` builds dist/, which a fresh clone does not have.
+    const { stdout } = await exec(npm, ['pack', '--json', '--pack-destination', folder], {
+      cwd: clone,
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 180_000,
+    });
+    // npm prints the JSON last, after what the scripts print.
+    const [packed] = JSON.parse(stdout.slice(stdout.lastIndexOf('\n[\n') + 1)) as [
+      { filename: string; files: { path: string }[] },
+    ];
     const files = packed.files.map((file) => file.path);
     expect(files).toContain('bin/mission-data.js');
     expect(files).toContain('dist/mission-data.js');
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('dist/server/index.js');
+    expect(files).toContain('dist/server/index.d.ts');
     for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'])
       expect(files).toContain(file);
     expect(files.some((file) => file.startsWith('src/') || file.startsWith('test/'))).toBe(false);
-    // Only what runs: the bin runs the bundle, so the unbundled command line is never loaded; source maps
-    // would point at sources that are not shipped.
-    expect(files.filter((file) => /^dist\/(cli\.|commands\/)/.test(file) || file.endsWith('.map'))).toEqual(
-      [],
-    );
-    // ...and nothing that runs is missing: every relative import of every shipped module is shipped too
-    // (comment lines are skipped: bundled code names its own type files in JSDoc).
+    // Only what runs: the bin and the library entries are bundles, so no module of tsc's output is shipped
+    // beside them (its declarations are); source maps would point at sources that are not shipped.
+    const bundles = ['dist/mission-data.js', 'dist/index.js', 'dist/server/index.js'];
+    expect(
+      files.filter(
+        (file) =>
+          file.startsWith('dist/') &&
+          !file.endsWith('.d.ts') &&
+          !bundles.includes(file) &&
+          !/^dist\/chunks\/[^/]+\.js$/.test(file),
+      ),
+    ).toEqual([]);
+    expect(files.filter((file) => file.startsWith('dist/cli/') || file.endsWith('.map'))).toEqual([]);
+    // ...and nothing that runs is missing: every relative import of every shipped module is shipped too,
+    // and no module imports a package (the package depends on nothing at run time).
+    const manifest = JSON.parse(await readFile(join(clone, 'package.json'), 'utf8')) as {
+      version: string;
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
+      peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+      scripts: Record<string, string>;
+    };
+    expect(manifest.dependencies ?? {}).toEqual({});
+    expect(manifest.optionalDependencies ?? {}).toEqual({});
+    for (const peer of Object.keys(manifest.peerDependencies ?? {}))
+      expect(manifest.peerDependenciesMeta?.[peer]?.optional, `peer ${peer}`).toBe(true);
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(manifest.scripts[script], script).toBeUndefined();
     for (const file of files.filter((name) => name.endsWith('.js'))) {
-      const code = (await readFile(join(root, file), 'utf8'))
+      const code = (await readFile(join(clone, file), 'utf8'))
         .split('\n')
         .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
         .join('\n');
-      for (const [, specifier] of code.matchAll(/(?:from|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      // Static imports as esbuild and tsc write them (at the start of a line), and dynamic ones.
+      const imports =
+        /^(?:import|export|\})[^'"\n]*?(?:from\s*)?['"]([^'"]+)['"];?$|\bimport\(['"]([^'"]+)['"]\)/gm;
+      for (const [, fromStatic, fromDynamic] of code.matchAll(imports)) {
+        const specifier = fromStatic ?? fromDynamic;
+        if (specifier?.startsWith('node:')) continue;
+        expect(specifier, `${file} imports ${specifier}`).toMatch(/^\.{1,2}\//);
         const target = join(file, '..', specifier as string)
           .split('\\')
           .join('/');
@@ -66,10 +126,7 @@ describe('the package as shipped', () => {
     const attw = await exec(
       join(root, 'node_modules/.bin/attw'),
       [tarball, '--profile', 'esm-only', '--format', 'json'],
-      {
-        cwd: root,
-        maxBuffer: 16 * 1024 * 1024,
-      },
+      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
     );
     expect(
       (JSON.parse(attw.stdout) as { analysis: { problems: unknown[] } }).analysis.problems.filter(
@@ -79,27 +136,34 @@ describe('the package as shipped', () => {
       ),
     ).toEqual([]);
 
-    const project = join(folder, 'project');
-    await exec('mkdir', ['-p', project]);
-    await writeFile(join(project, 'package.json'), '{"name":"pack-check","private":true,"type":"module"}');
-    await exec(
+    // Installed alone, as `npm install mission-data` would: no registry needed, no script run.
+    const prefix = join(folder, 'prefix');
+    await mkdir(prefix);
+    const install = await exec(
       npm,
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', join(folder, packed.filename)],
-      {
-        cwd: project,
-        timeout: 180_000,
-      },
+      ['install', '--prefix', prefix, '--offline', '--no-audit', '--no-fund', tarball],
+      { cwd: folder, timeout: 180_000 },
     );
-    const version = (JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string })
-      .version;
-    const cli = await exec(join(project, 'node_modules/.bin/mission-data'), ['--version'], { cwd: project });
-    expect(cli.stdout.trim()).toBe(version);
-    const help = await exec(join(project, 'node_modules/.bin/mission-data'), ['--help'], { cwd: project });
+    expect(`${install.stdout}${install.stderr}`).not.toContain('install-scripts');
+    const lock = JSON.parse(await readFile(join(prefix, 'node_modules/.package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    const packages = Object.keys(lock.packages);
+    expect(packages).toContain('node_modules/mission-data');
+    expect(packages.length).toBeLessThanOrEqual(MAX_INSTALLED_PACKAGES);
+    const du = await exec('du', ['-sk', prefix]);
+    const installedBytes = Number.parseInt(du.stdout, 10) * 1024;
+    expect(installedBytes).toBeLessThanOrEqual(MAX_INSTALLED_BYTES);
+
+    const bin = join(prefix, 'node_modules/.bin/mission-data');
+    const cli = await exec(bin, ['--version'], { cwd: prefix });
+    expect(cli.stdout.trim()).toBe(manifest.version);
+    const help = await exec(bin, ['--help'], { cwd: prefix });
     expect(help.stdout).toContain('Usage: mission-data');
-    const configHelp = await exec(join(project, 'node_modules/.bin/mission-data'), ['config', '--help'], {
-      cwd: project,
-    });
+    const configHelp = await exec(bin, ['config', '--help'], { cwd: prefix });
     expect(configHelp.stdout).toContain('Usage: mission-data config');
+    const completion = await exec(bin, ['completion', 'bash'], { cwd: prefix });
+    expect(completion.stdout).toContain('complete -F _mission_data mission-data');
 
     const names = await exec(
       process.execPath,
@@ -108,27 +172,44 @@ describe('the package as shipped', () => {
         '-e',
         "const lib = await import('mission-data'); const server = await import('mission-data/server'); console.log(JSON.stringify([typeof lib.parseName, typeof lib.createClient, typeof server.startReferenceServer]))",
       ],
-      { cwd: project },
+      { cwd: prefix },
     );
     expect(JSON.parse(names.stdout)).toEqual(['function', 'function', 'function']);
-
     // require() of the package where Node loads ES modules that way (20.19+, 22.12+).
-    const requireModule = (process.features as { require_module?: boolean }).require_module === true;
-    if (requireModule) {
+    if ((process.features as { require_module?: boolean }).require_module === true) {
       const required = await exec(
         process.execPath,
         [
           '-e',
           "const lib = require('mission-data'); const server = require('mission-data/server'); console.log(JSON.stringify([typeof lib.parseName, typeof lib.createClient, typeof server.startReferenceServer]))",
         ],
-        { cwd: project },
+        { cwd: prefix },
       );
       expect(JSON.parse(required.stdout)).toEqual(['function', 'function', 'function']);
     }
 
-    const completion = await exec(join(project, 'node_modules/.bin/mission-data'), ['completion', 'bash'], {
-      cwd: project,
+    // The installed bin serves the demo archive; the installed bin queries and downloads from it.
+    const work = join(folder, 'work');
+    await mkdir(work);
+    served = await spawnServe(['--port', '0', '--store', join(folder, 'store'), '--demo'], {
+      cwd: work,
+      env: cleanEnv(work),
+      bin,
     });
-    expect(completion.stdout).toContain('complete -F _mission_data mission-data');
-  }, 240_000);
+    const env = { MISSION_DATA_ACCESS_URL: served.url };
+    const query = await runCli(['query', '--instrument', 'swe', '--output-format', 'json'], {
+      cwd: work,
+      env,
+      bin,
+    });
+    expect(query.stderr).toBe('');
+    expect(query.code).toBe(0);
+    const records = JSON.parse(query.stdout) as { file_path: string }[];
+    expect(records.length).toBeGreaterThan(0);
+    const download = await runCli(['download', '--instrument', 'swe'], { cwd: work, env, bin });
+    expect(download.code).toBe(0);
+    for (const record of records) {
+      await expect(readFile(join(work, 'data', record.file_path))).resolves.toBeInstanceOf(Buffer);
+    }
+  }, 300_000);
 });

@@ -44,6 +44,8 @@ export interface CliOptions {
   input?: string;
   /** Kills the process (SIGKILL) after this long, so a hung run fails the test instead of blocking it. */
   timeoutMs?: number;
+  /** The bin to run; default the repository's `bin/mission-data.js`. */
+  bin?: string;
 }
 
 /** Throws unless `npm run build` has produced dist/. */
@@ -64,7 +66,7 @@ export function cleanEnv(home: string, extra: Record<string, string> = {}): Reco
 
 /** Starts `node bin/mission-data.js ...args` without waiting for it. */
 export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd,
     env: cleanEnv(options.home ?? options.cwd, options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -393,11 +395,13 @@ export function spawnServe(
     cwd: string;
     env: Record<string, string>;
     anyHost?: boolean;
+    /** The bin to run; default the repository's `bin/mission-data.js`. */
+    bin?: string;
     /** Told the process at once, so a test can kill it whether or not it ever listens. */
     onChild?: (child: ChildProcess) => void;
   },
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, 'serve', ...args], {
     cwd: options.cwd,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,18 +1,32 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startPostgresCluster } from '../../scripts/postgres-cluster.js';
 
 const require = createRequire(import.meta.url);
 
 // ---------------------------------------------------------------------------
 // S3 store: @20minutes/s3rver (CommonJS, no type declarations; the shapes below
-// are the parts used here). Patched by patches/@20minutes+s3rver+5.0.0.patch.
+// are the parts used here). Patched by patches/@20minutes+s3rver+5.0.0.patch,
+// which `npm test` applies (`pretest`), and so does the first store started
+// here, for a run of vitest alone; a patch already applied is left as it is.
 // ---------------------------------------------------------------------------
+
+let patched = false;
+function applyPatches(): void {
+  if (patched) return;
+  const root = resolve(import.meta.dirname, '../..');
+  execFileSync(process.execPath, [join(root, 'node_modules/patch-package/index.js')], {
+    cwd: root,
+    stdio: 'ignore',
+  });
+  patched = true;
+}
 
 interface S3rverStore {
   putBucket(name: string): Promise<unknown>;
@@ -46,6 +60,7 @@ export async function startS3Store(): Promise<{
   createBucket(name: string): Promise<void>;
   stop(): Promise<void>;
 }> {
+  applyPatches();
   const S3rver = require('@20minutes/s3rver') as S3rverClass;
   // s3rver keeps its keys in a process-wide registry on a dummy account
   // (S3RVER/S3RVER is built in); add a fresh pair for this store.
