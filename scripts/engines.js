@@ -9,6 +9,7 @@
  * s3rver encrypts its continuation tokens with DES, which OpenSSL 3 offers only in its legacy provider: without
  * it, listing past 1,000 objects fails. `npm run engines` starts Node with `--openssl-legacy-provider`.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,11 @@ import { join } from 'node:path';
 import { randomPassword, startPostgresCluster } from './postgres-cluster.js';
 
 const require = createRequire(import.meta.url);
+// patches/ holds a fix s3rver needs (no script applies it at install): apply it, a patch already applied is kept.
+execFileSync(process.execPath, [require.resolve('patch-package/index.js')], {
+  cwd: join(import.meta.dirname, '..'),
+  stdio: 'ignore',
+});
 const S3rver = require('@20minutes/s3rver');
 
 const s3Port = Number(process.env.S3_PORT ?? 4569);
