@@ -204,7 +204,13 @@ export class TransferReporter {
       const reason = file.note ?? file.error?.message ?? 'failed';
       return reason === word ? `${word} ${file.label}` : `${word} ${file.label}: ${reason}`;
     }
-    const size = file.bytes > 0 ? ` (${formatBytes(file.bytes)})` : '';
+    // A resumed file says so, and how much of it came in this run (`resumed: 854.0 MiB of 2.0 GiB fetched`).
+    const size =
+      file.size !== undefined && file.size > file.bytes
+        ? ` (resumed: ${formatBytes(file.bytes)} of ${formatBytes(file.size)} fetched)`
+        : file.bytes > 0
+          ? ` (${formatBytes(file.bytes)})`
+          : '';
     return `${word} ${file.label}${size}${file.note ? ` (${file.note})` : ''}`;
   }
 

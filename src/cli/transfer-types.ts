@@ -14,6 +14,8 @@ export interface SettledFile {
   label: string;
   status: string;
   bytes: number;
+  /** The file's size, when known: more than `bytes` for a file resumed from the bytes an earlier run kept. */
+  size?: number | undefined;
   /** For skipped or failed files: why. */
   note?: string | undefined;
   error?: Error | undefined;

@@ -77,7 +77,7 @@ export async function downloadFiles(
         path: result.path,
         localPath: result.localPath,
         received: result.bytes,
-        total: result.status === 'failed' ? undefined : result.bytes,
+        total: result.status === 'failed' ? undefined : (result.size ?? result.bytes),
         done: result.status,
         verified: result.verified,
         ...(result.error ? { error: result.error } : {}),
@@ -264,11 +264,14 @@ async function downloadOne(
           received.size >= IMMEDIATE_RECORD_BYTES,
         );
       }
-      return result(
-        present ? 'replaced' : 'downloaded',
-        received.transferred,
-        received.verifiedBy?.algorithm ?? false,
-      );
+      return {
+        ...result(
+          present ? 'replaced' : 'downloaded',
+          received.transferred,
+          received.verifiedBy?.algorithm ?? false,
+        ),
+        size: received.size,
+      };
     } catch (error) {
       // The part is left for the next run to resume after any failure but damaged bytes or a changed object.
       const held = state.written + sumOfRanges(state.finished);

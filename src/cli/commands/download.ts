@@ -188,7 +188,15 @@ async function runDownloads(
 export function showDownloadProgress(reporter: TransferReporter, event: DownloadProgress): void {
   if (event.waitingFor !== undefined) reporter.waiting(event.path, event.waitingFor);
   else if (!event.done) reporter.progress(event.path, event.received, event.total);
-  else reporter.settled({ label: event.path, status: event.done, bytes: event.received, error: event.error });
+  else {
+    reporter.settled({
+      label: event.path,
+      status: event.done,
+      bytes: event.received,
+      size: event.total,
+      error: event.error,
+    });
+  }
 }
 
 /** The progress and summary of a download of `files` files, on stderr. */

@@ -1,0 +1,90 @@
+/**
+ * What the built command line says (issue 28, "Everyday use, round three"): a resumed download, a full disk,
+ * `status`'s records and exit, `download -` from each form of `query`, grammar, filter hints, and the options
+ * every client command shares.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import {
+  assertBuilt,
+  bytesFor,
+  cleanup,
+  ON_ENGINES,
+  putFile,
+  runCli,
+  scienceName,
+  tempDir,
+} from '../helpers/e2e.js';
+
+const MIB = 1024 * 1024;
+
+let store: string;
+let home: string;
+const servers: ReferenceServer[] = [];
+
+beforeAll(() => assertBuilt());
+beforeEach(async () => {
+  store = await tempDir('mission-store-');
+  home = await tempDir();
+});
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  await cleanup(store);
+  await cleanup(home);
+});
+
+async function serve(
+  faults: Parameters<typeof startReferenceServer>[0]['faults'] = {},
+): Promise<ReferenceServer> {
+  const server = await startReferenceServer({
+    storeDir: store,
+    port: 0,
+    secret: 'round-three-secret-0123456789',
+    faults,
+  });
+  servers.push(server);
+  return server;
+}
+
+describe.skipIf(ON_ENGINES)('a resumed download', () => {
+  it('says it resumed, and how much of the file this run fetched', async () => {
+    const name = scienceName('swe', 3);
+    const path = `imap/swe/l1a/2024/01/${name}`;
+    await putFile(store, path, bytesFor(name, 8 * MIB));
+    const other = scienceName('swe', 4);
+    await putFile(store, `imap/swe/l1a/2024/01/${other}`, bytesFor(other, MIB));
+    const args = (url: string) => [
+      'download',
+      path,
+      '--url',
+      url,
+      '--data-dir',
+      'data',
+      '--connections',
+      '1',
+    ];
+    const first = await serve({ outage: { afterBytes: 3 * MIB, forMs: 60_000 } });
+    const cut = await runCli([...args(first.url), '--retries', '0'], { cwd: home, timeoutMs: 30_000 });
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain('the next run resumes from them');
+
+    const again = await runCli(args((await serve()).url), { cwd: home, timeoutMs: 30_000 });
+    expect(again.code, again.stderr).toBe(0);
+    const line = again.stderr.split('\n').find((text) => text.startsWith('downloaded ')) ?? '';
+    expect(line).toMatch(
+      new RegExp(`^downloaded ${path} \\(resumed: \\d+\\.\\d MiB of 8\\.0 MiB fetched\\)$`),
+    );
+    const fetched = Number(/resumed: ([\d.]+) MiB/.exec(line)?.[1]);
+    expect(fetched).toBeGreaterThan(0);
+    expect(fetched).toBeLessThan(8);
+    expect(await readdir(join(home, 'data', 'imap/swe/l1a/2024/01'))).toEqual([name]);
+
+    // A file fetched whole says its size alone.
+    const whole = await runCli(['download', other, '--url', servers[1]?.url ?? '', '--data-dir', 'data'], {
+      cwd: home,
+    });
+    expect(whole.stderr).toContain(`downloaded imap/swe/l1a/2024/01/${other} (1.0 MiB)\n`);
+  });
+});
