@@ -125,7 +125,7 @@ export class TransferReporter {
     const failed = this.options.failures.includes(file.status);
     if (failed) {
       this.failedCount += 1;
-      this.keptBytes += file.bytes;
+      this.keptBytes += file.kept ?? 0;
       const hint = commandLineHint(file.error);
       if (hint) this.hints.add(hint);
     }

@@ -16,6 +16,8 @@ export interface SettledFile {
   bytes: number;
   /** The file's size, when known: more than `bytes` for a file resumed from the bytes an earlier run kept. */
   size?: number | undefined;
+  /** For a failed download: the bytes kept in its part file for the next run to resume. */
+  kept?: number | undefined;
   /** For skipped or failed files: why. */
   note?: string | undefined;
   error?: Error | undefined;

@@ -53,7 +53,8 @@ export interface DownloadResult {
   status: 'downloaded' | 'replaced' | 'skipped' | 'failed';
   /**
    * Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume).
-   * For a failed file: the bytes it had on disk when it failed, kept in its part file for the next run to resume.
+   * For a failed file: the bytes it had on disk when it failed, kept in its part file for the next run to resume
+   * (0 when none were kept: the part was removed, as after a full disk or damaged bytes).
    */
   bytes: number;
   /** The file's size, for a file downloaded or replaced: more than `bytes` when the run resumed a part. */

@@ -6,7 +6,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { twoSizes } from '../../src/download/local-root.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   assertBuilt,
   bytesFor,
@@ -86,5 +88,35 @@ describe.skipIf(ON_ENGINES)('a resumed download', () => {
       cwd: home,
     });
     expect(whole.stderr).toContain(`downloaded imap/swe/l1a/2024/01/${other} (1.0 MiB)\n`);
+  });
+});
+
+describe('a full disk', () => {
+  it('counts only the bytes kept in part files, and says nothing is kept when none is', async () => {
+    const mount = mountTmpfs('4m');
+    if (mount === undefined) return;
+    try {
+      const names = Array.from({ length: 10 }, (_, day) => scienceName('swe', day + 1));
+      for (const name of names) await putFile(store, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
+      const server = await serve();
+      const data = join(mount, 'data');
+      const run = await runCli(['download', '--url', server.url, '--instrument', 'swe', '--data-dir', data], {
+        cwd: home,
+        timeoutMs: 30_000,
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('the disk is full (ENOSPC)');
+      expect(run.stderr).toMatch(/^\d downloaded, \d failed; /m);
+      const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
+      expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
+      expect(run.stderr).not.toContain('of unfinished files kept');
+    } finally {
+      unmount(mount);
+    }
+  });
+
+  it('compares sizes in the units of formatBytes, exactly when they would round alike', () => {
+    expect(twoSizes(2 * 1024 * MIB, 3 * MIB)).toEqual(['2.0 GiB', '3.0 MiB']);
+    expect(twoSizes(MIB + 40_000, MIB + 2000)).toEqual(['1,088,576 bytes', '1,050,576 bytes']);
   });
 });

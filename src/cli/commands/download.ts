@@ -194,6 +194,7 @@ export function showDownloadProgress(reporter: TransferReporter, event: Download
       status: event.done,
       bytes: event.received,
       size: event.total,
+      kept: event.done === 'failed' ? event.received : undefined,
       error: event.error,
     });
   }
