@@ -220,7 +220,7 @@ Examples:
 
   withOptions(
     clientCommand('status').description(
-      'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any)',
+      'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any but extra)',
     ),
     FILTER_OPTIONS,
   )
@@ -231,6 +231,7 @@ Examples:
         'output formats',
       ).default('text'),
     )
+    .option('--strict', 'extra files count too: exit 1 unless the data root holds nothing else')
     .option(
       '--page-size <n>',
       'records asked per page of a service that pages',
