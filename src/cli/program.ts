@@ -100,7 +100,7 @@ Examples:
       .description('download files into the local data root')
       .argument(
         '[paths...]',
-        "file names or storage paths; '-' reads them from stdin (lines or a JSON array)",
+        "file names or storage paths; '-' reads them from stdin (lines, or query's JSON or CSV)",
       ),
     FILTER_OPTIONS,
   )

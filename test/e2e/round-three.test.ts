@@ -3,6 +3,7 @@
  * `status`'s records and exit, `download -` from each form of `query`, grammar, filter hints, and the options
  * every client command shares.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -11,14 +12,19 @@ import { type ReferenceServer, startReferenceServer } from '../../src/server/ind
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   assertBuilt,
+  BIN,
   bytesFor,
+  type CliRun,
+  cleanEnv,
   cleanup,
+  finished,
   ON_ENGINES,
   putFile,
   runCli,
   scienceName,
   tempDir,
 } from '../helpers/e2e.js';
+import { screenText } from '../helpers/screen.js';
 
 const MIB = 1024 * 1024;
 
@@ -118,5 +124,74 @@ describe('a full disk', () => {
   it('compares sizes in the units of formatBytes, exactly when they would round alike', () => {
     expect(twoSizes(2 * 1024 * MIB, 3 * MIB)).toEqual(['2.0 GiB', '3.0 MiB']);
     expect(twoSizes(MIB + 40_000, MIB + 2000)).toEqual(['1,088,576 bytes', '1,050,576 bytes']);
+  });
+});
+
+const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
+
+/** Runs the built command line on a pseudo-terminal 80 columns wide, typing `typed` into it once it started. */
+function runInTerminal(args: readonly string[], cwd: string, typed: string): Promise<CliRun> {
+  const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+  const command = `stty cols 80 rows 50; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
+  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    cwd,
+    env: cleanEnv(cwd, { TERM: 'xterm' }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let said = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    said += chunk.toString();
+    // Typed once the command says it reads: a line, then Ctrl-D (end of input on a terminal).
+    if (said.includes('Ctrl-D') && typed !== '') {
+      child.stdin?.write(`${typed}\n\u0004`);
+      typed = '';
+    }
+  });
+  return finished(child, 30_000);
+}
+
+describe.skipIf(ON_ENGINES)('download - (stdin)', () => {
+  const names = [scienceName('mag', 1), scienceName('mag', 2)];
+  const paths = names.map((name) => `imap/mag/l1a/2024/01/${name}`);
+  let url: string;
+  beforeEach(async () => {
+    for (const [index, path] of paths.entries()) await putFile(store, path, bytesFor(path, 1000 + index));
+    url = (await serve()).url;
+  });
+  const query = async (format: string) =>
+    (await runCli(['query', '--url', url, '--instrument', 'mag', '--output-format', format], { cwd: home }))
+      .stdout;
+
+  it("reads query's CSV (its file_path column)", async () => {
+    const run = await runCli(['download', '-', '--url', url, '--data-dir', 'data'], {
+      cwd: home,
+      input: await query('csv'),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n').sort()).toEqual(paths.map((path) => join(home, 'data', path)));
+  });
+
+  it("refuses query's table in one line that suggests --output-format json", async () => {
+    const run = await runCli(['download', '-', '--url', url, '--data-dir', 'data'], {
+      cwd: home,
+      input: await query('table'),
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      "Error: stdin holds query's table, not file paths: pipe `query --output-format json` (or csv) into `download -`.\n",
+    );
+  });
+
+  it.runIf(HAS_SCRIPT)('on a terminal, says it is reading stdin', async () => {
+    const run = await runInTerminal(
+      ['download', '-', '--url', url, '--data-dir', 'data'],
+      home,
+      paths[0] as string,
+    );
+    const screen = screenText(run.stdout, 80);
+    expect(screen[0]).toBe("Reading file paths from stdin (lines, or query's JSON or CSV); Ctrl-D ends.");
+    expect(screen.every((line) => line.length <= 80)).toBe(true);
+    expect(run.code).toBe(0);
+    expect(await readdir(join(home, 'data', 'imap/mag/l1a/2024/01'))).toEqual([names[0]]);
   });
 });
