@@ -88,6 +88,13 @@ export class TransferReporter {
     if (this.animate) this.draw(false);
   }
 
+  /** A warning about one file, on a line of its own (quiet or not), above the refreshing line. */
+  warn(text: string): void {
+    this.clearLine();
+    this.stream.write(`Warning: ${text}\n`);
+    if (this.animate) this.draw(true);
+  }
+
   /** One file waits for another process that is downloading it. */
   waiting(label: string, pid: number): void {
     const file = this.inFlight.get(label);

@@ -4,7 +4,7 @@
  * every client command shares.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { twoSizes } from '../../src/download/local-root.js';
@@ -193,5 +193,39 @@ describe.skipIf(ON_ENGINES)('download - (stdin)', () => {
     expect(screen.every((line) => line.length <= 80)).toBe(true);
     expect(run.code).toBe(0);
     expect(await readdir(join(home, 'data', 'imap/mag/l1a/2024/01'))).toEqual([names[0]]);
+  });
+});
+
+describe.skipIf(ON_ENGINES)('grammar and empty files', () => {
+  it('one file verified is not "All 1"', async () => {
+    const name = scienceName('mag', 5);
+    await putFile(store, `imap/mag/l1a/2024/01/${name}`, bytesFor(name, 2000));
+    const server = await serve();
+    const run = await runCli(['download', name, '--url', server.url, '--data-dir', 'data'], { cwd: home });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("\nVerified against the store's checksum.\n");
+    expect(run.stderr).not.toContain('All 1');
+  });
+
+  it.each([[[]], [['--no-checksum']]])('uploads a 0-byte science file with a warning (%j)', async (extra) => {
+    const server = await serve();
+    const name = scienceName('mag', 6);
+    const folder = join(home, 'data', 'imap/mag/l1a/2024/01');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, name), '');
+    const run = await runCli(['upload', name, '--url', server.url, '--data-dir', 'data', ...extra], {
+      cwd: home,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `Warning: ${join(folder, name)} is empty (0 bytes); uploading it as it is.\n`,
+    );
+    expect(run.stderr).toContain('1 uploaded');
+    // The same empty file again: already stored, with the same (no) bytes.
+    const again = await runCli(['upload', name, '--url', server.url, '--data-dir', 'data', ...extra], {
+      cwd: home,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('1 already stored (same bytes)');
   });
 });
