@@ -229,3 +229,53 @@ describe.skipIf(ON_ENGINES)('grammar and empty files', () => {
     expect(again.stderr).toContain('1 already stored (same bytes)');
   });
 });
+
+describe.skipIf(ON_ENGINES)('filters', () => {
+  let url: string;
+  beforeEach(async () => {
+    const name = scienceName('mag', 7);
+    await putFile(store, `imap/mag/l1a/2024/01/${name}`, bytesFor(name, 100));
+    url = (await serve()).url;
+  });
+  const cli = (...args: string[]) => runCli([...args, '--url', url], { cwd: home });
+
+  it('--descriptor NORM, which matches nothing, gets a case hint from query and download', async () => {
+    const query = await cli('query', '--instrument', 'mag', '--descriptor', 'TEST');
+    expect(query.code).toBe(0);
+    expect(query.stderr).toBe(
+      'Found [0] matching files\nHint: Descriptors are written in lower case in file names: did you mean --descriptor test?\n',
+    );
+    const download = await cli(
+      'download',
+      '--instrument',
+      'mag',
+      '--descriptor',
+      'TEST',
+      '--data-dir',
+      'data',
+    );
+    expect(download.stderr).toContain('did you mean --descriptor test?');
+    expect((await cli('query', '--instrument', 'mag', '--descriptor', 'nothing')).stderr).not.toContain(
+      'Hint',
+    );
+  });
+
+  it('--version LATEST gets a case hint, as MAG does', async () => {
+    const run = await cli('query', '--instrument', 'mag', '--version', 'LATEST');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Versions are written in lower case: did you mean latest?');
+  });
+
+  it('a filter given twice with two values is refused; the same value twice is not', async () => {
+    const twice = await cli('query', '--instrument', 'mag', '--instrument', 'swe');
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain('--instrument is given twice (mag, then swe): a filter takes one value');
+    expect((await cli('query', '--instrument', 'mag', '--instrument', 'mag')).code).toBe(0);
+  });
+
+  it('--instrument hi suggests the hi family with hit, sorted', async () => {
+    const run = await cli('query', '--instrument', 'hi');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Did you mean hi-45, hi-90 or hit?');
+  });
+});

@@ -12,7 +12,7 @@ import { parseCsv } from '../../output.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { filterFlag, pickFilters } from '../options.js';
+import { caseHint, filterFlag, pickFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
@@ -116,6 +116,8 @@ export async function download(
               ? 'No files match the query; nothing to download.\n'
               : 'Nothing to download: the local copy is in step with the archive.\n',
           );
+          const hint = select === 'all' ? caseHint(filters) : undefined;
+          if (hint) io.stderr.write(`Hint: ${hint}\n`);
         }
         return ExitCode.Success;
       }
