@@ -279,3 +279,46 @@ describe.skipIf(ON_ENGINES)('filters', () => {
     expect(run.stderr).toContain('Did you mean hi-45, hi-90 or hit?');
   });
 });
+
+describe.skipIf(ON_ENGINES)('options shared by the client commands', () => {
+  let url: string;
+  const name = scienceName('mag', 8);
+  beforeEach(async () => {
+    await putFile(store, `imap/mag/l1a/2024/01/${name}`, bytesFor(name, 100));
+    url = (await serve()).url;
+  });
+
+  it('are taken before the command as after it', async () => {
+    const query = await runCli(['--url', url, 'query', '--instrument', 'mag', '--output-format', 'json'], {
+      cwd: home,
+    });
+    expect(query.code, query.stderr).toBe(0);
+    expect(JSON.parse(query.stdout)).toHaveLength(1);
+    const download = await runCli(['--url', url, '--data-dir', 'before', '--quiet', 'download', name], {
+      cwd: home,
+    });
+    expect(download.code, download.stderr).toBe(0);
+    expect(download.stderr).toBe('');
+    expect(download.stdout).toBe(`${join(home, 'before', 'imap/mag/l1a/2024/01', name)}\n`);
+    const config = await runCli(['--url', url, 'config', 'get', 'url'], { cwd: home });
+    expect(config.stdout).toBe(`${url}\n`);
+  });
+
+  it('after the command, win over the same option before it', async () => {
+    const run = await runCli(['--url', 'http://127.0.0.1:9', 'query', '--url', url, '--instrument', 'mag'], {
+      cwd: home,
+    });
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it('are refused before a command they do not act on, as after it', async () => {
+    const run = await runCli(['--url', url, '--data-dir', 'x', 'query', '--instrument', 'mag'], {
+      cwd: home,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Error: --data-dir does not apply to query.');
+    expect((await runCli(['--url', url, 'serve'], { cwd: home })).stderr).toContain(
+      '--url does not apply to serve.',
+    );
+  });
+});
