@@ -203,7 +203,7 @@ describe.skipIf(ON_ENGINES)('grammar and empty files', () => {
     const server = await serve();
     const run = await runCli(['download', name, '--url', server.url, '--data-dir', 'data'], { cwd: home });
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain("\nVerified against the store's checksum.\n");
+    expect(run.stderr).toContain("\nThe file was verified against the store's checksum.\n");
     expect(run.stderr).not.toContain('All 1');
   });
 

@@ -263,7 +263,7 @@ export function verificationNote(results: readonly DownloadResult[]): string | u
   if (fetched.length === 0) return undefined;
   const verified = fetched.filter((result) => result.verified).length;
   const unverified = fetched.length - verified;
-  if (unverified === 0 && verified === 1) return "Verified against the store's checksum.";
+  if (unverified === 0 && verified === 1) return "The file was verified against the store's checksum.";
   return unverified === 0
     ? `All ${verified} verified against the store's checksums.`
     : `${verified} verified against the store's checksums; ${unverified} not verified (the store stated no checksum).`;
