@@ -194,7 +194,7 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
         .split('\n')
         .map((line) => line.split(' ')[0]),
     ).toEqual(['extra', 'extra', 'extra']);
-    expect(left.stderr).toContain('3 extra files here, listed above; --strict counts them.\n');
+    expect(left.stderr).toContain('3 extra files here, listed above; --strict counts extra files.\n');
     const strict = await cli(['status', ...YEAR, '--strict']);
     expect(strict.code).toBe(1);
     expect(strict.stderr).toMatch(/^0 missing, 0 outdated, 3 extra, 0 changed /);

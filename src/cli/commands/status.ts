@@ -68,7 +68,7 @@ export function statusSummary(report: StatusReport, strict = false): string {
       ? ` ${report.unrecorded} local ${report.unrecorded === 1 ? 'file was' : 'files were'} not downloaded by mission-data here, so ${report.unrecorded === 1 ? 'its' : 'their'} bytes were not compared.`
       : '';
   const extras = extrasOnly
-    ? `${counts.extra} extra ${counts.extra === 1 ? 'file' : 'files'} here, listed above; --strict counts them.\n`
+    ? `${counts.extra} extra ${counts.extra === 1 ? 'file' : 'files'} here, listed above; --strict counts extra files.\n`
     : '';
   return `${head}${unchecked}\n${extras}`;
 }
