@@ -233,6 +233,37 @@ export function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** Rows of CSV text as `formatCsv` writes it (RFC 4180 quoting; LF or CRLF line ends); blank lines are skipped. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  const endRow = () => {
+    row.push(field);
+    if (row.length > 1 || row[0] !== '') rows.push(row);
+    row = [];
+    field = '';
+  };
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (quoted) {
+      if (char !== '"') field += char;
+      else if (text[index + 1] === '"') {
+        field += '"';
+        index += 1;
+      } else quoted = false;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      row.push(field);
+      field = '';
+    } else if (char === '\n') endRow();
+    else if (char !== '\r') field += char;
+  }
+  if (field !== '' || row.length > 0) endRow();
+  return rows;
+}
+
 function fileName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }

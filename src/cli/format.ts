@@ -1,17 +1,8 @@
 /** Sizes, durations, rates and bars as the transfer commands print them. */
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+import { formatBytes } from '../core/text.js';
 
-/** `1536` -> `1.5 KiB`. */
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
-}
+export { formatBytes };
 
 /** `1234` -> `1.2 s`; `75000` -> `1 min 15 s`. */
 export function formatDuration(ms: number): string {

@@ -9,7 +9,7 @@ const CHANGE_URL =
 
 /** How the command line completes a library hint, per error. */
 function flagAdvice(error: MissionDataError): { joiner: string; advice: string } | undefined {
-  if (error instanceof NetworkError && error.peer === 'service') {
+  if (error instanceof NetworkError && error.peer === 'service' && error.proxy === undefined) {
     if (error.code === 'E_CONNECTION_REFUSED' || error.code === 'E_HOST_NOT_FOUND') {
       return { joiner: '; ', advice: `change it with ${CHANGE_URL}.` };
     }

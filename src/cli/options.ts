@@ -65,13 +65,39 @@ export function withChoices(option: Option, choices: readonly string[], plural: 
   });
 }
 
-/** Query filters, shared by `query` and `download`, declared from the one table of filters. */
+/**
+ * Query filters, shared by `query` and `download`, declared from the one table of filters. A filter takes one
+ * value: given twice with two values it is refused (commander would keep the last without a word); the same
+ * value twice is harmless.
+ */
 export const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter) => () => {
   const option = new Option(filter.flag, filter.help);
   // Only the table's values are few and fixed enough to be refused by the parser; the others are checked
   // with the service's own messages.
-  return filter.name === 'table' ? withChoices(option, filter.choices, 'tables') : option;
+  const check =
+    filter.name === 'table'
+      ? (withChoices(new Option(filter.flag), filter.choices, 'tables').parseArg as (value: string) => string)
+      : (value: string) => value;
+  if (filter.name === 'table') option.choices(filter.choices);
+  return option.argParser((value: string, previous: string | undefined) => {
+    if (previous !== undefined && previous !== value) {
+      throw new InvalidArgumentError(
+        `${filterFlag(filter.name)} is given twice (${previous}, then ${value}): a filter takes one value; run one query per value.`,
+      );
+    }
+    return check(value);
+  });
 });
+
+/**
+ * A hint for a selection that matched nothing when a filter the archive writes in lower case was given in
+ * another (`--descriptor NORM`): the service compares as written, so it matched nothing rather than failing.
+ */
+export function caseHint(filters: QueryFilters): string | undefined {
+  const descriptor = filters.descriptor;
+  if (descriptor === undefined || descriptor === descriptor.toLowerCase()) return undefined;
+  return `Descriptors are written in lower case in file names: did you mean --descriptor ${descriptor.toLowerCase()}?`;
+}
 
 /** A parser of a whole number from 1 to `max`, for the option `name`. */
 export function positiveInteger(name: string, max: number) {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Argument, Command, Option } from 'commander';
-import { ExitCode } from '../core/errors.js';
+import { ExitCode, UsageError } from '../core/errors.js';
 import { OUTPUT_FORMATS } from '../output.js';
 import type { CompletionShell } from './commands/completion.js';
 import type { CommandIO, GlobalOptions } from './io.js';
@@ -14,6 +14,7 @@ import {
   duration,
   EXAMPLES,
   FILTER_OPTIONS,
+  GLOBAL_OPTIONS,
   globalOptionsFor,
   port,
   positiveInteger,
@@ -37,6 +38,29 @@ function packageVersion(): string {
     if (found.name === 'mission-data' && typeof found.version === 'string') return found.version;
   }
   return 'unknown';
+}
+
+/**
+ * Hands the shared options given before the command to the command that runs; one it does not take (`--data-dir`
+ * for `query`, which writes no file) is refused, as it would be after the command.
+ */
+function inheritGlobalOptions(program: Command, action: Command): void {
+  for (const make of GLOBAL_OPTIONS) {
+    const option = make();
+    const key = option.attributeName();
+    if (program.getOptionValueSource(key) !== 'cli') continue;
+    const name = [action.parent?.parent ? action.parent.name() : undefined, action.name()]
+      .filter(Boolean)
+      .join(' ');
+    if (!action.options.some((own) => own.attributeName() === key)) {
+      throw new UsageError(`${option.long} does not apply to ${name}.`, {
+        hint: `See mission-data ${name} --help for the options it takes.`,
+      });
+    }
+    // Given after the command too: that one wins.
+    if (action.getOptionValueSource(key) === 'cli') continue;
+    action.setOptionValueWithSource(key, program.getOptionValue(key), 'cli');
+  }
 }
 
 /** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
@@ -100,7 +124,7 @@ Examples:
       .description('download files into the local data root')
       .argument(
         '[paths...]',
-        "file names or storage paths; '-' reads them from stdin (lines or a JSON array)",
+        "file names or storage paths; '-' reads them from stdin (lines, or query's JSON or CSV)",
       ),
     FILTER_OPTIONS,
   )
@@ -220,7 +244,7 @@ Examples:
 
   withOptions(
     clientCommand('status').description(
-      'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any)',
+      'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any but extra)',
     ),
     FILTER_OPTIONS,
   )
@@ -231,6 +255,7 @@ Examples:
         'output formats',
       ).default('text'),
     )
+    .option('--strict', 'extra files count too: exit 1 unless the data root holds nothing else')
     .option(
       '--page-size <n>',
       'records asked per page of a service that pages',
@@ -369,6 +394,12 @@ Examples:
         return ExitCode.Success;
       }),
     );
+  // The options every client command shares are taken before the command too (`mission-data --url … query`), as
+  // aws-cli and gh take theirs; given on both sides, the one after the command wins.
+  for (const make of GLOBAL_OPTIONS) {
+    program.addOption(make().helpGroup('Options of the client commands (before or after the command):'));
+  }
+  program.hook('preAction', (_program, action) => inheritGlobalOptions(program, action));
   for (const command of [...program.commands, ...config.commands]) {
     const examples = EXAMPLES[command.name()];
     if (examples)

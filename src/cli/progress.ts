@@ -88,6 +88,13 @@ export class TransferReporter {
     if (this.animate) this.draw(false);
   }
 
+  /** A warning about one file, on a line of its own (quiet or not), above the refreshing line. */
+  warn(text: string): void {
+    this.clearLine();
+    this.stream.write(`Warning: ${text}\n`);
+    if (this.animate) this.draw(true);
+  }
+
   /** One file waits for another process that is downloading it. */
   waiting(label: string, pid: number): void {
     const file = this.inFlight.get(label);
@@ -125,7 +132,7 @@ export class TransferReporter {
     const failed = this.options.failures.includes(file.status);
     if (failed) {
       this.failedCount += 1;
-      this.keptBytes += file.bytes;
+      this.keptBytes += file.kept ?? 0;
       const hint = commandLineHint(file.error);
       if (hint) this.hints.add(hint);
     }
@@ -204,7 +211,13 @@ export class TransferReporter {
       const reason = file.note ?? file.error?.message ?? 'failed';
       return reason === word ? `${word} ${file.label}` : `${word} ${file.label}: ${reason}`;
     }
-    const size = file.bytes > 0 ? ` (${formatBytes(file.bytes)})` : '';
+    // A resumed file says so, and how much of it came in this run (`resumed: 854.0 MiB of 2.0 GiB fetched`).
+    const size =
+      file.size !== undefined && file.size > file.bytes
+        ? ` (resumed: ${formatBytes(file.bytes)} of ${formatBytes(file.size)} fetched)`
+        : file.bytes > 0
+          ? ` (${formatBytes(file.bytes)})`
+          : '';
     return `${word} ${file.label}${size}${file.note ? ` (${file.note})` : ''}`;
   }
 

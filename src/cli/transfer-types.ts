@@ -14,6 +14,10 @@ export interface SettledFile {
   label: string;
   status: string;
   bytes: number;
+  /** The file's size, when known: more than `bytes` for a file resumed from the bytes an earlier run kept. */
+  size?: number | undefined;
+  /** For a failed download: the bytes kept in its part file for the next run to resume. */
+  kept?: number | undefined;
   /** For skipped or failed files: why. */
   note?: string | undefined;
   error?: Error | undefined;

@@ -141,10 +141,16 @@ export class ApiError extends MissionDataError {
 export class NetworkError extends MissionDataError {
   /** Whose address failed: the configured service, or an object-store address the service handed out. */
   readonly peer: Peer;
+  /** The proxy (its URL, credentials hidden) when it is the proxy that could not be reached. */
+  readonly proxy: string | undefined;
 
-  constructor(message: string, options: ErrorOptions & { code?: ErrorCode; peer?: Peer } = {}) {
+  constructor(
+    message: string,
+    options: ErrorOptions & { code?: ErrorCode; peer?: Peer; proxy?: string | undefined } = {},
+  ) {
     super(message, options.code ?? 'E_NETWORK', ExitCode.Failure, options);
     this.peer = options.peer ?? 'service';
+    this.proxy = options.proxy;
   }
 }
 

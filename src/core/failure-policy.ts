@@ -217,6 +217,9 @@ const DATA_ROOT_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
  * writable, full, read-only).
  */
 export function batchWideReason(error: Error | undefined): string | undefined {
+  if (error instanceof NetworkError && error.proxy !== undefined && UNREACHABLE_CODES.has(error.code)) {
+    return 'the proxy could not be reached';
+  }
   if (error instanceof NetworkError && error.peer === 'service' && UNREACHABLE_CODES.has(error.code)) {
     return 'the service could not be reached';
   }

@@ -83,3 +83,24 @@ export function describeProxy(proxy: ProxySettings): string {
   const except = noProxy ? `; directly to ${noProxy.value} (${noProxy.variable})` : '';
   return `proxy: ${route('https://', https)}, ${route('http://', http)}${except}`;
 }
+
+/**
+ * The proxy a request to `url` goes through, or undefined when it goes directly: the same choice undici's
+ * `EnvHttpProxyAgent` makes (`NO_PROXY` entries match the host, its sub-domains, and the port when they give one).
+ */
+export function proxyFor(proxy: ProxySettings | undefined, url: URL): ProxyValue | undefined {
+  const setting = url.protocol === 'https:' ? proxy?.https : proxy?.http;
+  if (!setting) return undefined;
+  const noProxy = proxy?.noProxy?.value ?? '';
+  if (noProxy === '*') return undefined;
+  const hostname = url.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(url.port, 10) || (url.protocol === 'https:' ? 443 : 80);
+  for (const entry of noProxy.split(/[,\s]/)) {
+    if (!entry) continue;
+    const parsed = /^(.+):(\d+)$/.exec(entry);
+    const host = (parsed?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
+    if (parsed && Number.parseInt(parsed[2] ?? '', 10) !== port) continue;
+    if (hostname === host || hostname.endsWith(`.${host}`)) return undefined;
+  }
+  return setting;
+}

@@ -77,7 +77,7 @@ export async function downloadFiles(
         path: result.path,
         localPath: result.localPath,
         received: result.bytes,
-        total: result.status === 'failed' ? undefined : result.bytes,
+        total: result.status === 'failed' ? undefined : (result.size ?? result.bytes),
         done: result.status,
         verified: result.verified,
         ...(result.error ? { error: result.error } : {}),
@@ -153,8 +153,8 @@ async function downloadOne(
   const recorded = () => batch.verified.algorithmOf(file.path) ?? true;
   const { http, options } = batch;
   const signal = options.signal;
-  /** Bytes of this file received in this run: kept in the part for a resume when the file fails. */
-  let receivedNow = 0;
+  /** Bytes of this file kept in its part for the next run when it fails (none when the part was removed). */
+  let kept = 0;
   let began = false;
   try {
     const found = await lookup;
@@ -204,7 +204,7 @@ async function downloadOne(
   } catch (error) {
     // Cancelled before a byte of it was asked for: not started, rather than one more failure.
     if (signal?.aborted && !began) return result('failed', 0, false, notStartedError(signal));
-    return result('failed', receivedNow, false, failureOf(error, signal));
+    return result('failed', kept, false, failureOf(error, signal));
   }
 
   async function fetchInto(
@@ -234,7 +234,6 @@ async function downloadOne(
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {
-            receivedNow = bytes;
             options.onProgress?.({ path: file.path, localPath, received: bytes, total });
           },
         });
@@ -264,11 +263,14 @@ async function downloadOne(
           received.size >= IMMEDIATE_RECORD_BYTES,
         );
       }
-      return result(
-        present ? 'replaced' : 'downloaded',
-        received.transferred,
-        received.verifiedBy?.algorithm ?? false,
-      );
+      return {
+        ...result(
+          present ? 'replaced' : 'downloaded',
+          received.transferred,
+          received.verifiedBy?.algorithm ?? false,
+        ),
+        size: received.size,
+      };
     } catch (error) {
       // The part is left for the next run to resume after any failure but damaged bytes or a changed object.
       const held = state.written + sumOfRanges(state.finished);
@@ -277,6 +279,7 @@ async function downloadOne(
         throw error;
       }
       part.keep(stateRecord(state));
+      kept = held;
       if (error instanceof Error && !signal?.aborted) {
         error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
       }

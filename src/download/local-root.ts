@@ -7,6 +7,7 @@ import { constants, realpathSync } from 'node:fs';
 import { lstat, mkdir, open, realpath, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
+import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
 
 /** What common file-system errors mean, in words. */
@@ -135,8 +136,11 @@ export function folderStaysInside(realRoot: string, path: string): boolean {
 /** Files that leave less than this to fetch are not worth a look at the free space. */
 const CHECK_SPACE_FROM_BYTES = 1024 * 1024;
 
-function mebibytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+/** Two sizes as a message compares them: exact bytes when rounding would make them look the same. */
+export function twoSizes(a: number, b: number): [string, string] {
+  const [first, second] = [formatBytes(a), formatBytes(b)];
+  if (first !== second) return [first, second];
+  return [`${a.toLocaleString('en-US')} bytes`, `${b.toLocaleString('en-US')} bytes`];
 }
 
 /**
@@ -150,8 +154,9 @@ export async function checkFreeSpace(folder: string, needed: number, destination
   if (!stats) return;
   const free = stats.bavail * stats.bsize;
   if (free >= needed) return;
+  const [need, have] = twoSizes(needed, free);
   throw new LocalFileError(
-    `Not enough space for ${destination}: it needs ${mebibytes(needed)} more and the disk has ${mebibytes(free)} free; nothing was fetched.`,
+    `Not enough space for ${destination}: it needs ${need} more and the disk has ${have} free; nothing was fetched.`,
     { code: 'E_NO_SPACE', hint: 'Free some space, or choose a data root on another disk.' },
   );
 }

@@ -6,6 +6,7 @@ export interface DownloadProgress {
   path: string;
   localPath: string;
   received: number;
+  /** The file's size, when known (with `done`, more than `received` after a resume). */
   total: number | undefined;
   done?: DownloadResult['status'];
   /** With `done`: whether the bytes were checked against the store's checksum. */
@@ -52,9 +53,12 @@ export interface DownloadResult {
   status: 'downloaded' | 'replaced' | 'skipped' | 'failed';
   /**
    * Bytes of the file received over the network in this run (0 when skipped; less than its size after a resume).
-   * For a failed file: the bytes it had on disk when it failed, kept in its part file for the next run to resume.
+   * For a failed file: the bytes it had on disk when it failed, kept in its part file for the next run to resume
+   * (0 when none were kept: the part was removed, as after a full disk or damaged bytes).
    */
   bytes: number;
+  /** The file's size, for a file downloaded or replaced: more than `bytes` when the run resumed a part. */
+  size?: number;
   /** True when the file's bytes were checked against the store's checksum (always, for a skipped file). */
   verified: boolean;
   /** The checksum the bytes were checked with (`crc32`, `md5`, `sha1`, `sha256`), when verified and known. */

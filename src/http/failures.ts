@@ -15,6 +15,7 @@ import {
   type Peer,
 } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from '../core/failure-policy.js';
+import { hideCredentials, type ProxySettings, type ProxyValue, proxyFor } from '../core/proxy.js';
 import { snippet } from '../core/text.js';
 import { displayUrl } from '../core/urls.js';
 import {
@@ -118,16 +119,24 @@ export interface TransportFailure {
   signal?: AbortSignal | undefined;
   /** The limits that were in force, for timeout messages. */
   timeouts: { connectMs: number; idleMs: number };
+  /** The proxies in force: a connection that fails to one is the proxy's failure, not the peer's. */
+  proxy?: ProxySettings | undefined;
 }
 
 /**
  * Translates a transport failure into the error classes of this package: method, URL and outcome in the
  * message, and what to do about it in the hint.
  */
-export function transportError({ method, url, error, peer, signal, timeouts }: TransportFailure): Error {
+export function transportError(failure: TransportFailure): Error {
+  const { method, url, error, peer, signal, timeouts } = failure;
   if (signal?.aborted) return new AbortedError(undefined, { cause: signal.reason });
   if (error instanceof MissionDataError) return error;
   const code = errorCode(error);
+  const viaProxy = proxyFor(failure.proxy, url);
+  if (viaProxy) {
+    const proxied = proxyConnectError(failure, viaProxy, code);
+    if (proxied) return proxied;
+  }
   // OpenSSL messages run over several lines; one line reads better under "Error:".
   const detail = snippet(error instanceof Error ? error.message : String(error), 300);
   // The query string of an object URL is a credential; the service's URLs carry only the caller's filters.
@@ -203,6 +212,60 @@ export function transportError({ method, url, error, peer, signal, timeouts }: T
     return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK');
   }
   return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK');
+}
+
+/** Codes of a connection that could not be made at all: through a proxy, it is the proxy's connection. */
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * The error of a connection to the proxy that failed (the proxy is down, or its host unknown), naming the proxy
+ * and the variable that set it: undefined when the failure is not about connecting to the proxy.
+ */
+function proxyConnectError(
+  { method, url, error, peer, timeouts }: TransportFailure,
+  setting: ProxyValue,
+  code: string | undefined,
+): NetworkError | undefined {
+  if (!code || !CONNECT_CODES.has(code)) return undefined;
+  const proxyUrl = new URL(setting.value);
+  // The error names the address it tried (errno errors do): when that is not the proxy's, it is not about it.
+  const failed = error as { hostname?: unknown; port?: unknown };
+  const proxyPort = Number(proxyUrl.port) || (proxyUrl.protocol === 'https:' ? 443 : 80);
+  if (typeof failed.port === 'number' && failed.port !== proxyPort) return undefined;
+  if (typeof failed.hostname === 'string' && failed.hostname !== proxyUrl.hostname) return undefined;
+  const where = `${method} ${peer === 'service' ? url.href : displayUrl(url)}`;
+  const shown = hideCredentials(setting.value).replace(/\/$/, '');
+  const named = `the proxy ${shown} (set by ${setting.variable})`;
+  const question =
+    code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+      ? `Check the proxy address in ${setting.variable}.`
+      : `Is the proxy at ${proxyUrl.host} running?`;
+  const hint =
+    `${question} ${setting.variable} sends ${url.protocol}// requests through it; ` +
+    `unset ${setting.variable} to connect directly, or add ${url.hostname} to NO_PROXY.`;
+  const network = (message: string, networkCode: ErrorCode) =>
+    new NetworkError(message, { code: networkCode, cause: error, peer, hint, proxy: shown });
+  if (code === 'ECONNREFUSED') {
+    return network(
+      `${where}: connection refused by ${named}: nothing is listening at ${proxyUrl.host}.`,
+      'E_CONNECTION_REFUSED',
+    );
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return network(`${where}: the host of ${named} was not found.`, 'E_HOST_NOT_FOUND');
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    const seconds = Math.round(timeouts.connectMs / 100) / 10;
+    return network(`${where}: could not connect to ${named} within ${seconds} s.`, 'E_TIMEOUT');
+  }
+  return network(`${where}: ${named} cannot be reached (${code}).`, 'E_NETWORK');
 }
 
 /** A 403 on a URL at least this old is taken for an expired URL, whatever its message says. */

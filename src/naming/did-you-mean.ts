@@ -3,7 +3,10 @@
  * typing slip away from it. Plain functions: the command line's option table uses them at start-up.
  */
 
-/** The closest values to `value` among `choices`, best first; none when nothing is close. */
+/**
+ * The closest values to `value` among `choices`, in alphabetical order; none when nothing is close. The members
+ * of a family the value names come with the values a slip away: `hi` → hi-45, hi-90, hit.
+ */
 export function closestChoices(value: string, choices: readonly string[]): string[] {
   const wanted = value.toLowerCase();
   const exact = choices.filter((choice) => choice.toLowerCase() === wanted);
@@ -14,12 +17,12 @@ export function closestChoices(value: string, choices: readonly string[]): strin
   const scored = choices
     .map((choice) => ({ choice, distance: editDistance(wanted, choice.toLowerCase()) }))
     .filter(({ distance }) => distance <= allowed);
-  if (scored.length > 0) {
-    const best = Math.min(...scored.map(({ distance }) => distance));
-    return scored.filter(({ distance }) => distance === best).map(({ choice }) => choice);
-  }
+  const best = Math.min(...scored.map(({ distance }) => distance));
+  const slips = scored.filter(({ distance }) => distance === best).map(({ choice }) => choice);
   // A family name: `ultra` → ultra-45, ultra-90.
-  return wanted.length >= 2 ? choices.filter((choice) => choice.toLowerCase().startsWith(wanted)) : [];
+  const family =
+    wanted.length >= 2 ? choices.filter((choice) => choice.toLowerCase().startsWith(wanted)) : [];
+  return [...new Set([...slips, ...family])].sort();
 }
 
 /**

@@ -195,6 +195,13 @@ export const QUERY_FILTERS = [
       value === 'latest' || isVersion(value)
         ? undefined
         : `Invalid version ${JSON.stringify(value)}. Please use vxx-xx format or latest.`,
+    // `LATEST` or `V01-00`: the value in lower case is valid, so say so.
+    explain: (value, _table, problem) => {
+      const lower = value.toLowerCase();
+      const suggestion =
+        lower === 'latest' || isVersion(lower) ? didYouMean(value, [lower], 'versions') : undefined;
+      return suggestion ? `${problem} ${suggestion}` : problem;
+    },
   },
   {
     name: 'extension',

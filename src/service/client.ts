@@ -310,7 +310,15 @@ export class HttpClient {
     } catch (error) {
       outgoing.body?.destroy();
       this.#log?.(`${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`);
-      throw transportError({ method, url, error, peer, signal, timeouts: this.#timeouts() });
+      throw transportError({
+        method,
+        url,
+        error,
+        peer,
+        signal,
+        timeouts: this.#timeouts(),
+        proxy: this.#injected ? undefined : this.#proxy,
+      });
     }
   }
 

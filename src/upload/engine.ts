@@ -281,6 +281,8 @@ async function differenceFromStored(
     etag = firstHeader(probe.headers.etag);
   } catch (error) {
     if (signal?.aborted) throw abortedError(signal);
+    // A range of an empty object cannot be satisfied: a stored file of 0 bytes is the same as an empty one here.
+    if (error instanceof ApiError && error.status === 416 && local.size === 0) return undefined;
     const reason = error instanceof Error ? error.message : String(error);
     return `already stored; its bytes could not be compared with this file's (${reason})`;
   }

@@ -165,6 +165,29 @@ describe('with HTTP_PROXY set', () => {
     expect(proxied).toEqual([]);
   });
 
+  it('names a proxy that is not running, not the service behind it', async () => {
+    // A port nothing listens on: bind one, note it, and close it.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise((done) => probe.close(done));
+    const run = await runCli(['query', '--url', server.url, '--instrument', 'mag', '--retries', '0'], {
+      cwd: home,
+      env: { HTTP_PROXY: `http://127.0.0.1:${deadPort}` },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `connection refused by the proxy http://127.0.0.1:${deadPort} (set by HTTP_PROXY): nothing is listening at 127.0.0.1:${deadPort}.`,
+    );
+    expect(run.stderr).toContain(
+      `Hint: Is the proxy at 127.0.0.1:${deadPort} running? HTTP_PROXY sends http:// requests through it; unset HTTP_PROXY`,
+    );
+    expect(run.stderr).not.toContain('Is the service running');
+    expect(run.stderr).not.toContain('--url');
+    expect(served).toEqual([]);
+  });
+
   it('refuses a proxy that is not a URL, naming the variable', async () => {
     const run = await runCli(['query', '--url', server.url, '--instrument', 'mag'], {
       cwd: home,

@@ -129,11 +129,23 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
     const run = await cli(['status', ...YEAR, '--output-format', 'json', '--quiet']);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('');
-    const entries = JSON.parse(run.stdout) as Array<{ status: string; path: string; newer?: string }>;
+    const entries = JSON.parse(run.stdout) as Array<{
+      status: string;
+      file_path: string;
+      newer: string | null;
+    }>;
     expect(entries.filter((entry) => entry.status === 'outdated')).toEqual(
-      SUPERSEDED.map(([old, newer]) => expect.objectContaining({ path: old, newer })),
+      SUPERSEDED.map(([old, newer]) =>
+        expect.objectContaining({ file_path: old, local_path: join(dataDir, old), newer }),
+      ),
     );
     expect(entries).toHaveLength(10);
+    // The same names as download's records; a missing file has no local path yet.
+    expect(entries.find((entry) => entry.status === 'missing')).toMatchObject({
+      local_path: null,
+      reason: null,
+    });
+    expect(entries.every((entry) => !('localPath' in entry) && !('path' in entry))).toBe(true);
   });
 
   it('keeps to the filters: one level, and the library call agrees', async () => {
@@ -173,14 +185,19 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
     for (const [, newer] of SUPERSEDED) expect(after).toContain(newer);
     expect((await readFile(join(dataDir, ALTERED_LONGER), 'utf8')).endsWith('more')).toBe(false);
 
+    // Extra files are listed, but the archive's files are in place: `status || download --update` stops here.
     const left = await cli(['status', ...YEAR]);
-    expect(left.code).toBe(1);
+    expect(left.code).toBe(0);
     expect(
       left.stdout
         .trimEnd()
         .split('\n')
         .map((line) => line.split(' ')[0]),
     ).toEqual(['extra', 'extra', 'extra']);
+    expect(left.stderr).toContain('3 extra files here, listed above; --strict counts extra files.\n');
+    const strict = await cli(['status', ...YEAR, '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/^0 missing, 0 outdated, 3 extra, 0 changed /);
     for (const extra of [NOT_IN_ARCHIVE, BAD_NAME, MISPLACED]) await rm(join(dataDir, extra));
     const inStep = await cli(['status', ...YEAR]);
     expect(inStep.stdout).toBe('');

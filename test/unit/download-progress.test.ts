@@ -243,6 +243,7 @@ describe('issue 19: quiet no-ops, honest counts, stalls and waits', () => {
       label: 'imap/b',
       status: 'failed',
       bytes: 3 * MiB,
+      kept: 3 * MiB,
       error: new AbortedError('Cancelled.'),
     });
     for (const label of ['imap/c', 'imap/d', 'imap/e', 'imap/f']) {

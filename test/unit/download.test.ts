@@ -524,6 +524,16 @@ describe('paths read from stdin', () => {
     expect(parsePathList('[]')).toEqual([]);
   });
 
+  it("takes query's CSV by its file_path column, wherever it is, quoted or not", () => {
+    const csv = `instrument,file_path,note\r\nmag,${PATH_A},"a, b"\nmag,"${PATH_B}","say ""hi""\nthere"\n\n`;
+    expect(parsePathList(csv)).toEqual([PATH_A, PATH_B]);
+  });
+
+  it("refuses query's table", () => {
+    const table = `Instrument  Filename\n----------  --------\nmag         ${NAME_B}\n`;
+    expect(() => parsePathList(table)).toThrow(/stdin holds query's table.*--output-format json/);
+  });
+
   it('takes a single record', () => {
     expect(parsePathList(JSON.stringify({ file_path: PATH_A, version: 'v01-00' }))).toEqual([PATH_A]);
   });

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeProxy, hideCredentials, resolveProxy } from '../../src/core/config.js';
 import { ConfigError } from '../../src/core/errors.js';
+import { proxyFor } from '../../src/core/proxy.js';
 
 describe('resolveProxy', () => {
   it('is empty without proxy variables', () => {
@@ -64,5 +65,29 @@ describe('describeProxy', () => {
   it('hides only the password of a URL', () => {
     expect(hideCredentials('http://user:pass@host:1')).toBe('http://user:****@host:1');
     expect(hideCredentials('http://host:1')).toBe('http://host:1');
+  });
+});
+
+describe('proxyFor', () => {
+  const proxy = resolveProxy({
+    HTTP_PROXY: 'http://proxy.example:3128',
+    NO_PROXY: '.internal, localhost:8080',
+  });
+
+  it('names the proxy an address goes through, as undici chooses it', () => {
+    expect(proxyFor(proxy, new URL('http://archive.example/query'))?.variable).toBe('HTTP_PROXY');
+    expect(proxyFor(proxy, new URL('https://archive.example/query'))?.value).toBe(
+      'http://proxy.example:3128',
+    );
+  });
+
+  it('is undefined for the hosts NO_PROXY lists, their sub-domains and ports, and without a proxy', () => {
+    expect(proxyFor(proxy, new URL('http://a.internal/query'))).toBeUndefined();
+    expect(proxyFor(proxy, new URL('http://localhost:8080/query'))).toBeUndefined();
+    expect(proxyFor(proxy, new URL('http://localhost:9090/query'))).toBeDefined();
+    expect(
+      proxyFor(resolveProxy({ HTTP_PROXY: 'p:1', NO_PROXY: '*' }), new URL('http://a/')),
+    ).toBeUndefined();
+    expect(proxyFor(resolveProxy({}), new URL('http://a/'))).toBeUndefined();
   });
 });

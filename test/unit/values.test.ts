@@ -27,6 +27,8 @@ describe('didYouMean', () => {
     ['codcie', INSTRUMENTS, 'Did you mean codice?'],
     ['hi45', INSTRUMENTS, 'Did you mean hi-45?'],
     ['ultra', INSTRUMENTS, 'Did you mean ultra-45 or ultra-90?'],
+    ['hi', INSTRUMENTS, 'Did you mean hi-45, hi-90 or hit?'],
+    ['sw', INSTRUMENTS, 'Did you mean swapi or swe?'],
     ['MAG', INSTRUMENTS, 'Values are written in lower case: did you mean mag?'],
     ['L1A', DATA_LEVELS, 'Values are written in lower case: did you mean l1a?'],
   ])('%s among %s: %s', (value, choices, expected) => {

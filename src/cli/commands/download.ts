@@ -8,10 +8,11 @@ import type {
   DownloadResult,
 } from '../../download/engine.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
+import { parseCsv } from '../../output.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { filterFlag, pickFilters } from '../options.js';
+import { caseHint, filterFlag, pickFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
@@ -71,7 +72,7 @@ export async function download(
       `${options.update ? '--update' : '--only-missing'} works with query options, which say what to compare; not with paths.`,
     );
   }
-  const targets = paths.length > 0 ? await expandStdin(paths, io) : undefined;
+  const targets = paths.length > 0 ? await expandStdin(paths, io, options.quiet === true) : undefined;
   if (targets && targets.length === 0) {
     // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
     if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
@@ -115,6 +116,8 @@ export async function download(
               ? 'No files match the query; nothing to download.\n'
               : 'Nothing to download: the local copy is in step with the archive.\n',
           );
+          const hint = select === 'all' ? caseHint(filters) : undefined;
+          if (hint) io.stderr.write(`Hint: ${hint}\n`);
         }
         return ExitCode.Success;
       }
@@ -188,7 +191,16 @@ async function runDownloads(
 export function showDownloadProgress(reporter: TransferReporter, event: DownloadProgress): void {
   if (event.waitingFor !== undefined) reporter.waiting(event.path, event.waitingFor);
   else if (!event.done) reporter.progress(event.path, event.received, event.total);
-  else reporter.settled({ label: event.path, status: event.done, bytes: event.received, error: event.error });
+  else {
+    reporter.settled({
+      label: event.path,
+      status: event.done,
+      bytes: event.received,
+      size: event.total,
+      kept: event.done === 'failed' ? event.received : undefined,
+      error: event.error,
+    });
+  }
 }
 
 /** The progress and summary of a download of `files` files, on stderr. */
@@ -251,14 +263,21 @@ export function verificationNote(results: readonly DownloadResult[]): string | u
   if (fetched.length === 0) return undefined;
   const verified = fetched.filter((result) => result.verified).length;
   const unverified = fetched.length - verified;
+  if (unverified === 0 && verified === 1) return "The file was verified against the store's checksum.";
   return unverified === 0
     ? `All ${verified} verified against the store's checksums.`
     : `${verified} verified against the store's checksums; ${unverified} not verified (the store stated no checksum).`;
 }
 
-/** Replaces `-` with the paths read from stdin: one per line, or the JSON array `query --output-format json` prints. */
-async function expandStdin(paths: string[], io: CommandIO): Promise<string[]> {
+/**
+ * Replaces `-` with the paths read from stdin: one per line, or what `query --output-format json|csv` prints. On a
+ * terminal it first says it is reading, as `gh` does, so the command does not look hung.
+ */
+async function expandStdin(paths: string[], io: CommandIO, quiet: boolean): Promise<string[]> {
   if (!paths.includes('-')) return paths;
+  if (io.stdin.isTTY && !quiet) {
+    io.stderr.write("Reading file paths from stdin (lines, or query's JSON or CSV); Ctrl-D ends.\n");
+  }
   const text = await readAll(io.stdin, io.signal);
   const fromStdin = parsePathList(text);
   return paths.flatMap((path) => (path === '-' ? fromStdin : [path]));
@@ -266,15 +285,25 @@ async function expandStdin(paths: string[], io: CommandIO): Promise<string[]> {
 
 /**
  * Reads a list of paths: JSON when the text starts with `[` or `{` (an array of paths or of query records with
- * `file_path`, or one such record), otherwise one path per line with blank lines ignored.
+ * `file_path`, or one such record); the CSV of `query` (its `file_path` column) when the first line is a header
+ * naming it; otherwise one path per line with blank lines ignored. The table of `query` is refused: its columns
+ * are meant for people.
  */
 export function parsePathList(text: string): string[] {
   const trimmed = text.trim();
   if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) {
-    return trimmed
+    const lines = trimmed
       .split(/\r?\n/)
       .map((line) => line.trim())
       .filter((line) => line.length > 0);
+    const header = lines[0]?.split(',') ?? [];
+    if (header.length > 1 && header.includes('file_path')) return csvPaths(trimmed);
+    if (lines.length > 1 && /^-+( +-+)+$/.test(lines[1] ?? '')) {
+      throw new UsageError(
+        "stdin holds query's table, not file paths: pipe `query --output-format json` (or csv) into `download -`.",
+      );
+    }
+    return lines;
   }
   let data: unknown;
   try {
@@ -301,6 +330,17 @@ export function parsePathList(text: string): string[] {
     throw new UsageError(
       `stdin JSON item ${index + 1} is neither a path nor a record with a file_path (as query --output-format json prints).`,
     );
+  });
+}
+
+/** The `file_path` column of CSV text whose first row is its header. */
+function csvPaths(text: string): string[] {
+  const [header = [], ...rows] = parseCsv(text);
+  const column = header.indexOf('file_path');
+  return rows.map((row, index) => {
+    const path = row[column]?.trim();
+    if (!path) throw new UsageError(`stdin CSV row ${index + 2} has no file_path.`);
+    return path;
   });
 }
 

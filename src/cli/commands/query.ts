@@ -4,7 +4,7 @@ import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { requiredFilters } from '../options.js';
+import { caseHint, requiredFilters } from '../options.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
@@ -59,6 +59,9 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
     spinner?.stop();
     // After the spinner is gone, so the lines are not erased with it.
     if (format === 'table' && !options.quiet) io.stderr.write(foundLine(records.length));
+    // Nothing matched a value in another case than the archive's: say so, whatever the format.
+    const hint = records.length === 0 && !options.quiet ? caseHint(filters) : undefined;
+    if (hint) io.stderr.write(`Hint: ${hint}\n`);
     if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
     // Shown even with --quiet: a result that may be incomplete is not noise.
     if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));

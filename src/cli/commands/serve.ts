@@ -63,13 +63,18 @@ function describeError(error: unknown, debug: boolean | undefined): string {
   return debug && error instanceof Error && error.stack ? error.stack : String(error);
 }
 
+/** `1 record`, `2 records`. */
+function counted(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
 /** The report of `--reindex`: counts, and each key left out with the rule it breaks (the first 20). */
 function reindexLines(report: ReindexReport): string {
   const shown = report.skipped.slice(0, 20).map(({ key, problem }) => `  not indexed: ${key}: ${problem}\n`);
   const more = report.skipped.length - shown.length;
   return (
-    `Reindexed: ${report.listed} objects pass the naming rules, ${report.added} records added, ` +
-    `${report.skipped.length} objects left out.\n${shown.join('')}${more > 0 ? `  … and ${more} more\n` : ''}`
+    `Reindexed: ${counted(report.listed, 'object passes', 'objects pass')} the naming rules, ` +
+    `${counted(report.added, 'record', 'records')} added, ${counted(report.skipped.length, 'object', 'objects')} left out.\n${shown.join('')}${more > 0 ? `  … and ${more} more\n` : ''}`
   );
 }
 

@@ -1,4 +1,7 @@
-/** `mission-data status`: how the local data root differs from the archive; exit 1 when it does. */
+/**
+ * `mission-data status`: how the local data root differs from the archive; exit 1 when a file of the archive is
+ * missing, outdated or changed (extra files too with `--strict`).
+ */
 
 import { ExitCode } from '../../core/errors.js';
 import type { StatusEntry, StatusReport } from '../../coverage/types.js';
@@ -13,6 +16,37 @@ export type StatusFormat = 'text' | 'json';
 export interface StatusCommandOptions extends GlobalOptions, QueryFilters {
   outputFormat?: StatusFormat | undefined;
   pageSize?: number | undefined;
+  /** Extra files count against being in step too (exit 1). */
+  strict?: boolean | undefined;
+}
+
+/** A file's record in `--output-format json`, named as `download`'s (`file_path` can be piped into it). */
+export interface StatusRecord {
+  status: StatusEntry['status'];
+  file_path: string;
+  local_path: string | null;
+  newer: string | null;
+  reason: string | null;
+}
+
+function statusRecord(entry: StatusEntry): StatusRecord {
+  return {
+    status: entry.status,
+    file_path: entry.path,
+    local_path: entry.localPath ?? null,
+    newer: entry.newer ?? null,
+    reason: entry.reason ?? null,
+  };
+}
+
+/**
+ * True when the data root holds the archive's files as they should be: nothing missing, outdated or changed.
+ * Extra files are listed but leave it in step unless `strict` (as `rsync`'s extras are left alone without
+ * `--delete`), so `status || download --update` stops once the archive's files are in place.
+ */
+export function holdsArchive(report: StatusReport, strict: boolean): boolean {
+  const { counts } = report;
+  return counts.missing + counts.outdated + counts.changed === 0 && (!strict || counts.extra === 0);
 }
 
 /** One line of the text output: `missing <path>`, `outdated <path> (the archive has v01-01)`, ... */
@@ -21,20 +55,25 @@ export function statusLine(entry: StatusEntry): string {
 }
 
 /** The counts, for stderr. */
-export function statusSummary(report: StatusReport): string {
+export function statusSummary(report: StatusReport, strict = false): string {
   const { counts } = report;
   const files = `${report.archiveFiles} ${report.archiveFiles === 1 ? 'file' : 'files'} in the archive, ${report.localFiles} of them here`;
-  const head = report.inStep
-    ? `In step: ${files}.`
-    : `${counts.missing} missing, ${counts.outdated} outdated, ${counts.extra} extra, ${counts.changed} changed (${files}).`;
+  const extrasOnly = !report.inStep && holdsArchive(report, strict);
+  const head =
+    report.inStep || extrasOnly
+      ? `In step: ${files}.`
+      : `${counts.missing} missing, ${counts.outdated} outdated, ${counts.extra} extra, ${counts.changed} changed (${files}).`;
   const unchecked =
     report.unrecorded > 0
       ? ` ${report.unrecorded} local ${report.unrecorded === 1 ? 'file was' : 'files were'} not downloaded by mission-data here, so ${report.unrecorded === 1 ? 'its' : 'their'} bytes were not compared.`
       : '';
-  return `${head}${unchecked}\n`;
+  const extras = extrasOnly
+    ? `${counts.extra} extra ${counts.extra === 1 ? 'file' : 'files'} here, listed above; --strict counts extra files.\n`
+    : '';
+  return `${head}${unchecked}\n${extras}`;
 }
 
-/** Runs `status`: a line per difference on stdout, counts on stderr; 0 when in step, 1 when not. */
+/** Runs `status`: a line per difference on stdout, counts on stderr; 0 when in step (see `holdsArchive`), 1 when not. */
 export async function status(options: StatusCommandOptions, io: CommandIO): Promise<number> {
   const filters = requiredFilters(options, 'status --instrument mag --start-date 20250101');
   const client = clientFor(options, io);
@@ -42,11 +81,12 @@ export async function status(options: StatusCommandOptions, io: CommandIO): Prom
     const report = await client.status(filters, { signal: io.signal, pageSize: options.pageSize });
     io.stdout.write(
       options.outputFormat === 'json'
-        ? `${JSON.stringify(report.entries, null, 2)}\n`
+        ? `${JSON.stringify(report.entries.map(statusRecord), null, 2)}\n`
         : report.entries.map(statusLine).join(''),
     );
-    if (!options.quiet) io.stderr.write(statusSummary(report));
-    return report.inStep ? ExitCode.Success : ExitCode.Failure;
+    const strict = options.strict === true;
+    if (!options.quiet) io.stderr.write(statusSummary(report, strict));
+    return holdsArchive(report, strict) ? ExitCode.Success : ExitCode.Failure;
   } finally {
     await client.close();
   }

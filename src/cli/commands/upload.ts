@@ -48,6 +48,13 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         hashesFirst: options.checksum !== false,
       },
     );
+    // An empty science file is most often one whose writing failed: it is sent, as asked, but not in silence.
+    const warned = new Set<string>();
+    const warnIfEmpty = (key: string, localPath: string, total: number) => {
+      if (total !== 0 || warned.has(key)) return;
+      warned.add(key);
+      reporter.warn(`${localPath} is empty (0 bytes); uploading it as it is.`);
+    };
     // Names are checked inside the library before any file is read or any request is made.
     const results = await client
       .upload(paths, {
@@ -59,11 +66,12 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         onProgress: (event) => {
           if (event.done) {
             reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
-          } else if (event.phase === 'hashing') {
-            reporter.hashing(event.key, event.hashed ?? 0, event.total);
-          } else {
-            reporter.progress(event.key, event.sent, event.total);
+            return;
           }
+          // Events before `done` carry the file's size (on `done`, `total` is the bytes sent).
+          warnIfEmpty(event.key, event.localPath, event.total);
+          if (event.phase === 'hashing') reporter.hashing(event.key, event.hashed ?? 0, event.total);
+          else reporter.progress(event.key, event.sent, event.total);
         },
       })
       .catch((error: unknown) => {
