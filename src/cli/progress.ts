@@ -125,7 +125,8 @@ export class TransferReporter {
       if (!(file.error.cause instanceof AbortedError)) {
         this.notAttemptedWhy ??= file.error.message.replace(/^not attempted: /, '');
       }
-      if (this.animate) this.draw(this.settledFiles === this.totalFiles);
+      if (this.settledFiles >= this.totalFiles) this.clearLine();
+      else if (this.animate) this.draw(false);
       return;
     }
     this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
@@ -146,6 +147,8 @@ export class TransferReporter {
     const unchanged = (this.options.unchanged ?? []).includes(file.status);
     // Quiet, an interruption says itself by the exit status alone: a file it cut short is no failure to report.
     const cutShort = this.options.quiet && file.error instanceof AbortedError;
+    // On a terminal, a file cut short says so in a word, so its line stays within the terminal's width.
+    const note = this.animate && file.error instanceof AbortedError ? 'interrupted' : file.note;
     const shown =
       repeated || cutShort
         ? false
@@ -160,10 +163,12 @@ export class TransferReporter {
       // On a terminal the file's name stands for its storage path (the path follows from the name), so the kept
       // lines stay within 80 columns; pipes and logs get the whole path.
       const label = this.animate ? file.label.slice(file.label.lastIndexOf('/') + 1) : file.label;
-      this.stream.write(`${this.line({ ...file, label })}\n`);
+      this.stream.write(`${this.line({ ...file, label, note })}\n`);
       if (failed && this.options.debug && file.error?.stack) this.stream.write(`${file.error.stack}\n`);
     }
-    if (this.animate) this.draw(shown || this.settledFiles === this.totalFiles);
+    // The last file settled: the summary follows, so no full bar is drawn in between.
+    if (this.settledFiles >= this.totalFiles) this.clearLine();
+    else if (this.animate) this.draw(shown);
   }
 
   /** Total bytes moved so far. */
@@ -176,6 +181,13 @@ export class TransferReporter {
   /** Bytes of the files that failed, kept in their part files for a resume. */
   get bytesKept(): number {
     return this.keptBytes;
+  }
+
+  /** Stops refreshing and clears the line, for a batch that ends with an error of its own instead of a summary. */
+  abandon(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+    this.clearLine();
   }
 
   /** Clears the progress line and prints the summary (unless quiet), why files were not started, and hints. */
@@ -222,6 +234,11 @@ export class TransferReporter {
   }
 
   private draw(force: boolean): void {
+    // Once interrupted, the line is not drawn again: what stays is the summary, not a bar of cancelled files.
+    if (this.options.signal?.aborted) {
+      this.clearLine();
+      return;
+    }
     const now = this.now();
     if (!force && now - this.lastDraw < REFRESH_MS) return;
     this.lastDraw = now;

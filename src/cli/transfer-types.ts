@@ -45,6 +45,8 @@ export interface ReporterOptions {
    * counts what is left of both passes, so it does not start over when sending begins.
    */
   hashesFirst?: boolean | undefined;
+  /** The batch's abort signal: once it fires, the refreshing line is cleared and not drawn again. */
+  signal?: AbortSignal | undefined;
   /** Clock, for tests. */
   now?: () => number;
   /** Redraws on a timer (so a stall shows), and off a terminal prints a line every 10 s; default true. */

@@ -46,6 +46,7 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         verbose: options.verbose,
         animate,
         hashesFirst: options.checksum !== false,
+        signal: io.signal,
       },
     );
     // An empty science file is most often one whose writing failed: it is sent, as asked, but not in silence.
@@ -77,11 +78,13 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
       .catch((error: unknown) => {
         // Interrupted: the results of the files settled so far come with the error, for the summary.
         if (error instanceof AbortedError && error.results) return error.results as UploadResult[];
+        // The error is printed on a line of its own, not glued to the progress line.
+        reporter.abandon();
         throw error;
       });
     reporter.finish(
       io.signal.aborted
-        ? 'Interrupted; run the same command again: files already stored with the same bytes are counted as done.'
+        ? 'Interrupted; run the same command again; files already stored count as done.'
         : undefined,
     );
     return results.every((result) => result.status !== 'failed') ? ExitCode.Success : ExitCode.Failure;
