@@ -15,6 +15,7 @@ import {
   type InFlight,
   type ProgressStream,
   RateMeter,
+  waitingFor,
   waitNote,
 } from './status-line.js';
 import { summaryLines } from './summary.js';
@@ -299,7 +300,16 @@ export class TransferReporter {
       this.waitNote(active, now) ??
         (remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined),
     ].filter((part): part is string => part !== undefined);
-    return fitStatusLine({ files, head, tail, fraction }, width);
+    // While another process holds the file, why nothing moves is what the line must keep.
+    const pid = waitingFor(active);
+    const kept =
+      pid === undefined
+        ? undefined
+        : {
+            long: `waiting for process ${pid} that is downloading the same file`,
+            short: `waiting for process ${pid}`,
+          };
+    return fitStatusLine({ files, head, tail, fraction, kept }, width);
   }
 
   private waitNote(active: readonly InFlight[], now: number): string | undefined {

@@ -56,6 +56,14 @@ export interface InFlight {
   waitingFor?: number | undefined;
 }
 
+/** The process a batch waits for, while every file in flight waits for another process or has no byte yet. */
+export function waitingFor(active: readonly InFlight[]): number | undefined {
+  const waiting = active.find((file) => file.waitingFor !== undefined);
+  if (waiting && active.every((file) => file.bytes === 0 || file.waitingFor !== undefined))
+    return waiting.waitingFor;
+  return undefined;
+}
+
 /**
  * What stands in for the time left while nothing arrives: another process holds a file, no byte came yet
  * (`connecting…`), or none for `STALL_MS` (`stalled N s`, while the rate decays over its window).
@@ -64,10 +72,8 @@ export function waitNote(
   active: readonly InFlight[],
   batch: { bytes: number; quietMs: number; unfinished: boolean },
 ): string | undefined {
-  const waiting = active.find((file) => file.waitingFor !== undefined);
-  if (waiting && active.every((file) => file.bytes === 0 || file.waitingFor !== undefined)) {
-    return `waiting for process ${waiting.waitingFor} that is downloading the same file`;
-  }
+  const pid = waitingFor(active);
+  if (pid !== undefined) return `waiting for process ${pid} that is downloading the same file`;
   if (!batch.unfinished || active.some((file) => file.hashed !== undefined)) return undefined;
   if (batch.bytes === 0) return 'connecting…';
   if (batch.quietMs >= STALL_MS) return `stalled ${Math.floor(batch.quietMs / 1000)} s`;
@@ -98,15 +104,35 @@ const BAR_MIN = 10;
 
 /**
  * The transfer line as it fits `width`: the head, its bar, then as much of the tail (rate, time left) as fits;
- * the bar goes first when room is short, then the tail from its end; at worst the file counts alone.
+ * the bar goes first when room is short, then the tail from its end; at worst the file counts alone. A `kept`
+ * note (the process a file waits for) says why nothing moves: it goes last, after the bar, the tail and the
+ * byte counts, and shortens to its `short` form before it goes.
  */
 export function fitStatusLine(
-  line: { files: string; head: string; tail: readonly string[]; fraction: number },
+  line: {
+    files: string;
+    head: string;
+    tail: readonly string[];
+    fraction: number;
+    kept?: { long: string; short: string } | undefined;
+  },
   width: number,
 ): string {
-  const { files, head, tail, fraction } = line;
+  const { files, head, tail, fraction, kept } = line;
   // The bar keeps one width for a given terminal, so the line does not jump as its numbers change.
   const bar = Math.min(BAR_MAX, Math.max(BAR_MIN, width - 60));
+  if (kept) {
+    const after = `  ${kept.long}`;
+    for (const text of [
+      `${head} ${formatBar(fraction, bar)}${after}`,
+      `${head}${after}`,
+      `${files}${after}`,
+      `${files}  ${kept.short}`,
+    ]) {
+      if (text.length <= width) return text;
+    }
+    return files;
+  }
   for (let keep = tail.length; keep >= 0; keep -= 1) {
     const after = keep > 0 ? `  ${tail.slice(0, keep).join('  ')}` : '';
     if (head.length + bar + 3 + after.length <= width) return `${head} ${formatBar(fraction, bar)}${after}`;

@@ -1,6 +1,6 @@
 /**
- * Two processes downloading the same file (issue 19, point 7): the second, on a terminal, shows "waiting for
- * process N that is downloading the same file" while the first holds it, then fetches it once the first stops.
+ * Two processes downloading the same file (issue 19, point 7): the second, on a terminal 80 columns wide, shows
+ * "waiting for process N that is downloading the same file" while the first holds it, then fetches it once the first stops.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -94,7 +94,7 @@ describe.skipIf(!HAS_SCRIPT || ON_ENGINES)('two processes downloading the same f
     const firstDone = finished(first, 60_000);
     expect(await waitFor(() => held, 20_000)).toBe(true);
 
-    const command = `stty cols 160 rows 50; exec ${[process.execPath, BIN, 'download', '--url', server.url, PATH].map(quote).join(' ')}`;
+    const command = `stty cols 80 rows 50; exec ${[process.execPath, BIN, 'download', '--url', server.url, PATH].map(quote).join(' ')}`;
     const second = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
       cwd: home,
       env: cleanEnv(home, { TERM: 'xterm' }),
@@ -108,6 +108,10 @@ describe.skipIf(!HAS_SCRIPT || ON_ENGINES)('two processes downloading the same f
     const secondDone = finished(second, 60_000);
     const waiting = `waiting for process ${first.pid} that is downloading the same file`;
     expect(await waitFor(() => screen.includes(waiting), 20_000)).toBe(true);
+    // At 80 columns the note is what stays on the line, within the terminal's width.
+    const drawn = screen.split(/\r|\n/).find((line) => line.includes(waiting)) ?? '';
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase code draws nothing
+    expect(drawn.replace(/\u001b\[[?\d;]*[A-Za-z]/g, '').length).toBeLessThan(80);
 
     first.kill('SIGINT');
     expect((await firstDone).code).toBe(130);

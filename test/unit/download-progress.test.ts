@@ -315,6 +315,22 @@ describe('issue 19: quiet no-ops, honest counts, stalls and waits', () => {
     expect(reporter.status(now, 119)).toMatch(/waiting for process 4242 that is downloading the same file$/);
   });
 
+  it('keeps the process it waits for within 80 columns, the bar and byte counts going first', () => {
+    let now = 0;
+    const reporter = new TransferReporter(stream(true, 80), 12, DOWNLOAD_WORDS, {
+      failures: ['failed'],
+      ticking: false,
+      now: () => now,
+    });
+    reporter.progress('imap/a', 0, 2 * 1024 ** 3);
+    reporter.waiting('imap/a', 4194304);
+    now = 500;
+    expect(reporter.status(now, 79)).toBe(
+      'Downloading 0/12  waiting for process 4194304 that is downloading the same file',
+    );
+    expect(reporter.status(now, 50)).toBe('Downloading 0/12  waiting for process 4194304');
+  });
+
   it('off a terminal prints a progress line every 10 s', async () => {
     const { vi } = await import('vitest');
     vi.useFakeTimers();
