@@ -293,12 +293,20 @@ export class TransferReporter {
       }
       if (this.options.hashesFirst) this.hashRate.add(now, this.hashedBytes);
     }
-    if (this.options.hashesFirst) remaining = this.bothPassesLeft();
+    // Until the sending has a rate, the MD5 pass tells its own time left, as such.
+    let toHash = false;
+    if (this.options.hashesFirst) {
+      const both = this.bothPassesLeft();
+      toHash = both === undefined && hashingOnly && remaining !== undefined;
+      if (!toHash) remaining = both;
+    }
     const head = `${files}  ${amount}  ${Math.floor(Math.min(1, fraction) * 100)}%`;
     const tail = [
       rate !== undefined && rate > 0 ? `${formatBytes(Math.round(rate * 1000))}/s` : undefined,
       this.waitNote(active, now) ??
-        (remaining !== undefined && fraction < 1 ? formatTimeLeft(remaining) : undefined),
+        (remaining !== undefined && fraction < 1
+          ? `${formatTimeLeft(remaining)}${toHash ? ' to hash' : ''}`
+          : undefined),
     ].filter((part): part is string => part !== undefined);
     // While another process holds the file, why nothing moves is what the line must keep.
     const pid = waitingFor(active);
