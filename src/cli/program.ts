@@ -275,6 +275,16 @@ Examples:
       'upload a file found in a folder that disagrees with its name, by its name (which alone sets where it is stored)',
     )
     .option('--verbose', 'a line for every file, those already stored included')
+    .addOption(
+      withChoices(
+        new Option(
+          '--output-format <format>',
+          "stdout: nothing but a dry run's lines, or a JSON record per file",
+        ),
+        ['text', 'json'],
+        'output formats',
+      ),
+    )
     .action((paths: string[], options) =>
       run(async () => (await import('./commands/upload.js')).upload(paths, options, io)),
     );

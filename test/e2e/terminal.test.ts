@@ -204,7 +204,9 @@ describe('dry runs', () => {
       `would skip (verified copy) ${verified} (local copy 195.3 KiB)`,
       `would check ${present} (local copy 24 B)`,
       `would download ${absent}`,
-      'Dry run: 1 to download, 1 to check against the store (present but not verified; fetched again if different), 1 to skip (verified copies). Nothing was fetched.',
+      'Dry run: 1 to download, 1 to check, 1 to skip (verified copies).',
+      'To check: present but not verified; fetched again if different from the store.',
+      'Nothing was fetched.',
       '',
     ]);
     expect(await listFiles(`${home}/data`)).toEqual([verified, present].sort());
@@ -225,5 +227,56 @@ describe('dry runs', () => {
     expect(missing.stdout).toContain(`cannot upload ${NAMES[1]}: File not found`);
     const bad = await runCli(['upload', '--dry-run', '--url', NOWHERE, 'imap_mag_bad.cdf'], { cwd: home });
     expect(bad.code).toBe(2);
+  });
+
+  it('dry runs print JSON with --output-format json, and summaries within 80 columns', async () => {
+    const [verified, absent] = [pathOf(NAMES[0] as string), pathOf(NAMES[2] as string)];
+    expect((await runCli(['download', '--url', server.url, verified], { cwd: home })).code).toBe(0);
+    const down = await runCli(
+      ['download', '--dry-run', '--output-format', 'json', '--url', NOWHERE, verified, absent],
+      { cwd: home },
+    );
+    expect(down.code).toBe(0);
+    expect(JSON.parse(down.stdout)).toEqual([
+      {
+        file_path: verified,
+        local_path: expect.stringContaining(NAMES[0] as string),
+        action: 'skip',
+        local_bytes: 200_000,
+      },
+      {
+        file_path: absent,
+        local_path: expect.stringContaining(NAMES[2] as string),
+        action: 'download',
+        local_bytes: null,
+      },
+    ]);
+    expect(down.stderr).toBe(
+      'Dry run: 1 to download, 0 to check, 1 to skip (verified copies).\nNothing was fetched.\n',
+    );
+
+    const up = await runCli(
+      ['upload', '--dry-run', '--output-format', 'json', '--url', NOWHERE, verified, NAMES[1] as string],
+      { cwd: home },
+    );
+    expect(up.code).toBe(1);
+    expect(JSON.parse(up.stdout)).toEqual([
+      expect.objectContaining({ file_path: verified, action: 'upload', bytes: 200_000 }),
+      expect.objectContaining({
+        file_path: pathOf(NAMES[1] as string),
+        action: 'cannot-upload',
+        local_path: null,
+      }),
+    ]);
+    for (const line of [...down.stderr.split('\n'), ...up.stderr.split('\n')]) {
+      expect(line.length).toBeLessThanOrEqual(80);
+    }
+    const text = await runCli(['upload', '--dry-run', '--url', NOWHERE, verified], { cwd: home });
+    const summary = text.stdout.split('\n').filter((line) => !line.startsWith('would upload '));
+    expect(summary).toEqual([
+      'Dry run: 1 file (195.3 KiB) named and placed as the rules say.',
+      'Nothing was sent; whether the service holds them already is not checked.',
+      '',
+    ]);
   });
 });

@@ -85,7 +85,7 @@ export async function download(
       if (options.dryRun) {
         const { previewDownloads } = await import('../../download/engine.js');
         const { dataDir } = await client.config();
-        printPreview(await previewDownloads(targets, { dataDir, force: options.force }), io);
+        printPreview(await previewDownloads(targets, { dataDir, force: options.force }), io, options);
         return ExitCode.Success;
       }
       results = await runDownloads(options, io, (callbacks) =>
@@ -122,7 +122,7 @@ export async function download(
         return ExitCode.Success;
       }
       if (selected?.previews) {
-        printPreview(selected.previews, io);
+        printPreview(selected.previews, io, options);
         return ExitCode.Success;
       }
     }
@@ -235,26 +235,47 @@ export function downloadReporter(
 
 /**
  * A dry run's report, on stdout (it is the command's result): one line per file with what would happen, then
- * the counts. Query records carry no size and a ranged GET per file is too much for a preview, so sizes are
- * those of local files only.
+ * the counts, in lines within 80 columns; with `--output-format json`, a record per file on stdout and the counts
+ * on stderr. Query records carry no size and a ranged GET per file is too much for a preview, so sizes are those
+ * of local files only.
  */
-function printPreview(previews: readonly DownloadPreview[], io: CommandIO): void {
+function printPreview(
+  previews: readonly DownloadPreview[],
+  io: CommandIO,
+  options: Pick<DownloadCommandOptions, 'outputFormat' | 'quiet'>,
+): void {
   const words = {
     fetch: 'would download',
     check: 'would check',
     skip: 'would skip (verified copy)',
   } as const;
+  const count = (action: DownloadPreview['action']) =>
+    previews.filter((preview) => preview.action === action).length;
+  const checked = count('check');
+  const summary = [
+    `Dry run: ${count('fetch')} to download, ${checked} to check, ${count('skip')} to skip (verified copies).`,
+    ...(checked > 0
+      ? ['To check: present but not verified; fetched again if different from the store.']
+      : []),
+    'Nothing was fetched.',
+  ].join('\n');
+  if (options.outputFormat === 'json') {
+    const actions = { fetch: 'download', check: 'check', skip: 'skip' } as const;
+    const records = previews.map((preview) => ({
+      file_path: preview.path,
+      local_path: preview.localPath,
+      action: actions[preview.action],
+      local_bytes: preview.localSize ?? null,
+    }));
+    io.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
+    if (!options.quiet) io.stderr.write(`${summary}\n`);
+    return;
+  }
   const lines = previews.map((preview) => {
     const local = preview.localSize === undefined ? '' : ` (local copy ${formatBytes(preview.localSize)})`;
     return `${words[preview.action]} ${preview.path}${local}\n`;
   });
-  const count = (action: DownloadPreview['action']) =>
-    previews.filter((preview) => preview.action === action).length;
-  io.stdout.write(
-    `${lines.join('')}Dry run: ${count('fetch')} to download, ${count('check')} to check against the store ` +
-      `(present but not verified; fetched again if different), ${count('skip')} to skip (verified copies). ` +
-      'Nothing was fetched.\n',
-  );
+  io.stdout.write(`${lines.join('')}${summary}\n`);
 }
 
 /** What the summary says of checksums: how many fetched files were verified, and which could not be. */

@@ -16,6 +16,8 @@ export interface UploadCommandOptions extends GlobalOptions {
   ignoreFolder?: boolean | undefined;
   /** On a terminal, a line for every file (not only those already stored or failed). */
   verbose?: boolean | undefined;
+  /** stdout: nothing but a dry run's lines (the default), or a JSON record per file. */
+  outputFormat?: 'text' | 'json' | undefined;
 }
 
 /**
@@ -28,7 +30,11 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
     if (options.dryRun) {
       const { previewUploads } = await import('../../upload/engine.js');
       const { dataDir } = await client.config();
-      return printPreview(await previewUploads(paths, { dataDir, ignoreFolder: options.ignoreFolder }), io);
+      return printPreview(
+        await previewUploads(paths, { dataDir, ignoreFolder: options.ignoreFolder }),
+        io,
+        options,
+      );
     }
     const animate = !options.quiet && (await canAnimate(io.stderr));
     const reporter = new TransferReporter(
@@ -87,14 +93,32 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         ? 'Interrupted; run the same command again; files already stored count as done.'
         : undefined,
     );
+    if (options.outputFormat === 'json') {
+      const records = results.map((result) => ({
+        file_path: result.key,
+        local_path: result.localPath,
+        status: result.status,
+        bytes: result.bytes,
+        ...(result.error ? { error: result.error.message } : {}),
+      }));
+      io.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
+    }
     return results.every((result) => result.status !== 'failed') ? ExitCode.Success : ExitCode.Failure;
   } finally {
     await client.close();
   }
 }
 
-/** A dry run's report on stdout: each file's storage key and where it was found, or why it cannot be sent. */
-function printPreview(previews: readonly UploadPreview[], io: CommandIO): number {
+/**
+ * A dry run's report on stdout: each file's storage key and where it was found, or why it cannot be sent, then
+ * the counts in lines within 80 columns; with `--output-format json`, a record per file on stdout and the counts
+ * on stderr.
+ */
+function printPreview(
+  previews: readonly UploadPreview[],
+  io: CommandIO,
+  options: Pick<UploadCommandOptions, 'outputFormat' | 'quiet'>,
+): number {
   let bytes = 0;
   let missing = 0;
   const lines = previews.map((preview) => {
@@ -106,9 +130,23 @@ function printPreview(previews: readonly UploadPreview[], io: CommandIO): number
     return `would upload ${preview.localPath} as ${preview.key} (${formatBytes(preview.size ?? 0)})\n`;
   });
   const ready = previews.length - missing;
-  io.stdout.write(
-    `${lines.join('')}Dry run: ${ready} file${ready === 1 ? '' : 's'} (${formatBytes(bytes)}) named and placed as the rules say` +
-      `${missing > 0 ? `, ${missing} not found` : ''}. Nothing was sent; whether the service already holds them is not checked.\n`,
-  );
+  const summary =
+    `Dry run: ${ready} file${ready === 1 ? '' : 's'} (${formatBytes(bytes)}) named and placed as the rules say` +
+    `${missing > 0 ? `, ${missing} not found` : ''}.\n` +
+    'Nothing was sent; whether the service holds them already is not checked.\n';
+  if (options.outputFormat === 'json') {
+    const records = previews.map((preview) => ({
+      argument: preview.argument,
+      file_path: preview.key,
+      local_path: preview.localPath ?? null,
+      action: preview.localPath === undefined ? 'cannot-upload' : 'upload',
+      bytes: preview.size ?? null,
+      ...(preview.error ? { error: preview.error.message } : {}),
+    }));
+    io.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
+    if (!options.quiet) io.stderr.write(summary);
+  } else {
+    io.stdout.write(`${lines.join('')}${summary}`);
+  }
   return missing > 0 ? ExitCode.Failure : ExitCode.Success;
 }
