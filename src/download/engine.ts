@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
+import { progressPace } from '../core/pace.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
@@ -30,6 +31,7 @@ import {
   DEFAULT_DOWNLOAD_CONCURRENCY,
   type DownloadHttp,
   type DownloadOptions,
+  type DownloadProgress,
   type DownloadResult,
 } from './types.js';
 import { VerifiedRecord } from './verified.js';
@@ -214,6 +216,8 @@ async function downloadOne(
     present: Stats | undefined,
   ): Promise<DownloadResult> {
     let state = initialState(part);
+    // At most every 100 ms for this file, and when its last byte is in.
+    const pace = progressPace<DownloadProgress>((event) => options.onProgress?.(event));
     try {
       let received: Awaited<ReturnType<typeof receiveObject>>;
       const receive = () =>
@@ -234,7 +238,8 @@ async function downloadOne(
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {
-            options.onProgress?.({ path: file.path, localPath, received: bytes, total });
+            const final = total !== undefined && bytes >= total;
+            pace.push({ path: file.path, localPath, received: bytes, total }, final);
           },
         });
       for (let refetches = 0; ; refetches += 1) {
@@ -284,6 +289,9 @@ async function downloadOne(
         error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
       }
       throw error;
+    } finally {
+      // Nothing held back is told after the file's end.
+      pace.stop();
     }
   }
 }

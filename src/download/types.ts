@@ -26,6 +26,7 @@ export interface DownloadOptions {
   /** Files downloaded at once; default 8. */
   concurrency?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Progress of each file: at most every 100 ms per file (and per pass of an upload), its end, and `done`. */
   onProgress?: ((event: DownloadProgress) => void) | undefined;
   /** Called once the targets are checked, with the number of distinct files to transfer. */
   onStart?: ((files: number) => void) | undefined;

@@ -10,6 +10,7 @@ import {
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError } from '../core/errors.js';
 import { Attempts, DEFAULT_RETRY_POLICY } from '../core/failure-policy.js';
+import { progressPace } from '../core/pace.js';
 import { isExpiredUrl } from '../http/failures.js';
 import { discardBody } from '../http/objects.js';
 import { formatName, type MissionFile } from '../naming/names.js';
@@ -44,6 +45,7 @@ export interface UploadOptions {
   /** Files uploaded at once; default 4. */
   concurrency?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Progress of each file: at most every 100 ms per file (and per pass of an upload), its end, and `done`. */
   onProgress?: ((event: UploadProgress) => void) | undefined;
   /** Called once the names are checked, with the number of distinct files to transfer. */
   onStart?: ((files: number) => void) | undefined;
@@ -185,6 +187,9 @@ async function uploadOne(
   const key = plan.file.path;
   const signal = options.signal;
   let localPath = plan.argument;
+  // Each pass over the file (its MD5, its sending) is told at most every 100 ms, and at its end.
+  const emit = (event: UploadProgress) => options.onProgress?.(event);
+  const paces = { hashing: progressPace(emit), sending: progressPace(emit) };
   try {
     if (signal?.aborted) throw abortedError(signal);
     const found = await locate(plan, options.dataDir, cwd, false);
@@ -192,7 +197,10 @@ async function uploadOne(
     let digest: Promise<Buffer> | undefined;
     const hash = () => {
       digest ??= md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
-        options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed }),
+        paces.hashing.push(
+          { localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed },
+          hashed >= found.size,
+        ),
       );
       return digest;
     };
@@ -222,13 +230,14 @@ async function uploadOne(
         { code: 'E_ALREADY_EXISTS', cause: error, hint: nextVersionHint(plan.file) },
       );
     }
+    paces.hashing.stop();
     const put = {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
       open: () => openExactly(localPath, found.size, found.mtimeMs),
       ...(signal ? { signal } : {}),
       onBytes: (sent: number) =>
-        options.onProgress?.({ localPath, key, sent, total: found.size, phase: 'sending' }),
+        paces.sending.push({ localPath, key, sent, total: found.size, phase: 'sending' }, sent >= found.size),
     };
     // Every attempt sends the file whole (a PUT cannot resume); the failure policy says how often.
     const attempts = new Attempts(http.retryPolicy ?? DEFAULT_RETRY_POLICY, signal);
@@ -251,6 +260,10 @@ async function uploadOne(
     }
   } catch (error) {
     return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
+  } finally {
+    // Nothing held back is told after the file's end.
+    paces.hashing.stop();
+    paces.sending.stop();
   }
 }
 
