@@ -7,6 +7,7 @@ import { ExitCode, InterruptedBySignal, isMissionDataError } from '../core/error
 import { commandLineHint } from './hints.js';
 import type { CommandIO } from './io.js';
 import { buildProgram } from './program.js';
+import { usageError } from './usage-errors.js';
 
 function printError(error: unknown, io: CommandIO, debug: boolean): number {
   if (isMissionDataError(error)) {
@@ -61,8 +62,18 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     return interrupted && status !== ExitCode.Success ? interruptedStatus : status;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version end with exit code 0; everything else commander rejects is a usage error.
-      return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+      // Help and version end with exit code 0; everything else commander rejects is a usage error, told in the
+      // tool's style.
+      if (
+        error.exitCode === 0 ||
+        error.code === 'commander.help' ||
+        error.code === 'commander.helpDisplayed'
+      ) {
+        return error.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
+      }
+      const { message, hint } = usageError(error);
+      io.stderr.write(`Error: ${message}\nHint: ${hint}\n`);
+      return ExitCode.Usage;
     }
     const status = printError(error, io, debug);
     return interrupted ? interruptedStatus : status;

@@ -21,6 +21,7 @@ import {
   withChoices,
   withOptions,
 } from './options.js';
+import { nameUsageErrors } from './usage-errors.js';
 
 /**
  * The package's version, from its package.json: one folder up from the bundle (`dist/mission-data.js`), two
@@ -74,6 +75,8 @@ export function buildProgram(io: CommandIO, run: (work: () => Promise<number | u
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Usage errors are printed by `main`, in the tool's style (see usage-errors.ts).
+      outputError: () => {},
     })
     .exitOverride()
     .addHelpText(
@@ -415,5 +418,6 @@ Examples:
     if (examples)
       command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  ${line}`).join('\n')}`);
   }
+  nameUsageErrors(program);
   return program;
 }

@@ -88,7 +88,9 @@ describe('help and version', () => {
     }
     const query = await run(['query', '--data-dir', 'x', '--instrument', 'mag']);
     expect(query.code).toBe(2);
-    expect(query.stderr).toContain("unknown option '--data-dir'");
+    expect(query.stderr).toBe(
+      'Error: Unknown option --data-dir for query.\nHint: See mission-data query --help for the options and arguments it takes.\n',
+    );
   });
 
   it('--help names the proxy variables', async () => {
@@ -126,22 +128,33 @@ describe('help and version', () => {
   });
 
   it.each([
-    [['config', 'get'], "missing required argument 'key'"],
-    [['config', 'set', 'url'], "missing required argument 'value'"],
-    [['config', 'list', 'extra'], "too many arguments for 'list'"],
-    [['config', 'lst'], "unknown command 'lst'"],
-    [['config', 'list', '--url'], "option '--url <url>' argument missing"],
-    [['query', '--output-format', 'xml'], 'Allowed choices are table, json, csv'],
-    [['query', '--output-format', 'jsno'], 'Allowed choices are table, json, csv. Did you mean json?'],
+    [['config', 'get'], 'Error: Missing key for config get.\n'],
+    [['config', 'set', 'url'], 'Error: Missing value for config set.\n'],
+    [['config', 'list', 'extra'], "Error: Too many arguments for 'list'"],
+    [
+      ['config', 'lst'],
+      'Error: Unknown command lst.\nHint: Did you mean list? See mission-data config --help.',
+    ],
+    [['config', 'list', '--url'], 'Error: --url needs a value (--url <url>).\n'],
+    [
+      ['query', '--output-format', 'xml'],
+      "Error: Invalid --output-format 'xml'. Choose from table, json, csv.\n",
+    ],
+    [['query', '--output-format', 'jsno'], 'Choose from table, json, csv. Did you mean json?'],
     [['query', '--output-format', 'CSV'], 'Output formats are written in lower case: did you mean csv?'],
     [['query', '--table', 'ancilary', '--instrument', 'mag'], 'Did you mean ancillary?'],
     [['completion', 'bsh'], 'Allowed choices are bash, zsh, fish'],
-    [['download', '--concurrency', '0'], '--concurrency must be a whole number from 1 to 64'],
+    [
+      ['download', '--concurrency', '0'],
+      "Error: --concurrency must be a whole number from 1 to 64; got '0'.\n",
+    ],
   ])('%j is a usage error (exit 2) saying what is wrong', async (args, message) => {
     const result = await run(args);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(message);
+    // In the tool's style: `Error: …` then a `Hint:` line, never commander's `error: …`.
+    expect(result.stderr).toMatch(/^Error: [^\n]+\nHint: [^\n]+\n$/);
   });
 
   it('a bad file name is a validation error (exit 2) listing every broken rule in order, stack only with --debug', async () => {
@@ -185,11 +198,12 @@ describe('help and version', () => {
   it('an unknown command or option is a usage error (exit 2)', async () => {
     const command = await run(['qeury']);
     expect(command.code).toBe(2);
-    expect(command.stderr).toContain("unknown command 'qeury'");
-    expect(command.stderr).toContain('query');
+    expect(command.stderr).toBe(
+      'Error: Unknown command qeury.\nHint: Did you mean query? See mission-data --help.\n',
+    );
     const option = await run(['config', 'list', '--colour']);
     expect(option.code).toBe(2);
-    expect(option.stderr).toContain("unknown option '--colour'");
+    expect(option.stderr).toMatch(/^Error: Unknown option --colour for config list\.\nHint: /);
   });
 });
 
