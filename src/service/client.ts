@@ -125,7 +125,11 @@ export class HttpClient {
       signal,
       once,
     );
-    if (answer.status === 404) throw apiError('GET', url, answer, 'E_NOT_FOUND');
+    // The path is the layout's, built by this tool or checked against it: a 404 says the archive has no such
+    // file, whatever the service's words (today's service tells the caller to include the full path).
+    if (answer.status === 404) {
+      throw apiError('GET', url, answer, 'E_NOT_FOUND', 'the archive holds no such file');
+    }
     if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
     const body = answer.body;
     const fromBody =

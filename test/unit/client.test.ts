@@ -166,7 +166,8 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     const error = await failure(c.resolveDownload(PATH));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'E_NOT_FOUND', status: 404 });
-    expect(error.message).toBe(`GET ${API}/download/${PATH}: 404 ${message}`);
+    expect(error.message).toBe(`the archive holds no such file (404 from GET ${API}/download/${PATH})`);
+    expect(error.message).not.toContain('include the full path');
   });
 
   it('GET /query: the records, as received', async () => {

@@ -1,0 +1,86 @@
+/**
+ * What `download`, `upload` and the data root say (issue 28, "Everyday use, round three"): paths inside the data
+ * root, folders of the layout and globs as download targets, a missing file's 404, upload failures' labels, a
+ * data root that cannot be written, and a read-only mirror listed for `| xargs`.
+ */
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import {
+  assertBuilt,
+  bytesFor,
+  cleanup,
+  listFiles,
+  ON_ENGINES,
+  putFile,
+  runCli,
+  tempDir,
+} from '../helpers/e2e.js';
+
+let store: string;
+let home: string;
+let server: ReferenceServer;
+
+const JAN = [
+  'imap/mag/l2/2025/01/imap_mag_l2_norm_20250101_20250101_v01-00.cdf',
+  'imap/mag/l2/2025/01/imap_mag_l2_norm_20250131_20250131_v01-00.cdf',
+];
+const FEB = 'imap/mag/l2/2025/02/imap_mag_l2_norm_20250201_20250201_v01-00.cdf';
+const L1 = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm_20250101_20250101_v01-00.cdf';
+
+beforeAll(() => assertBuilt());
+beforeEach(async () => {
+  store = await tempDir('mission-store-');
+  home = await tempDir();
+  for (const path of [...JAN, FEB, L1]) await putFile(store, path, bytesFor(path, 1000));
+  server = await startReferenceServer({ storeDir: store, port: 0, secret: 'round-three-secret-0123456789' });
+});
+afterEach(async () => {
+  await server.close();
+  await cleanup(store);
+  await cleanup(home);
+});
+
+const run = (args: string[]) =>
+  runCli(['download', '--url', server.url, '--data-dir', 'data', ...args], { cwd: home });
+
+describe.skipIf(ON_ENGINES)('download targets', () => {
+  it('maps a path inside the data root, relative or absolute, to its storage path', async () => {
+    const relative = await run([`./data/${JAN[0]}`]);
+    expect(relative.stderr).toContain('1 downloaded');
+    expect(relative.code).toBe(0);
+    const absolute = await run([`${home}/data/${JAN[1]}`]);
+    expect(absolute.code).toBe(0);
+    expect(await listFiles(`${home}/data`)).toEqual(JAN);
+    const outside = await run(['/etc/passwd']);
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toContain('is not inside the data root');
+  });
+
+  it('downloads what the archive holds below a folder of the layout', async () => {
+    const month = await run(['imap/mag/l2/2025/01/']);
+    expect(month.code).toBe(0);
+    expect(month.stderr).toContain('2 downloaded');
+    expect(await listFiles(`${home}/data`)).toEqual(JAN);
+    const level = await run(['./data/imap/mag/l2']);
+    expect(level.code).toBe(0);
+    expect(await listFiles(`${home}/data`)).toEqual([...JAN, FEB]);
+    const empty = await run(['imap/mag/l2/2024/01/']);
+    expect(empty.code).toBe(0);
+    expect(empty.stderr).toContain('The archive holds no files below imap/mag/l2/2024/01/');
+  });
+
+  it('refuses a glob in one line that suggests the filters', async () => {
+    const result = await run(['imap_mag_l2_*']);
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('is a pattern');
+    expect(result.stderr).toContain('--instrument mag --data-level l2');
+  });
+
+  it('says the archive holds no such file for a 404, not what the service says of full paths', async () => {
+    const result = await run(['imap_mag_l2_norm_20250102_20250102_v01-00.cdf']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the archive holds no such file');
+    expect(result.stderr).not.toContain('include the full path');
+  });
+});
