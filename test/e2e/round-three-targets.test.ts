@@ -84,3 +84,23 @@ describe.skipIf(ON_ENGINES)('download targets', () => {
     expect(result.stderr).not.toContain('include the full path');
   });
 });
+
+describe.skipIf(ON_ENGINES)('upload failures', () => {
+  it('are labelled by the upload, not by the GET that asks for its URL', async () => {
+    await run([JAN[0] as string]);
+    const closed = await startReferenceServer({
+      storeDir: store,
+      port: 0,
+      secret: 'round-three-secret-0123456789',
+      apiKeys: ['right-key'],
+    });
+    try {
+      const result = await runCli(['upload', '--url', closed.url, `data/${JAN[0]}`], { cwd: home });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${JAN[0]}: upload ${JAN[0]}: 401 `);
+      expect(result.stderr).not.toMatch(/GET \S+\/upload\//);
+    } finally {
+      await closed.close();
+    }
+  });
+});

@@ -12,7 +12,7 @@ import { parseCsv } from '../../output.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { caseHint, filterFlag, pickFilters } from '../options.js';
+import { caseHint, filterFlag, pickFilters, refuseIngestionFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
@@ -81,6 +81,9 @@ export async function download(
     let targets: string[] | undefined;
     if (read?.kind === 'folder') Object.assign(filters, read.filters);
     else targets = read?.paths;
+    if (!targets && (options.onlyMissing || options.update)) {
+      refuseIngestionFilters(filters, options.update ? 'download --update' : 'download --only-missing');
+    }
     if ((options.onlyMissing || options.update) && targets) {
       throw new UsageError(
         `${options.update ? '--update' : '--only-missing'} works with query options or a folder, which say what to compare; not with file paths.`,
