@@ -3,8 +3,11 @@
  * root, folders of the layout and globs as download targets, a missing file's 404, upload failures' labels, a
  * data root that cannot be written, and a read-only mirror listed for `| xargs`.
  */
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   assertBuilt,
   bytesFor,
@@ -103,4 +106,45 @@ describe.skipIf(ON_ENGINES)('upload failures', () => {
       await closed.close();
     }
   });
+});
+
+describe.skipIf(ON_ENGINES)('a data root that cannot be made', () => {
+  it('says a data root that is a file is a file, not EEXIST', async () => {
+    await writeFile(`${home}/afile`, 'x');
+    const file = await runCli(['download', '--url', server.url, '--data-dir', 'afile', JAN[0] as string], {
+      cwd: home,
+    });
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain(`The data root ${home}/afile is a file, not a folder.`);
+    const below = await runCli(
+      ['download', '--url', server.url, '--data-dir', 'afile/sub', JAN[0] as string],
+      {
+        cwd: home,
+      },
+    );
+    expect(below.stderr).toContain(
+      `Cannot make the data root ${home}/afile/sub: ${home}/afile is a file, not a folder.`,
+    );
+    expect(file.stderr + below.stderr).not.toMatch(/EEXIST|ENOTDIR|mkdir/);
+  });
+
+  const mounted = mountTmpfs('4m');
+  if (mounted) unmount(mounted);
+  it.runIf(mounted !== undefined)(
+    'says a data root below a read-only mount is read-only, not ENOENT',
+    async () => {
+      const folder = mountTmpfs('4m') as string;
+      try {
+        execFileSync('mount', ['-o', 'remount,ro', folder]);
+        const result = await run(['--data-dir', `${folder}/sub/deeper`, JAN[0] as string]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(
+          `Cannot write in the data root ${folder}/sub/deeper: the file system is read-only (EROFS).`,
+        );
+        expect(result.stderr).not.toContain('ENOENT');
+      } finally {
+        unmount(folder);
+      }
+    },
+  );
 });
