@@ -148,3 +148,31 @@ describe.skipIf(ON_ENGINES)('a data root that cannot be made', () => {
     },
   );
 });
+
+describe.skipIf(ON_ENGINES)('a read-only mirror', () => {
+  const mounted = mountTmpfs('4m');
+  if (mounted) unmount(mounted);
+  it.runIf(mounted !== undefined)(
+    'lists its verified files on stdout and exits 0; a missing one still fails',
+    async () => {
+      const folder = mountTmpfs('4m') as string;
+      try {
+        const first = await run(['--data-dir', folder, ...JAN]);
+        expect(first.code).toBe(0);
+        execFileSync('mount', ['-o', 'remount,ro', folder]);
+        const again = await run(['--data-dir', folder, ...JAN]);
+        expect(again.code).toBe(0);
+        expect(again.stdout).toBe(JAN.map((path) => `${folder}/${path}\n`).join(''));
+        expect(again.stderr).toContain('2 skipped (verified)');
+        const folderRun = await run(['--data-dir', folder, 'imap/mag/l2/2025/01/']);
+        expect(folderRun.code).toBe(0);
+        expect(folderRun.stdout.trim().split('\n')).toHaveLength(2);
+        const missing = await run(['--data-dir', folder, FEB]);
+        expect(missing.code).toBe(1);
+        expect(missing.stderr).toContain('the file system is read-only (EROFS)');
+      } finally {
+        unmount(folder);
+      }
+    },
+  );
+});
