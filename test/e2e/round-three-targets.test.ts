@@ -3,21 +3,25 @@
  * root, folders of the layout and globs as download targets, a missing file's 404, upload failures' labels, a
  * data root that cannot be written, and a read-only mirror listed for `| xargs`.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   assertBuilt,
+  BIN,
   bytesFor,
+  cleanEnv,
   cleanup,
+  finished,
   listFiles,
   ON_ENGINES,
   putFile,
   runCli,
   tempDir,
 } from '../helpers/e2e.js';
+import { screenText } from '../helpers/screen.js';
 
 let store: string;
 let home: string;
@@ -175,4 +179,41 @@ describe.skipIf(ON_ENGINES)('a read-only mirror', () => {
       }
     },
   );
+});
+
+const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
+
+describe.skipIf(ON_ENGINES)('the coverage calendar on a narrow terminal', () => {
+  it.runIf(HAS_SCRIPT).each([80, 60, 50])('fits %i columns without a wrapped row', async (columns) => {
+    const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+    const args = [
+      'coverage',
+      '--url',
+      server.url,
+      '--data-dir',
+      'data',
+      '--instrument',
+      'mag',
+      '--data-level',
+      'l2',
+    ];
+    const command = `stty cols ${columns} rows 50; exec ${[process.execPath, BIN, ...args, '--start-date', '20250101', '--end-date', '20250228'].map(quote).join(' ')}`;
+    // The server answers from this process: the run is awaited, never waited for synchronously.
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+      cwd: home,
+      env: cleanEnv(home, { TERM: 'xterm' }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin?.end();
+    const run = await finished(child, 30_000);
+    expect(run.code).toBe(0);
+    const screen = screenText(run.stdout, columns);
+    for (const line of screen) expect(line.length).toBeLessThanOrEqual(columns);
+    const january = screen.find((line) => line.startsWith('2025-01'));
+    const february = screen.find((line) => line.startsWith('2025-02'));
+    // A row per month, each ending with its count (a wrapped row would leave the count on a line of its own).
+    expect(january).toMatch(/ \d+\/31$/);
+    expect(february).toMatch(/ \d+\/28$/);
+    expect(screen.filter((line) => /^\s*\d+\/\d+$/.test(line))).toEqual([]);
+  });
 });
