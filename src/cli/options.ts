@@ -210,6 +210,21 @@ export function filterFlag(name: FilterName): string {
   return (QUERY_FILTERS.find((filter) => filter.name === name)?.flag ?? name).split(' ')[0] as string;
 }
 
+/**
+ * Refuses the ingestion-day filters for a command that compares files by name (`status`, `coverage`,
+ * `download --only-missing/--update`), naming the flags given: a name carries no ingestion day.
+ */
+export function refuseIngestionFilters(filters: QueryFilters, command: string): void {
+  const given = (['ingestionStartDate', 'ingestionEndDate'] as const).filter(
+    (name) => filters[name] !== undefined && filters[name] !== '',
+  );
+  if (given.length > 0) {
+    throw new UsageError(
+      `${command} compares files by name, and a name carries no ingestion day: leave out ${given.map(filterFlag).join(' and ')}.`,
+    );
+  }
+}
+
 /** The filters actually given (set and non-empty), ignoring every other option commander hands over. */
 export function pickFilters(options: object): QueryFilters {
   const picked: Record<string, string> = {};

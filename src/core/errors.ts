@@ -120,10 +120,14 @@ export class ApiError extends MissionDataError {
       retryAfterMs?: number | undefined;
       storeCode?: string | undefined;
       peer?: Peer | undefined;
+      /** What the answer means, said in place of the service's own words (kept in `message` of `details`). */
+      meaning?: string | undefined;
     } = {},
   ) {
     super(
-      `${details.method} ${details.url}: ${details.status} ${details.message}`,
+      options.meaning === undefined
+        ? `${details.method} ${details.url}: ${details.status} ${details.message}`
+        : `${options.meaning} (${details.status} from ${details.method} ${details.url})`,
       options.code ?? 'E_API',
       ExitCode.Failure,
       options,

@@ -3,7 +3,7 @@
  * square per day, a tooltip naming the day's file), its styles inline, no script and nothing fetched, so the page
  * opens anywhere, offline, and can be mailed or archived as it is.
  */
-import { DAY_WORDS, productName, showGap, summaryLine } from './calendar-text.js';
+import { coverageWords, DAY_WORDS, productName, showGap, summaryLine } from './calendar-text.js';
 import { dayNumber, daysInMonth, monthsBetween, showDate } from './days.js';
 import type { CoverageReport, DayState, ProductCoverage } from './types.js';
 
@@ -32,12 +32,37 @@ export function escapeHtml(text: string): string {
     .replaceAll("'", '&#39;');
 }
 
-/** The page: a title, the range, a legend, then a section with an SVG calendar per product. */
-export function formatCalendarHtml(report: CoverageReport, options: { title?: string } = {}): string {
+/** What a page says of where its calendar comes from: the archive's URL, the data root, and when it was made. */
+export interface CalendarSource {
+  /** The service whose archive was asked. */
+  archive?: string | undefined;
+  /** The data root compared with it. */
+  dataRoot?: string | undefined;
+  /** When the report was made; default now. */
+  madeAt?: Date | undefined;
+}
+
+/**
+ * The page: a title, what it shows (the range, the archive, the data root, when it was made), a legend, then a
+ * section with an SVG calendar per product.
+ */
+export function formatCalendarHtml(
+  report: CoverageReport,
+  options: { title?: string } & CalendarSource = {},
+): string {
   const title = options.title ?? 'Archive coverage';
   const range = report.products.length
     ? `${showDate(report.startDate)} to ${showDate(report.endDate)}`
     : 'no files match';
+  const made = (options.madeAt ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
+  const facts = [
+    ['Days', range],
+    ...(options.archive ? [['Archive', options.archive]] : []),
+    ...(options.dataRoot ? [['Data root', options.dataRoot]] : []),
+    ['Made', made],
+  ]
+    .map(([term, value]) => `<dt>${escapeHtml(term as string)}</dt><dd>${escapeHtml(value as string)}</dd>`)
+    .join('');
   const legend = (Object.keys(DAY_COLOURS) as DayState[])
     .map(
       (state) =>
@@ -58,11 +83,13 @@ ul.legend { list-style: none; padding: 0; display: flex; gap: 1.5em; flex-wrap: 
 ul.legend svg { vertical-align: middle; }
 svg.calendar text { font: 11px system-ui, sans-serif; fill: #555; }
 p.gaps { color: #8b0000; }
+dl.source { display: grid; grid-template-columns: max-content auto; gap: .1em 1em; }
+dl.source dt { color: #555; } dl.source dd { margin: 0; }
 </style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<p>${escapeHtml(range)}</p>
+<dl class="source">${facts}</dl>
 <ul class="legend">${legend}</ul>
 ${sections}
 </body>
@@ -76,7 +103,7 @@ function productSection(product: ProductCoverage, report: CoverageReport): strin
     : '';
   return `<section>
 <h2>${escapeHtml(productName(product))}</h2>
-<p>${escapeHtml(summaryLine(product))}</p>
+<p>${escapeHtml(coverageWords(product))}</p>
 ${productSvg(product, report)}
 ${gaps}
 </section>`;

@@ -34,7 +34,7 @@ import {
   type DownloadProgress,
   type DownloadResult,
 } from './types.js';
-import { VerifiedRecord } from './verified.js';
+import { allVerified, VerifiedRecord } from './verified.js';
 
 export {
   DEFAULT_DOWNLOAD_CONCURRENCY,
@@ -56,7 +56,27 @@ export async function downloadFiles(
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
   // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
-  await checkWritableRoot(options.dataDir);
+  const unwritable = await checkWritableRoot(options.dataDir).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (unwritable !== undefined) {
+    // Nothing to write when every file is a verified copy in place: a read-only mirror still lists its files.
+    const held = options.force ? undefined : await allVerified(options.dataDir, files);
+    if (!held) throw unwritable;
+    options.onStart?.(files.length);
+    for (const done of held) {
+      options.onProgress?.({
+        path: done.path,
+        localPath: done.localPath,
+        received: 0,
+        total: undefined,
+        done: 'skipped',
+        verified: true,
+      });
+    }
+    return held;
+  }
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));

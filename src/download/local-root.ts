@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, realpathSync } from 'node:fs';
-import { lstat, mkdir, open, realpath, statfs, unlink } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { lstat, mkdir, open, realpath, stat, statfs, unlink } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
 import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
@@ -59,7 +59,7 @@ export async function checkWritableRoot(root: string): Promise<void> {
   try {
     await mkdir(root, { recursive: true });
   } catch (error) {
-    throw fail(error);
+    throw await rootFailure(root, error, fail);
   }
   const probe = join(root, `.mission-data-probe-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
@@ -69,6 +69,44 @@ export async function checkWritableRoot(root: string): Promise<void> {
   } finally {
     await unlink(probe).catch(() => undefined);
   }
+}
+
+/**
+ * Why the data root could not be made, in words: a recursive `mkdir` says `EEXIST` for a root that is a file,
+ * and `ENOENT` below a read-only mount, where the cause (`EROFS`, `EACCES`) is what making its first missing
+ * folder says.
+ */
+async function rootFailure(root: string, error: unknown, fail: (cause: unknown) => LocalFileError) {
+  const hint = 'Choose a folder as the data root';
+  const isFile = async (path: string) => {
+    const stats = await stat(path).catch(() => undefined);
+    return stats !== undefined && !stats.isDirectory();
+  };
+  if (await isFile(root)) {
+    return new LocalFileError(`The data root ${root} is a file, not a folder.`, {
+      code: 'E_DATA_ROOT',
+      cause: error,
+      hint,
+    });
+  }
+  let missing = resolve(root);
+  let parent = dirname(missing);
+  while (parent !== missing && (await stat(parent).catch(() => undefined)) === undefined) {
+    missing = parent;
+    parent = dirname(parent);
+  }
+  if (await isFile(parent)) {
+    return new LocalFileError(`Cannot make the data root ${root}: ${parent} is a file, not a folder.`, {
+      code: 'E_DATA_ROOT',
+      cause: error,
+      hint,
+    });
+  }
+  const cause = await mkdir(missing).then(
+    () => error,
+    (inner: unknown) => inner,
+  );
+  return fail(cause);
 }
 
 /**

@@ -189,3 +189,31 @@ export class VerifiedRecord {
 function openAppend(file: string): number {
   return openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW, 0o644);
 }
+
+/**
+ * The results of a batch whose files are all verified copies in place (each skipped), read without writing; undefined
+ * when any is not. A data root that cannot be written to (a read-only mirror) still lists what it holds.
+ */
+export async function allVerified(
+  root: string,
+  files: readonly { file: { path: string }; localPath: string }[],
+): Promise<{ path: string; localPath: string; status: 'skipped'; bytes: 0; verified: true }[] | undefined> {
+  const record = await VerifiedRecord.read(root);
+  try {
+    const held = [];
+    for (const { file, localPath } of files) {
+      const stats = await lstat(localPath).catch(() => undefined);
+      if (!stats || !record.matches(file.path, stats)) return undefined;
+      held.push({
+        path: file.path,
+        localPath,
+        status: 'skipped' as const,
+        bytes: 0 as const,
+        verified: true as const,
+      });
+    }
+    return held;
+  } finally {
+    record.close();
+  }
+}

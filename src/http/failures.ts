@@ -44,10 +44,17 @@ const LOCAL_FILE_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'EMFILE
 const MAX_ERROR_BODY_BYTES = 16 * 1024;
 
 /** The ApiError of an unsuccessful API answer, with a hint where one helps. */
-export function apiError(method: string, url: URL, answer: ApiAnswer, code?: ErrorCode): ApiError {
+export function apiError(
+  method: string,
+  url: URL,
+  answer: ApiAnswer,
+  code?: ErrorCode,
+  meaning?: string,
+): ApiError {
   return new ApiError(
     { method, url: url.href, status: answer.status, message: messageOf(answer) },
     {
+      meaning,
       code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
       hint: statusHint(answer.status, url, 'service'),
       retryAfterMs: parseRetryAfter(answer.headers['retry-after']),

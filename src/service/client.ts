@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { settledOrAborted } from '../core/batch.js';
 import type { ProxySettings } from '../core/config.js';
-import { ProtocolError, ValidationError } from '../core/errors.js';
+import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
 import {
   DEFAULT_RETRY_POLICY,
   errorCode,
@@ -95,6 +95,17 @@ export class HttpClient {
    * bytes in, and the same bytes asked again take back an upload whose answer was lost.
    */
   async presignUpload(key: string, signal?: AbortSignal, once = false, contentMd5?: string): Promise<string> {
+    try {
+      return await this.#presignUpload(key, signal, once, contentMd5);
+    } catch (error) {
+      // Labelled by what was asked (`upload <key>`), not by the GET that asks for the URL.
+      if (error instanceof ApiError || error instanceof NetworkError)
+        error.message = error.message.replace(/^GET \S+: /, `upload ${key}: `);
+      throw error;
+    }
+  }
+
+  async #presignUpload(key: string, signal: AbortSignal | undefined, once: boolean, contentMd5?: string) {
     const { url, answer } = await this.#callRoute(
       'upload',
       `/${encodePath(key, 'upload key')}`,
@@ -125,7 +136,11 @@ export class HttpClient {
       signal,
       once,
     );
-    if (answer.status === 404) throw apiError('GET', url, answer, 'E_NOT_FOUND');
+    // The path is the layout's, built by this tool or checked against it: a 404 says the archive has no such
+    // file, whatever the service's words (today's service tells the caller to include the full path).
+    if (answer.status === 404) {
+      throw apiError('GET', url, answer, 'E_NOT_FOUND', 'the archive holds no such file');
+    }
     if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
     const body = answer.body;
     const fromBody =

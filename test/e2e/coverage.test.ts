@@ -189,9 +189,18 @@ describe('coverage of a year of daily files at three levels', () => {
     expect(run.code).toBe(0);
     const html = await readFile(page, 'utf8');
     expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
-    // Nothing is fetched to show it: no script, no stylesheet link, no image, no address but the SVG namespace.
+    // Nothing is fetched to show it: no script, no stylesheet link, no image, no address but the SVG namespace
+    // and the archive's, named as text.
     expect(html).not.toMatch(/<script|<link|<img|url\(|@import/i);
-    expect(html.match(/https?:\/\/[^"]*/g) ?? []).toEqual(Array(3).fill('http://www.w3.org/2000/svg'));
+    expect(html.match(/https?:\/\/[^"<]*/g) ?? []).toEqual([
+      server.url,
+      ...Array(3).fill('http://www.w3.org/2000/svg'),
+    ]);
+    // It says what it shows: the archive, the data root and when it was made; each product's name once.
+    expect(html).toContain(`<dt>Archive</dt><dd>${server.url}</dd>`);
+    expect(html).toContain(`<dt>Data root</dt><dd>${join(home, 'data')}</dd>`);
+    expect(html).toMatch(/<dt>Made<\/dt><dd>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/dd>/);
+    expect(html.split('mag l1a norm').length - 1).toBe(2);
     const calendars = svgsOf(html).filter((svg) => svg.attributes.class === 'calendar');
     expect(calendars).toHaveLength(3);
     for (const [index, level] of ['l1a', 'l1b', 'l2'].entries()) {

@@ -210,7 +210,8 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
   it('refuses ingestion-day filters and paths with --only-missing, as usage errors', async () => {
     const ingestion = await cli(['status', '--instrument', 'mag', '--ingestion-start-date', '20250101']);
     expect(ingestion.code).toBe(2);
-    expect(ingestion.stderr).toContain('a name carries no ingestion day');
+    expect(ingestion.stderr).toContain('a name carries no ingestion day: leave out --ingestion-start-date.');
+    expect(ingestion.stderr).not.toContain('ingestionStartDate');
     const paths = await cli(['download', '--only-missing', path('l1a', '20250101')]);
     expect(paths.code).toBe(2);
   });

@@ -162,7 +162,9 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       const missing = scienceName('idex', 9);
       const result = await runCli(['download', '--url', server.url, missing, SMALL], { cwd: home });
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(new RegExp(`failed .*${missing}: GET .*404 File not found`));
+      expect(result.stderr).toMatch(
+        new RegExp(`failed .*${missing}: the archive holds no such file \\(404 from GET .*\\)`),
+      );
       // Printed once, when it happened: no closing list repeats it.
       expect(result.stderr.split('\n').filter((line) => line.includes(missing))).toHaveLength(1);
       expect(await listFiles(local())).toEqual([SMALL_PATH]);

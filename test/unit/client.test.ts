@@ -121,7 +121,7 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     const error = await failure(c.presignUpload(PATH));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'E_ALREADY_EXISTS', status: 409 });
-    expect(error.message).toBe(`GET ${API}/upload/${PATH}: 409 ${STORE}/objects/${PATH} already exists.`);
+    expect(error.message).toBe(`upload ${PATH}: 409 ${STORE}/objects/${PATH} already exists.`);
   });
 
   it('GET /upload: 400 with the naming message', async () => {
@@ -132,9 +132,7 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     ]);
     const error = await failure(c.presignUpload(NAME));
     expect(error).toMatchObject({ code: 'E_API', status: 400 });
-    expect(error.message).toBe(
-      `GET ${API}/upload/${NAME}: 400 Invalid version format. Please use vxx-xx format.`,
-    );
+    expect(error.message).toBe(`upload ${NAME}: 400 Invalid version format. Please use vxx-xx format.`);
   });
 
   it('GET /download: the object URL from Location and download_url', async () => {
@@ -166,7 +164,8 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     const error = await failure(c.resolveDownload(PATH));
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'E_NOT_FOUND', status: 404 });
-    expect(error.message).toBe(`GET ${API}/download/${PATH}: 404 ${message}`);
+    expect(error.message).toBe(`the archive holds no such file (404 from GET ${API}/download/${PATH})`);
+    expect(error.message).not.toContain('include the full path');
   });
 
   it('GET /query: the records, as received', async () => {
@@ -230,9 +229,7 @@ describe.each(WIRE_FORMS)('answers of the API, %s', (_name, wire) => {
     expect(download.message).toBe(`GET ${API}/download/${PATH}: 502 Bad Gateway (gave up after 4 attempts)`);
     expect((download as ApiError).hint).toMatch(/temporarily down/);
     const upload = await failure(c.presignUpload(PATH));
-    expect(upload.message).toBe(
-      `GET ${API}/upload/${PATH}: 502 Internal server error (gave up after 4 attempts)`,
-    );
+    expect(upload.message).toBe(`upload ${PATH}: 502 Internal server error (gave up after 4 attempts)`);
     expect(calls).toEqual({ download: 4, upload: 4 });
   });
 
@@ -629,7 +626,7 @@ describe('the API key', () => {
       http.get(`${API}/upload/*`, () => HttpResponse.json({ message: 'Forbidden' }, { status: 403 })),
     ]);
     const error = await failure(c.presignUpload(PATH));
-    expect(error.message).toBe(`GET ${API}/upload/${PATH}: 403 Forbidden`);
+    expect(error.message).toBe(`upload ${PATH}: 403 Forbidden`);
     expect((error as ApiError).hint).toBe('Uploads need a valid API key.');
     expect(commandLineHint(error)).toMatch(/^Uploads need a valid API key: pass --api-key.*MISSION_API_KEY/);
   });

@@ -782,7 +782,7 @@ describe('integrity', () => {
     );
     expect(error).toMatchObject({ code: 'E_DATA_ROOT' });
     expect((error as Error).message).toMatch(
-      /^Cannot write in the data root .*a-file\/data: a part of the path is a file, not a folder \(ENOTDIR\)\.$/,
+      /^Cannot make the data root .*a-file\/data: .*a-file is a file, not a folder\.$/,
     );
     expect(client.resolved).toEqual([]);
   });

@@ -34,7 +34,8 @@ export async function coverage(options: CoverageCommandOptions, io: CommandIO): 
     if (options.html) {
       const target = resolve(options.html);
       try {
-        await writeFile(target, formatCalendarHtml(report));
+        const { url, dataDir } = await client.config();
+        await writeFile(target, formatCalendarHtml(report, { archive: url, dataRoot: dataDir }));
       } catch (error) {
         throw new LocalFileError(`Cannot write ${target}: ${(error as Error).message}`, { cause: error });
       }
@@ -45,7 +46,7 @@ export async function coverage(options: CoverageCommandOptions, io: CommandIO): 
         ? formatCoverageJson(report)
         : format === 'csv'
           ? formatCoverageCsv(report)
-          : formatCalendar(report);
+          : formatCalendar(report, { width: io.stdout.isTTY ? io.stdout.columns : undefined });
     io.stdout.write(text);
     return ExitCode.Success;
   } finally {

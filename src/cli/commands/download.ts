@@ -12,13 +12,14 @@ import { parseCsv } from '../../output.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { caseHint, filterFlag, pickFilters } from '../options.js';
+import { caseHint, filterFlag, pickFilters, refuseIngestionFilters } from '../options.js';
 import { canAnimate, TransferReporter } from '../progress.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
   type DownloadOutputFormat,
   formatDownloadResults,
 } from './download-output.js';
+import { readTargets } from './download-targets.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
@@ -67,19 +68,27 @@ export async function download(
       { hint: 'See mission-data download -h.' },
     );
   }
-  if ((options.onlyMissing || options.update) && paths.length > 0) {
-    throw new UsageError(
-      `${options.update ? '--update' : '--only-missing'} works with query options, which say what to compare; not with paths.`,
-    );
-  }
-  const targets = paths.length > 0 ? await expandStdin(paths, io, options.quiet === true) : undefined;
-  if (targets && targets.length === 0) {
+  const named = paths.length > 0 ? await expandStdin(paths, io, options.quiet === true) : undefined;
+  if (named && named.length === 0) {
     // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
     if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
     return ExitCode.Success;
   }
   const client = clientFor(options, io);
   try {
+    // A folder of the layout is the query its folders spell; a path inside the data root, its storage path.
+    const read = named ? readTargets(named, (await client.config()).dataDir) : undefined;
+    let targets: string[] | undefined;
+    if (read?.kind === 'folder') Object.assign(filters, read.filters);
+    else targets = read?.paths;
+    if (!targets && (options.onlyMissing || options.update)) {
+      refuseIngestionFilters(filters, options.update ? 'download --update' : 'download --only-missing');
+    }
+    if ((options.onlyMissing || options.update) && targets) {
+      throw new UsageError(
+        `${options.update ? '--update' : '--only-missing'} works with query options or a folder, which say what to compare; not with file paths.`,
+      );
+    }
     let results: DownloadResult[] | undefined;
     if (targets) {
       if (options.dryRun) {
@@ -113,7 +122,9 @@ export async function download(
         if (!options.quiet) {
           io.stderr.write(
             select === 'all'
-              ? 'No files match the query; nothing to download.\n'
+              ? read?.kind === 'folder'
+                ? `The archive holds no files below ${read.folder}; nothing to download.\n`
+                : 'No files match the query; nothing to download.\n'
               : 'Nothing to download: the local copy is in step with the archive.\n',
           );
           const hint = select === 'all' ? caseHint(filters) : undefined;

@@ -7,7 +7,7 @@ import { ExitCode } from '../../core/errors.js';
 import type { StatusEntry, StatusReport } from '../../coverage/types.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { requiredFilters } from '../options.js';
+import { refuseIngestionFilters, requiredFilters } from '../options.js';
 
 /** How `status` prints: a line per file, or a JSON array of entries. */
 export type StatusFormat = 'text' | 'json';
@@ -76,6 +76,7 @@ export function statusSummary(report: StatusReport, strict = false): string {
 /** Runs `status`: a line per difference on stdout, counts on stderr; 0 when in step (see `holdsArchive`), 1 when not. */
 export async function status(options: StatusCommandOptions, io: CommandIO): Promise<number> {
   const filters = requiredFilters(options, 'status --instrument mag --start-date 20250101');
+  refuseIngestionFilters(filters, 'status');
   const client = clientFor(options, io);
   try {
     const report = await client.status(filters, { signal: io.signal, pageSize: options.pageSize });
