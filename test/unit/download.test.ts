@@ -8,7 +8,7 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parsePathList } from '../../src/cli/commands/download.js';
+import { parsePathList } from '../../src/cli/commands/download-input.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
 import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download/engine.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
