@@ -326,8 +326,8 @@ describe('what cannot be stored or written', () => {
     const run = await runCli(['download', PATH, '--url', server.url, '--data-dir', blocked], { cwd: home });
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n')).toEqual([
-      `Error: Cannot write in the data root ${blocked}: a part of the path is a file, not a folder (ENOTDIR).`,
-      'Hint: Choose a data root this user can write to: pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
+      `Error: Cannot make the data root ${blocked}: ${join(home, 'imap', 'mag', 'l1a', '2024', '01', NAME)} is a file, not a folder.`,
+      'Hint: Choose a folder as the data root: pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',
     ]);
   });
 });

@@ -53,7 +53,7 @@ const local = (...parts: string[]) => join(home, 'data', ...parts);
 describe('bad input', () => {
   it.each([
     [['download', 'imap_mag_l1a_norm_20240101_20240101_v1.cdf'], 'Invalid version format'],
-    [['download', '../../etc/passwd'], "'..'"],
+    [['download', '../../etc/passwd'], 'is not inside the data root'],
     [['download'], 'Nothing to download'],
     [['download', SMALL, '--instrument', 'hit'], 'not both'],
     [['download', '--instrument', 'hit', '--start-date', '2024-01-01'], 'YYYYMMDD'],
@@ -305,7 +305,9 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
               return;
             }
             res.write(chunk.subarray(0, limit - sent), () => {
-              if (fault.cutAfter !== undefined) res.socket?.destroy();
+              // A moment after the bytes: a reset may discard bytes the client has not read yet (a loaded
+              // machine is slow to read them), and the test counts on them.
+              if (fault.cutAfter !== undefined) setTimeout(() => res.socket?.destroy(), 50);
               else state.stalled = true;
             });
             sent = limit;
