@@ -7,6 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../core/checksum.js';
+import { processAlive } from '../core/process-alive.js';
 import { NO_FOLLOW } from './local-root.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
@@ -76,16 +77,6 @@ const ABANDONED_AFTER_MS = 60_000;
 /** The record kept beside a part. */
 export function recordPath(partPath: string): string {
   return `${partPath}.json`;
-}
-
-/** True when process `pid` of this host is alive (EPERM: alive, but another user's). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ import { lstat, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
+import { processAlive } from '../core/process-alive.js';
 import { NO_FOLLOW } from '../download/local-root.js';
 
 /** A lock another host holds is trusted for this long after it was taken, since its process cannot be asked. */
@@ -25,15 +26,6 @@ interface LockOwner {
 export interface SyncLock {
   readonly file: string;
   release(): Promise<void>;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function readOwner(file: string): Promise<LockOwner | undefined> {
