@@ -1,0 +1,98 @@
+/**
+ * What an upload learns of a name the store holds already: whether its bytes are this file's, why a name is only
+ * reserved, and what to do about either.
+ */
+import { abortedError } from '../core/batch.js';
+import { md5FromEtag } from '../core/checksum.js';
+import { ApiError } from '../core/errors.js';
+import { discardBody } from '../http/objects.js';
+import { formatName, type MissionFile } from '../naming/names.js';
+import type { HttpClient } from '../service/client.js';
+import type { MeasuredFile } from './plan.js';
+
+/**
+ * How the stored copy of `key` differs from the local file, or undefined when it holds the same bytes. A
+ * one-byte ranged GET gives the stored size (Content-Range) and ETag, a plain MD5 of the bytes for a single-part
+ * object; a re-run of an upload batch thus counts the files it stored before as done.
+ */
+export async function differenceFromStored(
+  http: Pick<HttpClient, 'resolveDownload' | 'getObject'>,
+  key: string,
+  local: MeasuredFile,
+  hash: () => Promise<Buffer>,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  let size: number;
+  let etag: string | undefined;
+  try {
+    const url = await http.resolveDownload(key, signal);
+    const probe = await http.getObject(url, { start: 0, end: 0, signal });
+    discardBody(probe.body);
+    const range = /\/(\d+)\s*$/.exec(firstHeader(probe.headers['content-range']) ?? '');
+    size = range
+      ? Number(range[1])
+      : probe.status === 200
+        ? Number(firstHeader(probe.headers['content-length']))
+        : Number.NaN;
+    etag = firstHeader(probe.headers.etag);
+  } catch (error) {
+    if (signal?.aborted) throw abortedError(signal);
+    // A range of an empty object cannot be satisfied: a stored file of 0 bytes is the same as an empty one here.
+    if (error instanceof ApiError && error.status === 416 && local.size === 0) return undefined;
+    const reason = error instanceof Error ? error.message : String(error);
+    return `already stored; its bytes could not be compared with this file's (${reason})`;
+  }
+  if (size !== local.size) {
+    return `already stored with other bytes: the stored file has ${Number.isNaN(size) ? 'an unknown number of' : size} bytes, this one ${local.size}`;
+  }
+  const stored = md5FromEtag(etag);
+  if (!stored) {
+    return `already stored with the same size (${size} bytes); whether its bytes are the same is unknown: the store states no MD5 (ETag ${etag ?? 'missing'})`;
+  }
+  const mine = await hash();
+  if (!mine.equals(stored)) {
+    return `already stored with other bytes of the same size (${size}): the stored MD5 is ${stored.toString('hex')}, this file's ${mine.toString('hex')}`;
+  }
+  return undefined;
+}
+
+/** A stored file is never replaced: the way to send new bytes is the next version of the name. */
+export function nextVersionHint(file: MissionFile): string {
+  const [major = 1, minor = 0] = file.version.slice(1).split('-').map(Number);
+  const next = minor < 99 ? `v${pad(major)}-${pad(minor + 1)}` : `v${pad(major + 1)}-00`;
+  const { name: _name, path: _path, ...parts } = file;
+  return `The store never replaces a file: give the new product the next version, e.g. ${formatName({ ...parts, version: next })}, and upload that.`;
+}
+
+const pad = (value: number) => String(value).padStart(2, '0');
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The words a service's 409 carries when the name is held by an upload whose bytes are not stored yet. */
+const NOT_STORED_YET = 'not stored yet';
+
+/** True when a 409 says the name is reserved by an unfinished upload rather than stored. */
+export function isNameReserved(error: ApiError): boolean {
+  return error.message.includes(NOT_STORED_YET);
+}
+
+/** What a reserved name's 409 said, without the request in front. */
+export function reservedMessage(error: ApiError): string {
+  const at = error.message.indexOf(' reserved: ');
+  return at >= 0 ? `not stored: the name is${error.message.slice(at)}` : error.message;
+}
+
+/** An unfinished upload holds the name: no file is stored, and the name frees itself. */
+export function tryLaterHint(error: ApiError): string {
+  const free =
+    /free again at (\S+?) if/.exec(error.message)?.[1] ??
+    (error.retryAfterMs === undefined ? undefined : new Date(Date.now() + error.retryAfterMs).toISOString());
+  const when = free ? ` after ${free}` : ' later';
+  return `No file of this name is stored: an upload of it started and has not finished (or was lost). Try again${when}; until then only the same bytes, sent with their MD5 (the default), take that upload over.`;
+}
+
+export function isAlreadyStored(error: unknown): error is ApiError {
+  return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
+}
