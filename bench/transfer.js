@@ -1,6 +1,8 @@
 /**
  * Benchmark cases 1-3: `mission-data download` and `upload` against curl (and, for the checksummed upload,
- * `openssl md5` + curl) on the same reference server on loopback, with the tool's peak resident memory.
+ * `openssl md5` + curl) on the same reference server on loopback, with the wall and CPU time of each and the
+ * tool's peak resident memory. The CPU goals are judged in every run; the wall-clock goals only when the machine
+ * was quiet at the start.
  */
 import { linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -11,7 +13,7 @@ import { checkFiles, writeLargeFile } from './lib/files.js';
 import { loadMd5Base64 } from './lib/hash-file.js';
 import { command, compare, compareRuns, tool, toolAgainstReference } from './lib/measure.js';
 import { startServerProcess } from './lib/server.js';
-import { formatBytes, markdownTable, ratioGoal, seconds, spread } from './lib/stats.js';
+import { cpuGoal, cpuSeconds, formatBytes, markdownTable, seconds, spread, wallGoal } from './lib/stats.js';
 import { generateStore, largeKey } from './lib/store.js';
 import { touchObjects } from './lib/warm-up.js';
 
@@ -28,6 +30,9 @@ export const SIZES = {
     large: [256 * MIB, GIB],
     smallCount: 1000,
     smallSize: 64 * 1024,
+    tinyCount: 12_000,
+    tinySize: 1024,
+    tinyRepetitions: 5,
     upload: GIB,
     repetitions: 9,
     hashRepetitions: 5,
@@ -36,6 +41,9 @@ export const SIZES = {
     large: [16 * MIB, 64 * MIB],
     smallCount: 100,
     smallSize: 64 * 1024,
+    tinyCount: 500,
+    tinySize: 1024,
+    tinyRepetitions: 2,
     upload: 64 * MIB,
     repetitions: 2,
     hashRepetitions: 2,
@@ -48,14 +56,39 @@ function uploadKey(serial) {
 }
 
 const speedRatio = (result) => result.referenceMs / result.toolMs;
-/** A case's table row, with the fastest and slowest run of each command appended, and its figures. */
-const caseResult = (result, row) => ({
-  row: [...row, `${spread(result.toolRuns)}; ${spread(result.referenceRuns)}`],
+/**
+ * A case's table row: `[label, tool's time, reference's time]` and `memory`, with the speed ratio, the CPU of
+ * each and their ratio, and the fastest and slowest run of each command; and its figures.
+ */
+const caseResult = (result, [label, toolTime, referenceTime], memory) => ({
+  row: [
+    label,
+    toolTime,
+    referenceTime,
+    speedRatio(result).toFixed(2),
+    cpuSeconds(result.toolRuns),
+    cpuSeconds(result.referenceRuns),
+    (result.toolCpuMs / result.referenceCpuMs).toFixed(2),
+    memory,
+    `${spread(result.toolRuns)}; ${spread(result.referenceRuns)}`,
+  ],
+  label,
   ratio: speedRatio(result),
   peakRss: result.peakRss,
   toolMs: result.toolMs,
   referenceMs: result.referenceMs,
+  toolCpuMs: result.toolCpuMs,
+  referenceCpuMs: result.referenceCpuMs,
 });
+/** The same case against the bare undici floor timed in the same runs: a row of its own, and its figures. */
+const againstFloor = (results, label, time) => {
+  const result = toolAgainstReference({ tool: results.tool, reference: results.floor });
+  return caseResult(
+    result,
+    [`${label}: against the bare undici floor`, time(result.toolMs), time(result.referenceMs)],
+    '–',
+  );
+};
 const mibPerSecond = (bytes, ms) => (bytes / MIB / (ms / 1000)).toFixed(0);
 const timeAndSpeed = (bytes, ms) => `${seconds(ms)} s (${mibPerSecond(bytes, ms)} MiB/s)`;
 
@@ -102,15 +135,15 @@ async function largeDownload(context, size) {
     ],
   });
   const result = toolAgainstReference(results);
+  const label = `1. one file of ${formatBytes(size)}`;
   return {
-    ...caseResult(result, [
-      `1. one file of ${formatBytes(size)}`,
-      timeAndSpeed(size, result.toolMs),
-      timeAndSpeed(size, result.referenceMs),
-      speedRatio(result).toFixed(2),
+    ...caseResult(
+      result,
+      [label, timeAndSpeed(size, result.toolMs), timeAndSpeed(size, result.referenceMs)],
       formatBytes(result.peakRss),
-    ]),
+    ),
     floorMs: results.floor.ms,
+    floor: againstFloor(results, label, (ms) => timeAndSpeed(size, ms)),
   };
 }
 
@@ -177,17 +210,62 @@ async function manySmallDownloads(context) {
     ],
   });
   const result = toolAgainstReference(results);
-  const filesPerSecond = (ms) => (keys.length / (ms / 1000)).toFixed(0);
+  const label = `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`;
+  const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
   return {
     floorMs: results.floor.ms,
-    ...caseResult(result, [
-      `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`,
-      `${seconds(result.toolMs)} s (${filesPerSecond(result.toolMs)} files/s)`,
-      `${seconds(result.referenceMs)} s (${filesPerSecond(result.referenceMs)} files/s)`,
-      speedRatio(result).toFixed(2),
+    floor: againstFloor(results, label, time),
+    ...caseResult(
+      result,
+      [label, time(result.toolMs), time(result.referenceMs)],
       formatBytes(result.peakRss),
-    ]),
+    ),
   };
+}
+
+/**
+ * Case 2b: very many tiny files, where the cost of each file is everything: `download -` with `--concurrency 16`
+ * against `curl --parallel --parallel-max 16`, from a store of their own (on a server process of its own).
+ */
+async function manyTinyDownloads(context) {
+  const { sizes, workDir } = context;
+  const storeDir = join(workDir, 'tiny-store');
+  const outDir = join(workDir, 'tiny-out');
+  const { keys } = await generateStore(storeDir, { count: sizes.tinyCount, size: sizes.tinySize });
+  const server = await startServerProcess(storeDir);
+  try {
+    await touchObjects(server.url, keys);
+    const curlConfig = join(workDir, 'tiny.curl');
+    writeFileSync(
+      curlConfig,
+      keys.map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${outDir}/f${i}"\n`).join(''),
+    );
+    const result = await compare({
+      repetitions: sizes.tinyRepetitions,
+      prepare: () => {
+        rmSync(outDir, { recursive: true, force: true });
+        mkdirSync(outDir, { recursive: true });
+      },
+      verify: (which) => checkFiles(LABELS[which], outDir, { count: keys.length, size: sizes.tinySize }),
+      makeTool: () =>
+        tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', outDir], {
+          input: `${keys.join('\n')}\n`,
+        }),
+      makeReference: () =>
+        command('curl', 'curl', ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig]),
+    });
+    const label = `2b. ${keys.length.toLocaleString('en-US')} files of ${formatBytes(sizes.tinySize)}, 16 at a time`;
+    const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
+    return caseResult(
+      result,
+      [label, time(result.toolMs), time(result.referenceMs)],
+      formatBytes(result.peakRss),
+    );
+  } finally {
+    await server.close();
+    rmSync(storeDir, { recursive: true, force: true });
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -238,13 +316,15 @@ async function largeUpload(context, { checksum }) {
     },
   });
   for (const path of stored) rmSync(path, { force: true });
-  return caseResult(result, [
-    `3. upload of one file of ${formatBytes(size)}${checksum ? ' (Content-MD5)' : ', `--no-checksum`'}`,
-    timeAndSpeed(size, result.toolMs),
-    timeAndSpeed(size, result.referenceMs),
-    speedRatio(result).toFixed(2),
+  return caseResult(
+    result,
+    [
+      `3. upload of one file of ${formatBytes(size)}${checksum ? ' (Content-MD5)' : ', `--no-checksum`'}`,
+      timeAndSpeed(size, result.toolMs),
+      timeAndSpeed(size, result.referenceMs),
+    ],
     formatBytes(result.peakRss),
-  ]);
+  );
 }
 
 /**
@@ -261,13 +341,15 @@ async function hashing(context) {
       }),
     makeReference: () => command('openssl md5', 'openssl', ['md5', '-binary', context.upload.source]),
   });
-  return caseResult(result, [
-    `3h. MD5 of one file of ${formatBytes(size)} alone`,
-    timeAndSpeed(size, result.toolMs),
-    timeAndSpeed(size, result.referenceMs),
-    speedRatio(result).toFixed(2),
+  return caseResult(
+    result,
+    [
+      `3h. MD5 of one file of ${formatBytes(size)} alone`,
+      timeAndSpeed(size, result.toolMs),
+      timeAndSpeed(size, result.referenceMs),
+    ],
     '–',
-  ]);
+  );
 }
 
 /**
@@ -290,7 +372,7 @@ function floorNote(sizes, large, manySmall) {
 }
 
 /** Runs cases 1-3 and returns their markdown section, goals and the tool's peak memory per case. */
-export async function run({ quick = false, commands = {} } = {}) {
+export async function run({ quick = false, commands = {}, quiet = false } = {}) {
   const sizes = quick ? SIZES.quick : SIZES.full;
   const workDir = await mkdtemp(join(tmpdir(), 'mission-data-bench-transfer-'));
   const storeDir = join(workDir, 'store');
@@ -305,6 +387,7 @@ export async function run({ quick = false, commands = {} } = {}) {
     const large = [];
     for (const size of sizes.large) large.push(await largeDownload(context, size));
     const manySmall = await manySmallDownloads(context);
+    const manyTiny = await manyTinyDownloads(context);
     const source = join(workDir, 'upload-source');
     writeLargeFile(source, sizes.upload);
     context.upload = { source, dataDir: join(workDir, 'upload-data'), serial: 0 };
@@ -320,17 +403,56 @@ export async function run({ quick = false, commands = {} } = {}) {
       // Noted above.
     } else if (await loadMd5Base64()) hashed = await hashing(context);
     else notes.push('dist/upload/source.js has no md5Base64: the hashing row (3h) was skipped.');
-    const all = [...large, manySmall, upload, uploadNoChecksum].filter(Boolean);
-    const rows = [...all, hashed].filter(Boolean).map((result) => result.row);
+    const all = [...large, manySmall, manyTiny, upload, uploadNoChecksum].filter(Boolean);
+    const rows = [
+      ...large.flatMap((result) => [result, result.floor]),
+      manySmall,
+      manySmall.floor,
+      manyTiny,
+      upload,
+      uploadNoChecksum,
+      hashed,
+    ]
+      .filter(Boolean)
+      .map((result) => result.row);
     const largest = large.at(-1);
     const memoryGrowth = (largest?.peakRss ?? 0) / (large[0]?.peakRss ?? 1) - 1;
     const goals = [
-      ratioGoal(`${largest.row[0]}, loopback: speed against curl`, largest.ratio, 1.2),
-      ratioGoal(`${manySmall.row[0]}, loopback: speed against curl --parallel 16`, manySmall.ratio, 1),
+      cpuGoal(
+        `${manySmall.label}: CPU against the bare undici batch`,
+        manySmall.toolCpuMs,
+        manySmall.floor.referenceCpuMs,
+        1,
+      ),
+      cpuGoal(
+        `${manyTiny.label}: CPU against curl --parallel 16`,
+        manyTiny.toolCpuMs,
+        manyTiny.referenceCpuMs,
+        1.5,
+      ),
+      cpuGoal(
+        `${largest.label}, verified: CPU against curl (which verifies nothing)`,
+        largest.toolCpuMs,
+        largest.referenceCpuMs,
+        1.5,
+      ),
       ...(upload
-        ? [ratioGoal(`${upload.row[0]}: speed against openssl md5 + curl -T`, upload.ratio, 0.95)]
+        ? [
+            cpuGoal(
+              `${upload.label}: CPU against openssl md5 + curl -T`,
+              upload.toolCpuMs,
+              upload.referenceCpuMs,
+              1.1,
+            ),
+          ]
         : []),
-      ratioGoal(`${uploadNoChecksum.row[0]}: speed against curl -T`, uploadNoChecksum.ratio, 0.95),
+      wallGoal(`${largest.label}: speed against the bare undici floor`, largest.floor.ratio, 1, quiet),
+      wallGoal(`${manySmall.label}: speed against the bare undici batch`, manySmall.floor.ratio, 0.95, quiet),
+      wallGoal(`${manyTiny.label}: speed against curl --parallel 16`, manyTiny.ratio, 1, quiet),
+      ...(upload
+        ? [wallGoal(`${upload.label}: speed against openssl md5 + curl -T`, upload.ratio, 0.95, quiet)]
+        : []),
+      wallGoal(`${uploadNoChecksum.label}: speed against curl -T`, uploadNoChecksum.ratio, 0.95, quiet),
       {
         goal: `Case 1: peak memory the same at ${formatBytes(sizes.large[0])} and ${formatBytes(sizes.large.at(-1))} (within 10%)`,
         measured: `${memoryGrowth >= 0 ? '+' : ''}${(memoryGrowth * 100).toFixed(1)}%`,
@@ -350,10 +472,13 @@ export async function run({ quick = false, commands = {} } = {}) {
       `Median of ${sizes.repetitions} interleaved runs of each (after one warm-up run of each; every object was ` +
         'read once before), on one reference server (`mission-data serve`, a process of its own) on 127.0.0.1. ' +
         "Times are wall times of the whole command, start-up included; every run's output is checked to be " +
-        'complete. Speed ratio = reference time / mission-data time (above 1.0: mission-data is faster). Peak ' +
+        'complete. Speed ratio = reference time / mission-data time (above 1.0: mission-data is faster). CPU is the ' +
+        'median of user + system seconds (in brackets, apart) of the whole command, its threads and children ' +
+        "included (bash's `times` after it); CPU ratio = mission-data's / the reference's (below 1.0: mission-data " +
+        `spends less). Case 2b: ${sizes.tinyRepetitions} runs of each, on a store and server of its own. Peak ` +
         'memory is the largest resident set of the mission-data process over its runs.',
       '',
-      'References: case 1 `curl -sS -f -L -o FILE URL/download/KEY`; case 2 `curl -sS -f -L --parallel ' +
+      'References: case 1 `curl -sS -f -L -o FILE URL/download/KEY`; cases 2 and 2b `curl -sS -f -L --parallel ' +
         '--parallel-max 16 -K LIST` (one url/output pair per file); case 3 with Content-MD5 `curl -sS -f -H ' +
         '"Expect:" -H "Content-MD5: $(openssl md5 -binary FILE | base64)" -T FILE SIGNED_URL` (hashing and ' +
         'sending timed together), with `--no-checksum` the same without the header and its hashing; the signed URL ' +
@@ -371,6 +496,9 @@ export async function run({ quick = false, commands = {} } = {}) {
           'mission-data',
           'reference',
           'Speed ratio',
+          'CPU: mission-data',
+          'CPU: reference',
+          'CPU ratio',
           'Peak memory (mission-data)',
           'Runs: fastest–slowest (mission-data; reference)',
         ],
@@ -378,7 +506,7 @@ export async function run({ quick = false, commands = {} } = {}) {
       ),
     ].join('\n');
     for (const note of notes) console.error(`Note: ${note}`);
-    const peaks = all.map((result) => ({ label: result.row[0], bytes: result.peakRss }));
+    const peaks = all.map((result) => ({ label: result.label, bytes: result.peakRss }));
     return { markdown, goals, peaks };
   } finally {
     await server?.close();

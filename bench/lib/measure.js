@@ -45,27 +45,62 @@ export function command(label, commandName, args, options = {}) {
 }
 
 /**
- * Runs one command to its end and returns its wall time in milliseconds (spawn to exit) and, for the tool,
- * its peak resident memory in bytes. A failing command throws with its stderr: a benchmark of a failing
- * command would measure nothing.
+ * The wrapper every command runs in: bash runs it, then prints with `times` the CPU its children spent (user
+ * and system seconds of the command, its threads and any processes it started and waited for) on descriptor 3,
+ * and exits with the command's status. Its own CPU (a few milliseconds) is on the first line, not counted.
+ */
+const WITH_CPU_TIMES = '"$@"; status=$?; times >&3; exit $status';
+
+/** Milliseconds from `times`' `1m2.345s`. */
+function timesMs(text) {
+  const match = /^(\d+)m([\d.]+)s$/.exec(text);
+  if (!match) throw new Error(`Unexpected output of bash's times: ${text}`);
+  return (Number(match[1]) * 60 + Number(match[2])) * 1000;
+}
+
+/** The children's user and system CPU from `times`' two lines (`0m0.002s 0m0.000s` / `0m0.567s 0m0.163s`). */
+export function childrenCpu(output) {
+  const line = output.trim().split('\n')[1];
+  const [user, system] = (line ?? '').trim().split(/\s+/);
+  if (user === undefined || system === undefined)
+    throw new Error(`Unexpected output of bash's times: ${output}`);
+  return { userMs: timesMs(user), systemMs: timesMs(system) };
+}
+
+/**
+ * Runs one command to its end and returns its wall time in milliseconds (spawn to exit), its CPU time (`cpuMs`,
+ * user + system, threads and children included, with `userMs` and `systemMs` apart) and, for the tool, its peak
+ * resident memory in bytes. A failing command throws with its stderr: a benchmark of a failing command would
+ * measure nothing.
  */
 export function execute(run) {
   const rssFile = run.peakRss ? join(rssFolder, `rss-${rssFiles++}`) : undefined;
   const env = { ...process.env, ...run.env, ...(rssFile ? { MISSION_DATA_BENCH_RSS_FILE: rssFile } : {}) };
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(run.command, run.args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    // A group of its own, so that a run killed for taking too long takes the command with it, not only bash.
+    const child = spawn('bash', ['-c', WITH_CPU_TIMES, 'bash', run.command, ...run.args], {
+      env,
+      stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const stderr = [];
+    const times = [];
     let timedOut = false;
     const timeoutMs = run.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
     }, timeoutMs);
     child.stderr.on('data', (chunk) => stderr.push(chunk));
+    child.stdio[3].on('data', (chunk) => times.push(chunk));
     child.on('error', (error) => {
       clearTimeout(timer);
-      reject(new Error(`${run.label}: could not start ${run.command}: ${error.message}`));
+      reject(new Error(`${run.label}: could not start bash to run ${run.command}: ${error.message}`));
     });
     child.on('close', (code, signal) => {
       const ms = performance.now() - started;
@@ -74,8 +109,17 @@ export function execute(run) {
         const text = Buffer.concat(stderr).toString('utf8').trim().split('\n').slice(-5).join('\n');
         const outcome = timedOut
           ? `did not finish within ${timeoutMs / 1000} s and was killed`
-          : `exited with ${signal ?? code}`;
+          : code === 127
+            ? `could not be started (${run.command} not found)`
+            : `exited with ${signal ?? (code > 128 ? `signal ${code - 128}` : code)}`;
         reject(new Error(`${run.label} ${outcome}: ${run.args.join(' ')}\n${text}`));
+        return;
+      }
+      let cpu;
+      try {
+        cpu = childrenCpu(Buffer.concat(times).toString('utf8'));
+      } catch (error) {
+        reject(error);
         return;
       }
       let peakRss;
@@ -83,7 +127,7 @@ export function execute(run) {
         peakRss = Number(readFileSync(rssFile, 'utf8'));
         rmSync(rssFile, { force: true });
       }
-      resolve({ ms, peakRss });
+      resolve({ ms, cpuMs: cpu.userMs + cpu.systemMs, ...cpu, peakRss });
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(run.input ?? '');
@@ -99,8 +143,8 @@ export function execute(run) {
  * previous run left behind does not fall into the next run's time. Unless `warmup` is false, one untimed run of
  * each comes first.
  *
- * `runs` is a list of `{ name, make(i), repetitions? }`; the result maps each name to its median time `ms`,
- * its `runs`, the largest `peakRss` of its runs and their `medianPeakRss`.
+ * `runs` is a list of `{ name, make(i), repetitions? }`; the result maps each name to its median time `ms`, its
+ * median CPU time `cpuMs`, its `runs`, the largest `peakRss` of its runs and their `medianPeakRss`.
  */
 export async function compareRuns({
   runs,
@@ -127,6 +171,7 @@ export async function compareRuns({
   for (const [name, list] of samples) {
     results[name] = {
       ms: median(list.map((run) => run.ms)),
+      cpuMs: median(list.map((run) => run.cpuMs)),
       runs: list,
       peakRss: Math.max(0, ...list.map((run) => run.peakRss ?? 0)),
       medianPeakRss: median(list.map((run) => run.peakRss ?? 0)),
@@ -155,6 +200,8 @@ export function toolAgainstReference(results) {
   return {
     toolMs: results.tool.ms,
     referenceMs: results.reference.ms,
+    toolCpuMs: results.tool.cpuMs,
+    referenceCpuMs: results.reference.cpuMs,
     toolRuns: results.tool.runs,
     referenceRuns: results.reference.runs,
     peakRss: results.tool.peakRss,

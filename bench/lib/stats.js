@@ -49,3 +49,36 @@ export function spread(runs) {
   const times = runs.map((run) => run.ms);
   return `${seconds(Math.min(...times))}–${seconds(Math.max(...times))} s`;
 }
+
+/**
+ * A goal on CPU time: the tool's CPU seconds over the reference's, met at `maximum` or below. CPU time (user +
+ * system, threads and children included) moves far less with the machine's load than wall time does.
+ */
+export function cpuGoal(goal, toolCpuMs, referenceCpuMs, maximum) {
+  const ratio = toolCpuMs / referenceCpuMs;
+  return {
+    goal: `${goal} ≤ ${maximum.toFixed(2)}×`,
+    measured: `${ratio.toFixed(2)}× (${seconds(toolCpuMs)} s against ${seconds(referenceCpuMs)} s)`,
+    met: ratio <= maximum,
+  };
+}
+
+/**
+ * A goal on a wall-time speed ratio (reference time / tool time, met at `minimum` or above), judged only when
+ * the machine was quiet (`judged`): on a loaded machine every wall-clock figure moves with the load.
+ */
+export function wallGoal(goal, ratio, minimum, judged) {
+  const measured = ratioGoal(goal, ratio, minimum);
+  return judged ? measured : { ...measured, met: undefined };
+}
+
+/** CPU seconds of a run: `1.23 s (0.95 + 0.28)`, user and system apart. */
+export function cpuSeconds(runs) {
+  const cpu = median(runs.map((run) => run.cpuMs));
+  const user = median(runs.map((run) => run.userMs));
+  const system = median(runs.map((run) => run.systemMs));
+  return `${seconds(cpu)} s (${seconds(user)} + ${seconds(system)})`;
+}
+
+/** The 1-minute load average under which wall-clock goals are judged. */
+export const QUIET_LOAD = 0.5;
