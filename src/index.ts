@@ -1,8 +1,7 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
-export type { Config, ConfigFlags, LoadConfigOptions, SettingName, SettingSource } from './core/config.js';
-export { DEFAULT_URL, loadConfig } from './core/config.js';
+export type { Config, SettingName, SettingSource } from './core/config.js';
 export {
   AbortedError,
   ApiError,
@@ -30,8 +29,6 @@ export type {
   StatusReport,
 } from './coverage/types.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/engine.js';
-export type { ApiAnswer } from './http/envelope.js';
-export type { GetObjectOptions, ObjectResponse, PutObjectOptions } from './http/objects.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
 export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './naming/mission.js';
@@ -44,12 +41,8 @@ export {
   parsePathOrName,
   parseScienceName,
 } from './naming/names.js';
-export type { QueryFilters, QueryParams, QueryRecord } from './naming/query-vocabulary.js';
-export type { OutputFormat } from './output.js';
-export { formatCsv, formatJson, formatTable, foundLine } from './output.js';
-export { HttpClient } from './service/client.js';
+export type { QueryFilters, QueryRecord } from './naming/query-vocabulary.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
-export type { HttpClientOptions, HttpQueryOptions } from './service/types.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
 export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

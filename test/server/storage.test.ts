@@ -14,11 +14,12 @@ import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formatRequestLog } from '../../src/cli/commands/serve.js';
-import { ApiError, HttpClient } from '../../src/index.js';
+import { ApiError } from '../../src/core/errors.js';
 import { MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
 import { digestsOfFile } from '../../src/server/objects/checksums.js';
 import { storeFailureAnswer } from '../../src/server/routes/object-put-route.js';
+import { HttpClient } from '../../src/service/client.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {
   eventually,
