@@ -1,0 +1,24 @@
+/** `mission-data completion`: a shell's completion script, written from the program it is given. */
+import { Argument } from 'commander';
+import type { CompletionShell } from '../commands/completion.js';
+import { EXAMPLES } from '../options.js';
+import type { CommandDeclaration } from './declaration.js';
+
+export const completion: CommandDeclaration = {
+  name: 'completion',
+  client: false,
+  examples: EXAMPLES.completion,
+  declare: (command, { run, io, program }) =>
+    command
+      .description('print a shell completion script: commands, options and their values')
+      .addArgument(
+        new Argument('<shell>', 'the shell to complete in').choices([
+          'bash',
+          'zsh',
+          'fish',
+        ] satisfies CompletionShell[]),
+      )
+      .action((shell: CompletionShell) =>
+        run(async () => (await import('../commands/completion.js')).completion(shell, program, io)),
+      ),
+};

@@ -1,0 +1,63 @@
+/** `mission-data serve`: the embedded reference server; its body alone loads `server/`. */
+import { Option } from 'commander';
+import { collect, EXAMPLES, port, positiveInteger } from '../options.js';
+import type { CommandDeclaration } from './declaration.js';
+
+export const serve: CommandDeclaration = {
+  name: 'serve',
+  client: false,
+  examples: EXAMPLES.serve,
+  declare: (command, { run, io }) =>
+    command
+      .description('run the embedded reference server (the whole service, in-process)')
+      .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
+      .option('--host <host>', 'address to bind', '127.0.0.1')
+      .option(
+        '--store <dir|s3-url>',
+        'folder holding the stored objects, or an S3 bucket: s3://BUCKET[/PREFIX]',
+        'mission-data-store',
+      )
+      .addOption(
+        new Option('--s3-endpoint <url>', 'endpoint of an S3-compatible store (path-style)').env(
+          'AWS_ENDPOINT_URL_S3',
+        ),
+      )
+      .addOption(new Option('--aws-endpoint <url>').env('AWS_ENDPOINT_URL').hideHelp())
+      .addOption(
+        new Option('--s3-region <region>', "the bucket's region (default us-east-1)").env('AWS_REGION'),
+      )
+      .addOption(
+        new Option(
+          '--index <url>',
+          'PostgreSQL index: postgres://USER:PASS@HOST:PORT/DB (default: in memory)',
+        ).env('MISSION_DATA_INDEX_URL'),
+      )
+      .option('--reindex', 'once serving, add records for objects in the store that have none')
+      .option('--tls-cert <file>', 'PEM certificate: serve HTTPS (with --tls-key)')
+      .option('--tls-key <file>', 'PEM private key of --tls-cert')
+      .option(
+        '--api-key <key>',
+        'accept uploads and /api-key/ routes only with this key (repeatable)',
+        collect,
+      )
+      .option('--token <token>', 'bearer token /authorized/ routes accept (repeatable)', collect)
+      .addOption(
+        new Option('--wire <mode>', 'how answers are wrapped')
+          .choices(['envelope', 'envelope-200', 'gateway'])
+          .default('envelope'),
+      )
+      .addOption(
+        new Option('--dialect <dialect>', "which service to play: the spec's, today's or both")
+          .choices(['both', 'spec', 'today'])
+          .default('both'),
+      )
+      .option('--demo', 'fill an empty store with a demo archive')
+      .option(
+        '--url-life <seconds>',
+        'seconds the pre-signed URLs stay valid (default: 1 hour for uploads, 1 day for downloads)',
+        positiveInteger('--url-life', 604_800),
+      )
+      .option('-q, --quiet', 'do not log requests')
+      .option('--debug', 'print stack traces')
+      .action((options) => run(async () => (await import('../commands/serve.js')).serve(options, io))),
+};
