@@ -1,6 +1,6 @@
 import { createClient, type MissionDataClient } from '../api.js';
 
-/** What a command may use to talk to the user: given by `cli.ts`, so commands never touch the process. */
+/** What a command may use to talk to the user: given by `main.ts`, so commands never touch the process. */
 export interface CommandIO {
   /** Results: tables, JSON, CSV. */
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };

@@ -17,7 +17,7 @@ export interface ApiAnswer {
 }
 
 /**
- * Reads the outcome of an API answer, whichever wire form carried it (DESIGN.md section 2): an HTTP body that is
+ * Reads the outcome of an API answer, whichever wire form carried it (the service wraps answers, a gateway in front of it may not): an HTTP body that is
  * a JSON object with a numeric `statusCode` is the envelope and its fields are the outcome (its `body` a string,
  * a JSON-encoded string, an object or an array); anything else is an unwrapped gateway answer.
  */

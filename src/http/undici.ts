@@ -23,7 +23,7 @@ export interface AgentSettings {
   proxy?: ProxySettings | undefined;
 }
 
-/** Larger stream buffers roughly double file throughput over Node's 16/64 KiB defaults (measured, DESIGN.md). */
+/** Larger stream buffers roughly double file throughput over Node's 16/64 KiB defaults (measured with bench/). */
 export const OBJECT_HIGH_WATER_MARK = 1024 * 1024;
 
 let transport: Promise<Transport> | undefined;

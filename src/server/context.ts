@@ -8,7 +8,7 @@ import type { UrlSigner } from './objects/presign.js';
 import type { WireMode } from './wire.js';
 
 /**
- * Which service the server plays: `spec` is exactly SPEC.md's; `today` is the service as it runs now (routes also
+ * Which service the server plays: `spec` is exactly the published specification's; `today` is the service as it runs now (routes also
  * under `/api-key/` and `/authorized/`, uploads only at `/api-key/upload`, `latest=true` rather than
  * `version=latest`, paging); `both` accepts everything either accepts.
  */

@@ -1,6 +1,6 @@
 /**
  * A query answered in full: every page of a service that pages, one answer of one that does not, in the forms of
- * `latest` and paging this run has learned the service wants (see `service-dialect.ts`).
+ * `latest` and paging this run has learned the service wants (see `dialect.ts`).
  */
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';

@@ -16,7 +16,7 @@ import {
 } from '../../server/index.js';
 import type { CommandIO } from '../io.js';
 
-/** Options of `serve`, as declared in `cli.ts`. */
+/** Options of `serve`, as its declaration (`../declarations/serve.ts`) gives them. */
 export interface ServeCommandOptions {
   port: number;
   host: string;
