@@ -1,4 +1,4 @@
-/** The API routes (SPEC.md sections 4 and 7, server side) in every wire mode, with exact bodies. */
+/** The API routes (the specification's routes and error answers, server side) in every wire mode, with exact bodies. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectWire,

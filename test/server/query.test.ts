@@ -1,4 +1,4 @@
-/** Query semantics (DESIGN.md section 2): filters, date boundaries, ingestion days in UTC, `latest`, ancillary, order. */
+/** Query semantics: filters, date boundaries, ingestion days in UTC, `latest`, ancillary, order. */
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

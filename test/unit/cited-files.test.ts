@@ -31,7 +31,9 @@ function filesOf(folder: string, found: string[] = []): string[] {
 
 const files = [
   ...FOLDERS.flatMap((folder) => filesOf(folder)),
-  ...readdirSync(ROOT).filter((name) => name.endsWith('.md') || name.endsWith('.json') || name.endsWith('.cjs')),
+  ...readdirSync(ROOT).filter(
+    (name) => name.endsWith('.md') || name.endsWith('.json') || name.endsWith('.cjs'),
+  ),
 ];
 const known = new Set(files);
 const knownNames = new Set(files.map((file) => basename(file)));
@@ -107,7 +109,9 @@ describe('the map', () => {
   });
 
   it('every folder of src/ has a README that says what the folder is for', () => {
-    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((entry) =>
+      entry.isDirectory(),
+    );
     for (const folder of folders) {
       const readme = join(ROOT, 'src', folder.name, 'README.md');
       expect(existsSync(readme), `src/${folder.name}/README.md`).toBe(true);
