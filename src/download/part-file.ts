@@ -5,9 +5,10 @@
  * destination. A part left by a process that died (Ctrl-C, kill, a lost network) is taken over by the next
  * run, which resumes it; one whose owner still runs is left alone.
  *
- * Writes (~1 MiB each), truncation and closing are synchronous, as in curl and aria2: handing them to the
- * thread pool costs more than they do when writes land in the page cache, and on a machine of two cores that
- * thread competes with the one receiving. Opening and renaming stay asynchronous.
+ * Writes (~1 MiB each), truncation, closing and the final rename are synchronous, as in curl and aria2: handing
+ * them to the thread pool costs more than they do (two hand-overs between threads, each a wake-up of a sleeping
+ * thread), and on a machine of two cores that thread competes with the one receiving. Creating the part stays
+ * asynchronous (see `openDescriptor`).
  */
 import {
   closeSync,
@@ -206,13 +207,18 @@ export class PartFile {
     const stats = fstatSync(this.#open());
     this.#close();
     try {
-      await rename(this.path, this.destination);
+      renameSync(this.path, this.destination);
     } catch (error) {
       throw localError(`Cannot move ${this.path} to ${this.destination}`, error);
     }
     this.#end();
-    if (this.#recorded || this.resumed)
-      await rm(recordPath(this.path), { force: true }).catch(() => undefined);
+    if (this.#recorded || this.resumed) {
+      try {
+        rmSync(recordPath(this.path), { force: true });
+      } catch {
+        // Left behind: a record whose part is gone is never used (a part is resumed with its own record only).
+      }
+    }
     return stats;
   }
 
