@@ -1,6 +1,6 @@
 /**
- * How many connections a large download runs over, decided from what it measures: it starts with one and opens
- * more only while each step up raises the throughput it measures, as a per-connection cap or a long round trip
+ * How many connections a large download runs over, decided from what it measures: it starts with a few (as
+ * many as the fixed default) and opens more only while each step up raises the throughput it measures, as a per-connection cap or a long round trip
  * rewards more connections and a link that one connection fills does not. Pure rules, fed numbers: the I/O that
  * opens and closes the connections is `ranged.ts`.
  */
@@ -9,8 +9,9 @@
 export const DEFAULT_MAX_CONNECTIONS = 32;
 
 /**
- * Connections a large file is fetched over unless told otherwise. The measured number (`'auto'`) is not the
- * default yet: on the links measured so far its ramp from one connection cost more than it gained.
+ * Connections a large file is fetched over unless told otherwise, and those the measured number (`'auto'`)
+ * starts from: a ramp from one connection cost more than it gained on every link measured, since the first
+ * steps are the slowest and a link that one connection fills loses nothing to eight.
  */
 export const DEFAULT_CONNECTIONS = 8;
 /** How long each number of connections is measured before the next step is decided. */
@@ -32,12 +33,14 @@ export type ConnectionDecision = 'grow' | 'hold';
 export interface ConnectionControllerOptions {
   /** The most connections it may open (at least 1). */
   max?: number | undefined;
+  /** The connections of the first step (1 unless given; at most `max`). */
+  initial?: number | undefined;
   /** See `DEFAULT_MIN_GAIN`. */
   minGain?: number | undefined;
 }
 
 /**
- * The decision rule: starts at one connection; each measurement of the current number is compared with the one
+ * The decision rule: starts at `initial` connections (one unless given); each measurement of the current number is compared with the one
  * before it. A step up that gained enough is kept and the number doubles again (quadruples when the step gained
  * nearly in proportion; capped at `max`); a step that did not settles back on the number before it, for good.
  * Settled, it holds.
@@ -52,7 +55,8 @@ export class ConnectionController {
   constructor(options: ConnectionControllerOptions = {}) {
     this.#max = Math.max(1, Math.floor(options.max ?? DEFAULT_MAX_CONNECTIONS));
     this.#minGain = options.minGain ?? DEFAULT_MIN_GAIN;
-    this.#settled = this.#max === 1;
+    this.#connections = Math.min(this.#max, Math.max(1, Math.floor(options.initial ?? 1)));
+    this.#settled = this.#connections >= this.#max;
   }
 
   /** The connections to run now. */

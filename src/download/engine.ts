@@ -254,7 +254,10 @@ async function downloadOne(
               options.connections === 'auto'
                 ? 1
                 : Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
-            adaptive: options.connections === 'auto' ? { max: DEFAULT_MAX_CONNECTIONS } : undefined,
+            adaptive:
+              options.connections === 'auto'
+                ? { max: DEFAULT_MAX_CONNECTIONS, initial: DEFAULT_CONNECTIONS }
+                : undefined,
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {

@@ -17,8 +17,8 @@ export interface RangedPlan {
   partSize: number;
   /** Parts fetched at once, when fixed (`--connections`); ignored with `adaptive`. */
   connections: number;
-  /** Start with one connection and open more while they raise the throughput (see `adaptive.ts`). */
-  adaptive?: { max: number; windowMs?: number | undefined } | undefined;
+  /** Start with `initial` connections and open more while they raise the throughput (see `adaptive.ts`). */
+  adaptive?: { max: number; initial?: number | undefined; windowMs?: number | undefined } | undefined;
 }
 
 /** What is on disk of an object and what is known of it. */

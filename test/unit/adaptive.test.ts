@@ -80,6 +80,20 @@ describe('ConnectionController', () => {
     expect(one.connections).toBe(1);
   });
 
+  it('starts from the initial number: on a full link it keeps it, on a capped one it grows from there', () => {
+    const full = new ConnectionController({ max: 32, initial: 8 });
+    expect(settle(full, () => 260 * MIB)).toEqual([8, 16]);
+    expect(full.connections).toBe(8);
+    expect(full.settled).toBe(true);
+    const capped = new ConnectionController({ max: 32, initial: 8 });
+    expect(settle(capped, (n) => n * 10 * MIB)).toEqual([8, 16, 32]);
+    expect(capped.connections).toBe(32);
+    // Never above the limit, and a start at the limit holds from the first step.
+    const atLimit = new ConnectionController({ max: 4, initial: 8 });
+    expect(atLimit.connections).toBe(4);
+    expect(atLimit.settled).toBe(true);
+  });
+
   it('holds once told to settle', () => {
     const controller = new ConnectionController();
     expect(controller.observe(10)).toBe('grow');

@@ -88,19 +88,16 @@ describe('adaptive connections over a shaped link', () => {
     return { seen, objectGets };
   }
 
-  it('keeps one connection on a link one connection fills: one answer streams the file, one part probes', async () => {
+  it('starts from the fixed default on a link one connection fills, and one step up that gains nothing is undone', async () => {
     // 1.5 MiB/s for the whole link, whatever the number of connections.
     const { seen, objectGets } = await download(SMALL, 64 * KIB, {
       rate: 0,
       linkRate: 1.5 * MIB,
       delayMs: 20,
     });
-    expect(seen.maxOpen).toBeLessThanOrEqual(2);
-    // The first answer carries the file; the probe asked for a few parts from its end, no more.
-    expect(seen.ranged).toBeLessThanOrEqual(6);
+    expect(seen.maxOpen).toBeGreaterThanOrEqual(8);
+    expect(seen.maxOpen).toBeLessThanOrEqual(16);
     expect(objectGets.length).toBe(seen.requests);
-    const probed = objectGets.slice(1).reduce((total, entry) => total + (entry.bytes ?? 0), 0);
-    expect(probed).toBeLessThan(3 * MIB * 0.25);
   });
 
   it('grows on a per-connection cap, past 8 connections when each step pays', async () => {

@@ -49,7 +49,7 @@ export const download: CommandDeclaration = {
       .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
       .option(
         '--connections <n>',
-        'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, one and more while they raise the speed, up to 32',
+        'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, from 8 and more while they raise the speed, up to 32',
         connectionCount,
       )
       .option(
