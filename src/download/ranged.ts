@@ -64,7 +64,9 @@ export class RangedDownload {
     this.#book = new SpanBook(job.state, job.plan.partSize, job.checksum);
     this.#cadence = new RecordCadence(() => recordQuietly(job.part, job.state, this.#book.held()));
     const adaptive = job.plan.adaptive;
-    this.#controller = adaptive ? new ConnectionController({ max: adaptive.max, initial: adaptive.initial }) : undefined;
+    this.#controller = adaptive
+      ? new ConnectionController({ max: adaptive.max, initial: adaptive.initial })
+      : undefined;
     this.#meter = new ThroughputWindow(adaptive?.windowMs);
     this.#warmingUntil = this.#controller ? performance.now() + this.#meter.windowMs : undefined;
   }
