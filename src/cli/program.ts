@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Argument, Command, Option } from 'commander';
 import { ExitCode, UsageError } from '../core/errors.js';
 import { OUTPUT_FORMATS } from '../output.js';
-import type { CompletionShell } from './commands/completion.js';
+import type { CompletionShell } from './completion/model.js';
 import type { CommandIO, GlobalOptions } from './io.js';
 import {
   collect,
