@@ -16,7 +16,7 @@ import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { displayUrl } from '../core/urls.js';
 import type { ObjectResponse } from '../http/objects.js';
 import { discardBody, header } from '../http/objects.js';
-import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
+import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
 import { checkFreeSpace } from './local-root.js';
 import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from './object-state.js';
 import type { PartFile } from './part-file.js';
