@@ -10,7 +10,7 @@ import {
   cleanup,
   finished,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -148,7 +148,7 @@ describe('download results on stdout (points 3 and 10)', () => {
         bytes: 3000,
         verified: true,
         // The folder server states a CRC-32 of the body; a bucket its MD5, as the ETag.
-        checksum: ON_ENGINES ? 'md5' : 'crc32',
+        checksum: ON_BACKENDS ? 'md5' : 'crc32',
       },
     ]);
   });

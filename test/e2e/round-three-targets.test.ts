@@ -16,7 +16,7 @@ import {
   cleanup,
   finished,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   tempDir,
@@ -50,7 +50,7 @@ afterEach(async () => {
 const run = (args: string[]) =>
   runCli(['download', '--url', server.url, '--data-dir', 'data', ...args], { cwd: home });
 
-describe.skipIf(ON_ENGINES)('download targets', () => {
+describe.skipIf(ON_BACKENDS)('download targets', () => {
   it('maps a path inside the data root, relative or absolute, to its storage path', async () => {
     const relative = await run([`./data/${JAN[0]}`]);
     expect(relative.stderr).toContain('1 downloaded');
@@ -92,7 +92,7 @@ describe.skipIf(ON_ENGINES)('download targets', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('upload failures', () => {
+describe.skipIf(ON_BACKENDS)('upload failures', () => {
   it('are labelled by the upload, not by the GET that asks for its URL', async () => {
     await run([JAN[0] as string]);
     const closed = await startReferenceServer({
@@ -112,7 +112,7 @@ describe.skipIf(ON_ENGINES)('upload failures', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('a data root that cannot be made', () => {
+describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
   it('says a data root that is a file is a file, not EEXIST', async () => {
     await writeFile(`${home}/afile`, 'x');
     const file = await runCli(['download', '--url', server.url, '--data-dir', 'afile', JAN[0] as string], {
@@ -153,7 +153,7 @@ describe.skipIf(ON_ENGINES)('a data root that cannot be made', () => {
   );
 });
 
-describe.skipIf(ON_ENGINES)('a read-only mirror', () => {
+describe.skipIf(ON_BACKENDS)('a read-only mirror', () => {
   const mounted = mountTmpfs('4m');
   if (mounted) unmount(mounted);
   it.runIf(mounted !== undefined)(
@@ -183,7 +183,7 @@ describe.skipIf(ON_ENGINES)('a read-only mirror', () => {
 
 const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
 
-describe.skipIf(ON_ENGINES)('the coverage calendar on a narrow terminal', () => {
+describe.skipIf(ON_BACKENDS)('the coverage calendar on a narrow terminal', () => {
   it.runIf(HAS_SCRIPT).each([80, 60, 50])('fits %i columns without a wrapped row', async (columns) => {
     const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
     const args = [

@@ -18,7 +18,7 @@ import {
   cleanEnv,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -56,7 +56,7 @@ async function serve(
   return server;
 }
 
-describe.skipIf(ON_ENGINES)('a resumed download', () => {
+describe.skipIf(ON_BACKENDS)('a resumed download', () => {
   it('says it resumed, and how much of the file this run fetched', async () => {
     const name = scienceName('swe', 3);
     const path = `imap/swe/l1a/2024/01/${name}`;
@@ -150,7 +150,7 @@ function runInTerminal(args: readonly string[], cwd: string, typed: string): Pro
   return finished(child, 30_000);
 }
 
-describe.skipIf(ON_ENGINES)('download - (stdin)', () => {
+describe.skipIf(ON_BACKENDS)('download - (stdin)', () => {
   const names = [scienceName('mag', 1), scienceName('mag', 2)];
   const paths = names.map((name) => `imap/mag/l1a/2024/01/${name}`);
   let url: string;
@@ -196,7 +196,7 @@ describe.skipIf(ON_ENGINES)('download - (stdin)', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('grammar and empty files', () => {
+describe.skipIf(ON_BACKENDS)('grammar and empty files', () => {
   it('one file verified is not "All 1"', async () => {
     const name = scienceName('mag', 5);
     await putFile(store, `imap/mag/l1a/2024/01/${name}`, bytesFor(name, 2000));
@@ -230,7 +230,7 @@ describe.skipIf(ON_ENGINES)('grammar and empty files', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('filters', () => {
+describe.skipIf(ON_BACKENDS)('filters', () => {
   let url: string;
   beforeEach(async () => {
     const name = scienceName('mag', 7);
@@ -280,7 +280,7 @@ describe.skipIf(ON_ENGINES)('filters', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('options shared by the client commands', () => {
+describe.skipIf(ON_BACKENDS)('options shared by the client commands', () => {
   let url: string;
   const name = scienceName('mag', 8);
   beforeEach(async () => {

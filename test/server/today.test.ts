@@ -140,7 +140,7 @@ describe('paging through 25,000 records', () => {
         await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET, wire: mode }),
       );
     }
-    // 25,000 files written and listed three times: on two cores shared with the engine tests this has
+    // 25,000 files written and listed three times: on two cores shared with the backend tests this has
     // taken over 30 s.
   }, 120_000);
   afterAll(async () => {
