@@ -1,6 +1,7 @@
 /**
- * Today's service beside the specification's: the three dialects, `latest=true`, paging, the `/api-key/` and
- * `/authorized/` routes, HEAD downloads and both forms of 409, in every wire mode.
+ * The reference server's dialects, today's service beside the specification's (`spec`, `today` and `both`):
+ * `latest=true`, paging, the `/api-key/` and `/authorized/` routes, HEAD downloads and both forms of 409, in
+ * every wire mode.
  */
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
- * Round three on a terminal 80 columns wide: Ctrl-C during an upload ends with the summary and 130, and no full
- * bar or text glued to it stays on screen; the MD5 pass before an upload shows its time left.
+ * An upload on a terminal 80 columns wide: Ctrl-C during the upload ends with the summary and 130, and no full
+ * bar or text glued to it stays on screen; the MD5 pass before the upload shows its time left.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { truncate } from 'node:fs/promises';
