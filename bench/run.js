@@ -16,7 +16,7 @@ const GROUPS = {
   query: () => import('./query.js'),
   startup: () => import('./startup.js'),
   liftoff: () => import('./liftoff.js'),
-  engines: () => import('./engines.js'),
+  backends: () => import('./backends.js'),
   'server-load': () => import('./server-load.js'),
   sync: () => import('./sync.js'),
 };

@@ -10,7 +10,7 @@ import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startEngines } from './engines.js';
+import { startBackends } from './backends.js';
 import { execute, tool } from './lib/measure.js';
 import { startListeningProcess } from './lib/server.js';
 import { markdownTable, median, percentile } from './lib/stats.js';
@@ -116,12 +116,12 @@ function latencyRow(label, { samples, failures }) {
 export async function run({ quick = false } = {}) {
   const processes = quick ? 4 : 8;
   const perProcess = quick ? 15 : 50;
-  const engines = await startEngines();
-  const proxy = await countingProxy(engines.env.AWS_ENDPOINT_URL_S3);
+  const backends = await startBackends();
+  const proxy = await countingProxy(backends.env.AWS_ENDPOINT_URL_S3);
   const work = await mkdtemp(join(tmpdir(), 'mission-bench-load-'));
   const env = {
     ...process.env,
-    ...engines.env,
+    ...backends.env,
     AWS_ENDPOINT_URL_S3: proxy.url,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
@@ -219,7 +219,7 @@ export async function run({ quick = false } = {}) {
   } finally {
     await Promise.all(servers.map((server) => server.close()));
     await proxy.close();
-    await engines.stop();
+    await backends.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

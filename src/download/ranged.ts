@@ -18,9 +18,6 @@ import { type Span, SpanBook } from './spans.js';
 /** Default bytes per part: large enough that per-request costs vanish, small enough to spread over connections. */
 export const DEFAULT_PART_SIZE = 16 * 1024 * 1024;
 
-export type { RangedPlan } from './object-state.js';
-export { RangesIgnored } from './span-fetch.js';
-
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export function receiveRanges(job: RangedJob): Promise<number> {
   return new RangedDownload(job).run();

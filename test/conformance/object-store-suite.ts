@@ -1,6 +1,6 @@
 /**
  * Every promise of an ObjectStore, written once (in the manner of rclone's fstests) and run against each
- * implementation by `object-store.test.ts` on real engines. The tests of an optional capability (taking upload
+ * implementation by `object-store.test.ts` on real backends. The tests of an optional capability (taking upload
  * bytes, confirming uploads that went straight to the store) run on the stores that have it and are skipped,
  * as such, on the others.
  */

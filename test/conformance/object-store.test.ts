@@ -6,7 +6,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { startReferenceServer } from '../../src/server/index.js';
 import { FolderStore } from '../../src/server/objects/folder-store.js';
 import { S3Store } from '../../src/server/objects/s3-store.js';
-import { startS3Store } from '../helpers/engines.js';
+import { startS3Store } from '../helpers/backends.js';
 import { objectStoreConformance, type StoreFixture } from './object-store-suite.js';
 
 objectStoreConformance('folder store', 'takes', async () => {
@@ -36,13 +36,13 @@ objectStoreConformance('folder store', 'takes', async () => {
 });
 
 objectStoreConformance('S3 store (s3rver, SigV4 checked)', 'confirms', async () => {
-  const engine = await startS3Store();
-  await engine.createBucket('conformance');
-  const credentials = { accessKeyId: engine.accessKeyId, secretAccessKey: engine.secretAccessKey };
-  const store = new S3Store({ url: 's3://conformance/some/prefix', endpoint: engine.endpoint, credentials });
+  const s3rver = await startS3Store();
+  await s3rver.createBucket('conformance');
+  const credentials = { accessKeyId: s3rver.accessKeyId, secretAccessKey: s3rver.secretAccessKey };
+  const store = new S3Store({ url: 's3://conformance/some/prefix', endpoint: s3rver.endpoint, credentials });
   const raw = new S3Client({
-    endpoint: engine.endpoint,
-    region: engine.region,
+    endpoint: s3rver.endpoint,
+    region: s3rver.region,
     forcePathStyle: true,
     credentials,
   });
@@ -56,7 +56,7 @@ objectStoreConformance('S3 store (s3rver, SigV4 checked)', 'confirms', async () 
     },
     async cleanup() {
       raw.destroy();
-      await engine.stop();
+      await s3rver.stop();
     },
   };
 });

@@ -2,9 +2,9 @@
  * `coverage` end to end, on a generated year of daily files (365 days at three levels, known gaps and version
  * bumps: scripts/year-archive.js) and on the demo archive: the days and gaps it reports, the calendar's 80
  * columns, the CSV and JSON records, the HTML page's SVG cells, the marks of local copies, the library call and
- * shell completion.
+ * shell completion; and the calendar on a terminal narrower than 80 columns.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +18,12 @@ import {
 } from '../../src/server/index.js';
 import {
   assertBuilt,
+  BIN,
+  bytesFor,
+  cleanEnv,
   cleanup,
+  finished,
+  ON_BACKENDS,
   putFile,
   ROOT,
   runCli,
@@ -26,6 +31,7 @@ import {
   type TestServer,
   tempDir,
 } from '../helpers/e2e.js';
+import { screenText } from '../helpers/screen.js';
 import { elementsNamed, svgsOf } from '../helpers/svg.js';
 
 const exec = promisify(execFile);
@@ -367,5 +373,66 @@ describe('completion of coverage and status', () => {
     expect(await complete(['mission-data', 'status', '--output-format', ''])).toEqual(['text', 'json']);
     expect(await complete(['mission-data', 'download', '--up'])).toEqual(['--update']);
     expect(await complete(['mission-data', 'coverage', '--ht'])).toEqual(['--html']);
+  });
+});
+
+const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
+
+describe.skipIf(ON_BACKENDS)('the coverage calendar on a narrow terminal', () => {
+  const MONTHS = [
+    'imap/mag/l2/2025/01/imap_mag_l2_norm_20250101_20250101_v01-00.cdf',
+    'imap/mag/l2/2025/01/imap_mag_l2_norm_20250131_20250131_v01-00.cdf',
+    'imap/mag/l2/2025/02/imap_mag_l2_norm_20250201_20250201_v01-00.cdf',
+  ];
+  let narrowStore: string;
+  let narrowHome: string;
+  let narrow: ReferenceServer;
+  beforeAll(async () => {
+    narrowStore = await tempDir('mission-store-');
+    narrowHome = await tempDir();
+    for (const path of MONTHS) await putFile(narrowStore, path, bytesFor(path, 1000));
+    narrow = await startReferenceServer({
+      storeDir: narrowStore,
+      port: 0,
+      secret: 'coverage-secret-0123456789',
+    });
+  });
+  afterAll(async () => {
+    await narrow?.close();
+    await cleanup(narrowStore);
+    await cleanup(narrowHome);
+  });
+
+  it.runIf(HAS_SCRIPT).each([80, 60, 50])('fits %i columns without a wrapped row', async (columns) => {
+    const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+    const args = [
+      'coverage',
+      '--url',
+      narrow.url,
+      '--data-dir',
+      'data',
+      '--instrument',
+      'mag',
+      '--data-level',
+      'l2',
+    ];
+    const command = `stty cols ${columns} rows 50; exec ${[process.execPath, BIN, ...args, '--start-date', '20250101', '--end-date', '20250228'].map(quote).join(' ')}`;
+    // The server answers from this process: the run is awaited, never waited for synchronously.
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+      cwd: narrowHome,
+      env: cleanEnv(narrowHome, { TERM: 'xterm' }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin?.end();
+    const run = await finished(child, 30_000);
+    expect(run.code).toBe(0);
+    const screen = screenText(run.stdout, columns);
+    for (const line of screen) expect(line.length).toBeLessThanOrEqual(columns);
+    const january = screen.find((line) => line.startsWith('2025-01'));
+    const february = screen.find((line) => line.startsWith('2025-02'));
+    // A row per month, each ending with its count (a wrapped row would leave the count on a line of its own).
+    expect(january).toMatch(/ \d+\/31$/);
+    expect(february).toMatch(/ \d+\/28$/);
+    expect(screen.filter((line) => /^\s*\d+\/\d+$/.test(line))).toEqual([]);
   });
 });

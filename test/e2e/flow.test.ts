@@ -11,7 +11,7 @@ import {
   bytesFor,
   cleanup,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -47,7 +47,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
   beforeAll(async () => {
     server = await startServer({ wire });
     // The second pass of .ci/run plays the same flow against a bucket and PostgreSQL.
-    expect(server.storeDir.startsWith('s3://')).toBe(ON_ENGINES);
+    expect(server.storeDir.startsWith('s3://')).toBe(ON_BACKENDS);
     home = await tempDir();
     for (const [name, contents] of Object.entries(FILES)) await putFile(join(home, 'data'), name, contents);
   });

@@ -16,7 +16,7 @@ import {
   bytesFor,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -185,7 +185,7 @@ describe('a disk that cannot hold the download', () => {
 
 describe('an interrupted download run again', () => {
   // The relay counts bytes the server sends; from a bucket, the bytes come from the store itself.
-  it.skipIf(ON_ENGINES)('transfers only the missing bytes, counted at the server', async () => {
+  it.skipIf(ON_BACKENDS)('transfers only the missing bytes, counted at the server', async () => {
     const body = bytesFor(NAME, 32 * 1024 * 1024);
     await storeObject(body);
     // Slowed to ~24 MiB/s so that Ctrl-C lands in the middle.
@@ -278,7 +278,7 @@ describe('an interrupted download run again', () => {
 
 describe('uploads', () => {
   // s3rver keeps the bytes of a PUT cut off before its Content-Length (S3 keeps none): the name is then taken.
-  it.skipIf(ON_ENGINES)(
+  it.skipIf(ON_BACKENDS)(
     'a file that grows while it is sent is refused before the store keeps it, and the re-run stores it',
     async () => {
       const path = await putFile(join(home, 'data'), NAME, bytesFor(NAME, 16 * 1024 * 1024));

@@ -12,7 +12,7 @@ import {
   cleanup,
   finished,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -53,7 +53,7 @@ afterAll(async () => {
 
 const SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
 
-describe.skipIf(ON_ENGINES)('an interrupted batch', () => {
+describe.skipIf(ON_BACKENDS)('an interrupted batch', () => {
   it('download - ends 130/143 after its summary, 20 times in a row, and a run left alone completes', {
     timeout: 180_000,
   }, async () => {

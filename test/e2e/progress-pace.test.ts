@@ -8,7 +8,7 @@ import { createClient } from '../../src/api.js';
 import {
   bytesFor,
   cleanup,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   scienceName,
   startServer,
@@ -49,7 +49,7 @@ function paced(times: readonly number[]): number[] {
 }
 
 // The shaping proxy sits in front of the server's own object routes; a bucket's downloads go to the store itself.
-describe.skipIf(ON_ENGINES)('onProgress of the library', () => {
+describe.skipIf(ON_BACKENDS)('onProgress of the library', () => {
   it('a download: at most every 100 ms, and its end', async () => {
     const client = createClient({
       url: proxy.url,

@@ -4,7 +4,7 @@ import { WIRE_MODES } from '../../src/server/index.js';
 import {
   assertBuilt,
   cleanup,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   startServer,
@@ -40,10 +40,10 @@ const recordOf = (name: string) => {
 };
 /**
  * The output with its ingestion dates as the store folder's mtimes give them. A bucket dates an object when
- * it was put there, which these tests cannot set: on the engines, any date stands for the one expected.
+ * it was put there, which these tests cannot set: on the backends, any date stands for the one expected.
  */
 const dated = (output: string) =>
-  ON_ENGINES ? output.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, '2025-02-03 04:05:06') : output;
+  ON_BACKENDS ? output.replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, '2025-02-03 04:05:06') : output;
 const CSV_HEADER =
   'file_path,instrument,data_level,descriptor,start_date,end_date,version,extension,ingestion_date';
 

@@ -15,7 +15,7 @@ import {
   bytesFor,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -140,7 +140,7 @@ async function resumeAndCheck(present: number, faults: FaultOptions = {}) {
   return fetched;
 }
 
-describe.skipIf(ON_ENGINES)('resuming a file fetched over several connections', () => {
+describe.skipIf(ON_BACKENDS)('resuming a file fetched over several connections', () => {
   it('after a lost network, the next run fetches only the bytes not on disk', async () => {
     const first = await serve({ outage: { afterBytes: 40 * MIB, forMs: 120_000 } });
     const failed = await download(first.url, '--retries', '0');

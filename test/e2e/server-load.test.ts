@@ -2,19 +2,20 @@
  * Two `serve` processes on one bucket (s3rver) and one database (PostgreSQL) under an upload burst: queries are
  * answered at once and never miss an acknowledged upload (read-after-upload across servers), one winner per
  * name, no 5xx; and a server killed between a reservation and its answer leaves an honest 409 that a re-run of
- * the same bytes gets past. It starts its own engines, so the engines pass of the suite does not run it again.
+ * the same bytes gets past. It starts its own backends, so the backends pass of the suite does not run it again.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, startS3Store } from '../helpers/backends.js';
 import {
   assertBuilt,
   bytesFor,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   type ServeProcess,
@@ -23,7 +24,6 @@ import {
   spawnServe,
   tempDir,
 } from '../helpers/e2e.js';
-import { startPostgres, startS3Store } from '../helpers/engines.js';
 
 const BUCKET = 'load';
 let s3: Awaited<ReturnType<typeof startS3Store>>;
@@ -59,7 +59,7 @@ async function queryPaths(url: string, search: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  if (ON_ENGINES) return;
+  if (ON_BACKENDS) return;
   assertBuilt();
   [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
   await s3.createBucket(BUCKET);
@@ -78,7 +78,7 @@ afterAll(async () => {
 
 const INSTRUMENTS = ['mag', 'swe', 'hit', 'codice'];
 
-describe.skipIf(ON_ENGINES)('two servers under an upload burst', () => {
+describe.skipIf(ON_BACKENDS)('two servers under an upload burst', () => {
   it('acknowledged uploads are found at once on the other server, once each; one winner per name; no 5xx', async () => {
     const started = Date.now();
     const servers = await Promise.all([serve(), serve()]);
@@ -199,7 +199,7 @@ async function killingProxy(target: ServeProcess): Promise<{ url: string; close(
   };
 }
 
-describe.skipIf(ON_ENGINES)('a server killed between a reservation and its answer', () => {
+describe.skipIf(ON_BACKENDS)('a server killed between a reservation and its answer', () => {
   it('leaves a 409 that says the name is reserved, not stored; the same bytes run again succeed', async () => {
     const a = await serve();
     const b = await serve();

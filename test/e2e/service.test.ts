@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseName } from '../../src/naming/names.js';
+import { startPostgres, startS3Store } from '../helpers/backends.js';
 import {
   assertBuilt,
   bytesFor,
@@ -22,7 +23,6 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
-import { startPostgres, startS3Store } from '../helpers/engines.js';
 
 type Served = ServeProcess;
 

@@ -11,7 +11,7 @@ import {
   assertBuilt,
   bytesFor,
   cleanup,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -53,7 +53,7 @@ afterAll(async () => {
 
 const bounded = ['--timeout', String(TIMEOUT_S), '--retries', String(RETRIES)];
 
-describe.skipIf(ON_ENGINES)('a store that freezes', () => {
+describe.skipIf(ON_BACKENDS)('a store that freezes', () => {
   it('ends a download over 8 connections within (retries + 1) x timeout, keeping what it holds', {
     timeout: 60_000,
   }, async () => {
@@ -118,7 +118,7 @@ describe.skipIf(ON_ENGINES)('a store that freezes', () => {
   });
 });
 
-describe.skipIf(ON_ENGINES)('a service that fails for a while', () => {
+describe.skipIf(ON_BACKENDS)('a service that fails for a while', () => {
   it('answers /query with 500 twice, then 200: the query succeeds', async () => {
     const proxy = await startFreezingProxy(server.url, {
       failApi: { prefix: '/query', count: 2, status: 500 },

@@ -16,7 +16,7 @@ import {
   BUCKET_LISTS_PAST_ONE_PAGE,
   cleanup,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   ROOT,
   runCli,
@@ -47,7 +47,7 @@ const MISPLACED = 'imap/mag/l1b/2025/03/imap_mag_l1b_norm_20250415_20250415_v01-
 const YEAR = ['--instrument', 'mag', '--start-date', '20250101', '--end-date', '20251231'];
 
 // A year is 1,051 objects, more than one page of a bucket's listing (see BUCKET_LISTS_PAST_ONE_PAGE).
-const SKIPPED = ON_ENGINES && !BUCKET_LISTS_PAST_ONE_PAGE;
+const SKIPPED = ON_BACKENDS && !BUCKET_LISTS_PAST_ONE_PAGE;
 
 let store: string;
 let home: string;

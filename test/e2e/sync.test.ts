@@ -151,7 +151,7 @@ describe('sync', () => {
 
     beforeAll(async () => {
       await upload(FILES, MIB / 2);
-      // Every request to the service waits a while (on the engines, objects come straight from the bucket): the
+      // Every request to the service waits a while (on the backends, objects come straight from the bucket): the
       // first run is still going when the second starts and when the signal comes.
       proxy = await startShapingProxy(server.url, { rate: 2 * MIB, linkRate: 4 * MIB, delayMs: 400 });
     });

@@ -16,7 +16,7 @@ import {
   cleanup,
   finished,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -329,7 +329,7 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
   }
 
   // The proxy sits in front of the server's object answers; a bucket's downloads go to the store itself.
-  describe.skipIf(ON_ENGINES)('download through an unreliable connection', () => {
+  describe.skipIf(ON_BACKENDS)('download through an unreliable connection', () => {
     it('resumes with Range when the connection drops mid-file', async () => {
       const proxy = await startProxy(server.url, { cutAfter: 1_000_000 });
       try {

@@ -1,15 +1,27 @@
 /**
  * `upload` through the built command line (issue 19): a file in a folder that disagrees with its name is refused
  * with the path it belongs at, `--ignore-folder` sends it by name; a name with reversed dates is refused; a file
- * the store holds with other bytes is reported as a refused upload with the next version to use.
+ * the store holds with other bytes is reported as a refused upload with the next version to use; a refused key
+ * is labelled by the upload, not by the request for its URL; an empty file is sent with a warning.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, cleanup, runCli, startServer, type TestServer, tempDir } from '../helpers/e2e.js';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import {
+  assertBuilt,
+  cleanup,
+  ON_BACKENDS,
+  runCli,
+  scienceName,
+  startServer,
+  type TestServer,
+  tempDir,
+} from '../helpers/e2e.js';
 
 const NAME = 'imap_mag_l1a_norm_20250410_20250410_v01-00.cdf';
 const KEY = `imap/mag/l1a/2025/04/${NAME}`;
+const SECRET = 'upload-checks-secret-0123456789';
 
 let server: TestServer;
 let store: string;
@@ -95,5 +107,61 @@ describe('a file the store holds with other bytes (point 12)', () => {
     expect(again.stderr).toContain(
       'Hint: The store never replaces a file: give the new product the next version, e.g. imap_mag_l1a_norm_20250411_20250411_v01-04.cdf, and upload that.',
     );
+  });
+});
+
+describe.skipIf(ON_BACKENDS)('upload failures', () => {
+  it('are labelled by the upload, not by the GET that asks for its URL', async () => {
+    const closedStore = await tempDir('mission-store-');
+    const closed = await startReferenceServer({
+      storeDir: closedStore,
+      port: 0,
+      secret: SECRET,
+      apiKeys: ['right-key'],
+    });
+    try {
+      await placeAt(KEY, 'april l1a');
+      const result = await runCli(['upload', '--url', closed.url, `data/${KEY}`], { cwd: home });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`${KEY}: upload ${KEY}: 401 `);
+      expect(result.stderr).not.toMatch(/GET \S+\/upload\//);
+    } finally {
+      await closed.close();
+      await cleanup(closedStore);
+    }
+  });
+});
+
+describe.skipIf(ON_BACKENDS)('an empty file', () => {
+  let own: string;
+  let ownServer: ReferenceServer;
+  beforeEach(async () => {
+    own = await tempDir('mission-store-');
+    ownServer = await startReferenceServer({ storeDir: own, port: 0, secret: SECRET });
+  });
+  afterEach(async () => {
+    await ownServer.close();
+    await cleanup(own);
+  });
+
+  it.each([[[]], [['--no-checksum']]])('uploads a 0-byte science file with a warning (%j)', async (extra) => {
+    const name = scienceName('mag', 6);
+    const folder = join(home, 'data', 'imap/mag/l1a/2024/01');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, name), '');
+    const run = await runCli(['upload', name, '--url', ownServer.url, '--data-dir', 'data', ...extra], {
+      cwd: home,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(
+      `Warning: ${join(folder, name)} is empty (0 bytes); uploading it as it is.\n`,
+    );
+    expect(run.stderr).toContain('1 uploaded');
+    // The same empty file again: already stored, with the same (no) bytes.
+    const again = await runCli(['upload', name, '--url', ownServer.url, '--data-dir', 'data', ...extra], {
+      cwd: home,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('1 already stored (same bytes)');
   });
 });

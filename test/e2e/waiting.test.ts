@@ -15,7 +15,7 @@ import {
   cleanEnv,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   scienceName,
   spawnCli,
@@ -88,7 +88,7 @@ afterAll(async () => {
 const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
 // The stalling proxy sits in front of the server's object answers; from a bucket, the bytes come from the store.
-describe.skipIf(!HAS_SCRIPT || ON_ENGINES)('two processes downloading the same file', () => {
+describe.skipIf(!HAS_SCRIPT || ON_BACKENDS)('two processes downloading the same file', () => {
   it('the second shows which process it waits for, then fetches the file once the first stops', async () => {
     const first = spawnCli(['download', '--url', proxyUrl, PATH], { cwd: home });
     const firstDone = finished(first, 60_000);

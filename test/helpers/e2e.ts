@@ -125,16 +125,16 @@ export interface TestServer extends ReferenceServer {
 }
 
 /**
- * True when the end-to-end tests run against the service on real engines (`MISSION_DATA_E2E_ENGINES=1`, the
+ * True when the end-to-end tests run against the service on real backends (`MISSION_DATA_E2E_BACKENDS=1`, the
  * second pass of `.ci/run`): every server `startServer` starts then keeps its objects in a bucket of an
  * S3-compatible store and its index in PostgreSQL, both started for it (holding what its store folder held).
  */
-export const ON_ENGINES = process.env.MISSION_DATA_E2E_ENGINES === '1';
+export const ON_BACKENDS = process.env.MISSION_DATA_E2E_BACKENDS === '1';
 
 /**
- * Whether the S3-compatible store of the engines (s3rver) can list a bucket past its first page of 1,000
+ * Whether the S3-compatible store of the backends (s3rver) can list a bucket past its first page of 1,000
  * objects: its continuation tokens are DES-encrypted, a cipher OpenSSL 3 offers only with its legacy provider
- * (`NODE_OPTIONS=--openssl-legacy-provider`, as `.ci/run` sets for the engines pass).
+ * (`NODE_OPTIONS=--openssl-legacy-provider`, as `.ci/run` sets for the backends pass).
  */
 export const BUCKET_LISTS_PAST_ONE_PAGE = (() => {
   try {
@@ -190,16 +190,16 @@ async function seedBucket(client: S3Client, bucket: string, prefix: string, stor
 }
 
 /**
- * Starts the reference server on a bucket and a database of their own (see `ON_ENGINES`). With `storeDir`,
+ * Starts the reference server on a bucket and a database of their own (see `ON_BACKENDS`). With `storeDir`,
  * the objects of that store folder are put in the bucket first and indexed (`reindex`) before it is returned.
  */
-async function startServerOnEngines(options: {
+async function startServerOnBackends(options: {
   wire?: WireMode;
   apiKeys?: string[];
   storeDir?: string;
   log?: (entry: RequestLogEntry) => void;
 }): Promise<TestServer> {
-  const { startPostgres, startS3Store } = await import('./engines.js');
+  const { startPostgres, startS3Store } = await import('./backends.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
   const { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
@@ -267,7 +267,7 @@ async function startServerOnEngines(options: {
 }
 
 /**
- * Starts the reference server on `storeDir` (default: a new temporary folder). On the engines (`ON_ENGINES`)
+ * Starts the reference server on `storeDir` (default: a new temporary folder). On the backends (`ON_BACKENDS`)
  * it serves a bucket and PostgreSQL instead, holding the objects `storeDir` holds at start.
  */
 export async function startServer(
@@ -279,7 +279,7 @@ export async function startServer(
     log?: (entry: RequestLogEntry) => void;
   } = {},
 ): Promise<TestServer> {
-  if (ON_ENGINES) return startServerOnEngines(options);
+  if (ON_BACKENDS) return startServerOnBackends(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
     storeDir,

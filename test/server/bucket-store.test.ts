@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import { startPostgres, startS3Store } from '../helpers/backends.js';
 import { cleanup, scienceName, tempDir, waitFor } from '../helpers/e2e.js';
-import { startPostgres, startS3Store } from '../helpers/engines.js';
 
 let s3: Awaited<ReturnType<typeof startS3Store>>;
 let db: Awaited<ReturnType<typeof startPostgres>>;

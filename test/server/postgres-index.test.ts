@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresIndex } from '../../src/server/metadata/postgres-index.js';
 import { MIGRATIONS, migrate, schemaVersion } from '../../src/server/metadata/postgres-schema.js';
-import { startPostgres } from '../helpers/engines.js';
+import { startPostgres } from '../helpers/backends.js';
 
 describe('PostgreSQL index', () => {
   let db: Awaited<ReturnType<typeof startPostgres>>;

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import { HttpClient } from '../../src/service/client.js';
+import { startS3Store } from '../helpers/backends.js';
 import { bytesFor, scienceName } from '../helpers/e2e.js';
-import { startS3Store } from '../helpers/engines.js';
 
 type S3Store = Awaited<ReturnType<typeof startS3Store>>;
 

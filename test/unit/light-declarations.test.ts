@@ -22,7 +22,11 @@ const LIGHT: readonly RegExp[] = [
   /^\.\/[\w-]+\.js$/, // another file of the folder (checked here too)
 ];
 /** What a type-only import may name besides: erased from the JavaScript, it loads nothing. */
-const TYPES_ONLY: readonly RegExp[] = [/^\.\.\/io\.js$/, /^\.\.\/commands\/[\w-]+\.js$/];
+const TYPES_ONLY: readonly RegExp[] = [
+  /^\.\.\/io\.js$/,
+  /^\.\.\/commands\/[\w-]+\.js$/,
+  /^\.\.\/completion\/model\.js$/,
+];
 /** What `import()` may load: a command's body, when it runs. */
 const BODIES = /^\.\.\/commands\/[\w-]+\.js$/;
 

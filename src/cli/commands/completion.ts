@@ -10,8 +10,6 @@ import { type CompletionShell, programModel } from '../completion/model.js';
 import { zshScript } from '../completion/zsh.js';
 import type { CommandIO } from '../io.js';
 
-export { COMPLETION_SHELLS, type CompletionShell } from '../completion/model.js';
-
 /** The completion script of `program` for `shell`. */
 export function completionScript(program: Command, shell: CompletionShell): string {
   const commands = programModel(program);

@@ -11,7 +11,8 @@ import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, filterFlag, pickFilters, refuseIngestionFilters } from '../options.js';
-import { canAnimate, TransferReporter } from '../progress.js';
+import { TransferReporter } from '../progress.js';
+import { canAnimate } from '../status-line.js';
 import { expandStdin } from './download-input.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,

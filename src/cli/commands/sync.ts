@@ -13,7 +13,8 @@ import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import type { SyncFile, SyncResult } from '../../sync/types.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
-import { canAnimate, type TransferReporter } from '../progress.js';
+import type { TransferReporter } from '../progress.js';
+import { canAnimate } from '../status-line.js';
 import { downloadReporter, showDownloadProgress } from './download.js';
 
 /** Options of `sync`: the global ones, the query filters, what to keep and how to transfer. */

@@ -3,7 +3,8 @@ import { AbortedError, ExitCode } from '../../core/errors.js';
 import { ALREADY_STORED, type UploadPreview, type UploadResult } from '../../upload/engine.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { canAnimate, TransferReporter } from '../progress.js';
+import { TransferReporter } from '../progress.js';
+import { canAnimate } from '../status-line.js';
 
 /** Options of `upload`. */
 export interface UploadCommandOptions extends GlobalOptions {

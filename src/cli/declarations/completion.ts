@@ -1,6 +1,6 @@
 /** `mission-data completion`: a shell's completion script, written from the program it is given. */
 import { Argument } from 'commander';
-import type { CompletionShell } from '../commands/completion.js';
+import type { CompletionShell } from '../completion/model.js';
 import { EXAMPLES } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 

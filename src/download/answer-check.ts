@@ -1,6 +1,7 @@
 /**
- * Checking an object answer against what is on disk of the object, and forgetting what is on disk when it
- * belongs to another version: shared by the stream (`receive.ts`) and nothing else, kept apart for size.
+ * Checking an object answer against what is on disk of the object (the part file and its state), and
+ * forgetting what is on disk when it belongs to another version of the object: the stream (`receive.ts`)
+ * asks it of each answer.
  */
 import { ProtocolError } from '../core/errors.js';
 import type { ObjectResponse } from '../http/objects.js';

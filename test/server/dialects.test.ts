@@ -1,6 +1,7 @@
 /**
- * Today's service beside the specification's: the three dialects, `latest=true`, paging, the `/api-key/` and
- * `/authorized/` routes, HEAD downloads and both forms of 409, in every wire mode.
+ * The reference server's dialects, today's service beside the specification's (`spec`, `today` and `both`):
+ * `latest=true`, paging, the `/api-key/` and `/authorized/` routes, HEAD downloads and both forms of 409, in
+ * every wire mode.
  */
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -140,7 +141,7 @@ describe('paging through 25,000 records', () => {
         await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET, wire: mode }),
       );
     }
-    // 25,000 files written and listed three times: on two cores shared with the engine tests this has
+    // 25,000 files written and listed three times: on two cores shared with the backend tests this has
     // taken over 30 s.
   }, 120_000);
   afterAll(async () => {

@@ -1,6 +1,6 @@
 /**
- * Round three on a terminal 80 columns wide: Ctrl-C during an upload ends with the summary and 130, and no full
- * bar or text glued to it stays on screen; the MD5 pass before an upload shows its time left.
+ * An upload on a terminal 80 columns wide: Ctrl-C during the upload ends with the summary and 130, and no full
+ * bar or text glued to it stays on screen; the MD5 pass before the upload shows its time left.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { truncate } from 'node:fs/promises';
@@ -13,7 +13,7 @@ import {
   cleanEnv,
   cleanup,
   finished,
-  ON_ENGINES,
+  ON_BACKENDS,
   putFile,
   scienceName,
   startServer,
@@ -64,7 +64,7 @@ function inTerminal(args: readonly string[]) {
   return { child, done: finished(child, 60_000), output: () => output };
 }
 
-describe.skipIf(!HAS_SCRIPT || ON_ENGINES)('on a terminal at 80 columns', () => {
+describe.skipIf(!HAS_SCRIPT || ON_BACKENDS)('on a terminal at 80 columns', () => {
   it('Ctrl-C during an upload ends with the summary and 130; no bar or glued text stays', async () => {
     const name = scienceName('hi-90', 3, 'l2', 'v01-00');
     const local = await putFile(`${home}/data`, name, bytesFor(name, 16 * MIB));

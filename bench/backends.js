@@ -1,5 +1,5 @@
 /**
- * Benchmark cases of the service on real engines, each beside the embedded default: a filtered `query` over
+ * Benchmark cases of the service on real backends, each beside the embedded default: a filtered `query` over
  * 1,000,000 records in PostgreSQL and in memory (the index's own call, in-process), and one 1 GiB `upload` and
  * `download` through `serve --store s3://…` (s3rver, a process of its own) and `serve --store <folder>`.
  */
@@ -28,11 +28,11 @@ const FILTER = {
 };
 const FILTER_TEXT = 'instrument=mag&data_level=l1a&start_date=20240301&end_date=20240331';
 
-/** Starts `npm run engines` on free ports; resolves with the environment it printed and a stop. */
-export function startEngines() {
+/** Starts `npm run backends` on free ports; resolves with the environment it printed and a stop. */
+export function startBackends() {
   const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
-  // As `npm run engines` does: s3rver lists past 1,000 objects only with OpenSSL's legacy provider.
-  const script = new URL('../scripts/engines.js', import.meta.url).pathname;
+  // As `npm run backends` does: s3rver lists past 1,000 objects only with OpenSSL's legacy provider.
+  const script = new URL('../scripts/backends.js', import.meta.url).pathname;
   const child = spawn(process.execPath, ['--openssl-legacy-provider', script], {
     env: { ...process.env, S3_PORT: port(), PG_PORT: port() },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -50,7 +50,7 @@ export function startEngines() {
         });
       resolve({ env, stop });
     });
-    child.once('exit', (code) => reject(new Error(`engines exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`backends exited with ${code}`)));
   });
 }
 
@@ -103,17 +103,17 @@ async function queryRows(env, count, requests) {
 }
 
 async function transferRows(env, size) {
-  const work = await mkdtemp(join(tmpdir(), 'mission-bench-engines-'));
+  const work = await mkdtemp(join(tmpdir(), 'mission-bench-backends-'));
   const name = 'imap_mag_l1a_bench_20250101_20250101_v01-00.cdf';
   const key = `imap/mag/l1a/2025/01/${name}`;
   const rows = [];
   try {
     writeLargeFile(join(work, 'sent', ...key.split('/')), size);
-    const engineEnv = { ...process.env, ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-    const { MISSION_DATA_INDEX_URL: _, ...defaultEnv } = engineEnv;
+    const backendEnv = { ...process.env, ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+    const { MISSION_DATA_INDEX_URL: _, ...defaultEnv } = backendEnv;
     for (const [label, store, serveEnv] of [
       ['folder + memory (embedded default)', join(work, 'store'), defaultEnv],
-      ['S3-compatible (s3rver) + PostgreSQL', 's3://archive/bench', engineEnv],
+      ['S3-compatible (s3rver) + PostgreSQL', 's3://archive/bench', backendEnv],
     ]) {
       const server = await startListeningProcess(
         [
@@ -150,13 +150,13 @@ async function transferRows(env, size) {
 
 /** Runs the cases and returns their markdown section. */
 export async function run({ quick = false } = {}) {
-  const engines = await startEngines();
+  const backends = await startBackends();
   try {
     const count = quick ? 20_000 : 1_000_000;
-    const query = await queryRows(engines.env, count, quick ? 20 : 200);
-    const transfer = await transferRows(engines.env, quick ? 64 * MIB : 1024 * MIB);
+    const query = await queryRows(backends.env, count, quick ? 20 : 200);
+    const transfer = await transferRows(backends.env, quick ? 64 * MIB : 1024 * MIB);
     return [
-      '### Engines: PostgreSQL index and S3-compatible store beside the embedded default',
+      '### Backends: PostgreSQL index and S3-compatible store beside the embedded default',
       '',
       `Filtered query \`${FILTER_TEXT}\` over ${count.toLocaleString('en')} records (\`MetadataIndex.queryChunks\`, in-process; load = building the index):`,
       '',
@@ -168,7 +168,7 @@ export async function run({ quick = false } = {}) {
       '',
     ].join('\n');
   } finally {
-    await engines.stop();
+    await backends.stop();
   }
 }
 

@@ -1,0 +1,156 @@
+/**
+ * The data root as the disk under it has it, through the built command line: a file where the root should be, a
+ * read-only mount, a read-only mirror whose verified files are still listed for `| xargs`, and a disk that fills
+ * during a batch.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { twoSizes } from '../../src/download/local-root.js';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import { mountTmpfs, unmount } from '../helpers/disk.js';
+import {
+  assertBuilt,
+  bytesFor,
+  cleanup,
+  ON_BACKENDS,
+  putFile,
+  runCli,
+  scienceName,
+  tempDir,
+} from '../helpers/e2e.js';
+
+const MIB = 1024 * 1024;
+const SECRET = 'data-root-secret-0123456789';
+
+let store: string;
+let home: string;
+let server: ReferenceServer;
+
+const JAN = [
+  'imap/mag/l2/2025/01/imap_mag_l2_norm_20250101_20250101_v01-00.cdf',
+  'imap/mag/l2/2025/01/imap_mag_l2_norm_20250131_20250131_v01-00.cdf',
+];
+const FEB = 'imap/mag/l2/2025/02/imap_mag_l2_norm_20250201_20250201_v01-00.cdf';
+
+beforeAll(() => assertBuilt());
+beforeEach(async () => {
+  store = await tempDir('mission-store-');
+  home = await tempDir();
+  for (const path of [...JAN, FEB]) await putFile(store, path, bytesFor(path, 1000));
+  server = await startReferenceServer({ storeDir: store, port: 0, secret: SECRET });
+});
+afterEach(async () => {
+  await server.close();
+  await cleanup(store);
+  await cleanup(home);
+});
+
+const run = (args: string[]) =>
+  runCli(['download', '--url', server.url, '--data-dir', 'data', ...args], { cwd: home });
+
+describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
+  it('says a data root that is a file is a file, not EEXIST', async () => {
+    await writeFile(`${home}/afile`, 'x');
+    const file = await runCli(['download', '--url', server.url, '--data-dir', 'afile', JAN[0] as string], {
+      cwd: home,
+    });
+    expect(file.code).toBe(1);
+    expect(file.stderr).toContain(`The data root ${home}/afile is a file, not a folder.`);
+    const below = await runCli(
+      ['download', '--url', server.url, '--data-dir', 'afile/sub', JAN[0] as string],
+      {
+        cwd: home,
+      },
+    );
+    expect(below.stderr).toContain(
+      `Cannot make the data root ${home}/afile/sub: ${home}/afile is a file, not a folder.`,
+    );
+    expect(file.stderr + below.stderr).not.toMatch(/EEXIST|ENOTDIR|mkdir/);
+  });
+
+  const mounted = mountTmpfs('4m');
+  if (mounted) unmount(mounted);
+  it.runIf(mounted !== undefined)(
+    'says a data root below a read-only mount is read-only, not ENOENT',
+    async () => {
+      const folder = mountTmpfs('4m') as string;
+      try {
+        execFileSync('mount', ['-o', 'remount,ro', folder]);
+        const result = await run(['--data-dir', `${folder}/sub/deeper`, JAN[0] as string]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain(
+          `Cannot write in the data root ${folder}/sub/deeper: the file system is read-only (EROFS).`,
+        );
+        expect(result.stderr).not.toContain('ENOENT');
+      } finally {
+        unmount(folder);
+      }
+    },
+  );
+});
+
+describe.skipIf(ON_BACKENDS)('a read-only mirror', () => {
+  const mounted = mountTmpfs('4m');
+  if (mounted) unmount(mounted);
+  it.runIf(mounted !== undefined)(
+    'lists its verified files on stdout and exits 0; a missing one still fails',
+    async () => {
+      const folder = mountTmpfs('4m') as string;
+      try {
+        const first = await run(['--data-dir', folder, ...JAN]);
+        expect(first.code).toBe(0);
+        execFileSync('mount', ['-o', 'remount,ro', folder]);
+        const again = await run(['--data-dir', folder, ...JAN]);
+        expect(again.code).toBe(0);
+        expect(again.stdout).toBe(JAN.map((path) => `${folder}/${path}\n`).join(''));
+        expect(again.stderr).toContain('2 skipped (verified)');
+        const folderRun = await run(['--data-dir', folder, 'imap/mag/l2/2025/01/']);
+        expect(folderRun.code).toBe(0);
+        expect(folderRun.stdout.trim().split('\n')).toHaveLength(2);
+        const missing = await run(['--data-dir', folder, FEB]);
+        expect(missing.code).toBe(1);
+        expect(missing.stderr).toContain('the file system is read-only (EROFS)');
+      } finally {
+        unmount(folder);
+      }
+    },
+  );
+});
+
+describe('a full disk', () => {
+  it('counts only the bytes kept in part files, and says nothing is kept when none is', async () => {
+    const mount = mountTmpfs('4m');
+    if (mount === undefined) return;
+    const sweStore = await tempDir('mission-store-');
+    let sweServer: ReferenceServer | undefined;
+    try {
+      const names = Array.from({ length: 10 }, (_, day) => scienceName('swe', day + 1));
+      for (const name of names) {
+        await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
+      }
+      sweServer = await startReferenceServer({ storeDir: sweStore, port: 0, secret: SECRET });
+      const data = join(mount, 'data');
+      const result = await runCli(
+        ['download', '--url', sweServer.url, '--instrument', 'swe', '--data-dir', data],
+        { cwd: home, timeoutMs: 30_000 },
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('the disk is full (ENOSPC)');
+      expect(result.stderr).toMatch(/^\d downloaded, \d failed; /m);
+      const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
+      expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
+      expect(result.stderr).not.toContain('of unfinished files kept');
+    } finally {
+      await sweServer?.close();
+      await cleanup(sweStore);
+      unmount(mount);
+    }
+  });
+
+  it('compares sizes in the units of formatBytes, exactly when they would round alike', () => {
+    expect(twoSizes(2 * 1024 * MIB, 3 * MIB)).toEqual(['2.0 GiB', '3.0 MiB']);
+    expect(twoSizes(MIB + 40_000, MIB + 2000)).toEqual(['1,088,576 bytes', '1,050,576 bytes']);
+  });
+});
