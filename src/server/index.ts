@@ -47,7 +47,7 @@ export interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/** Starts the reference server on a store folder; resolves once it listens. */
+/** Starts the reference server on a store (a folder, or a bucket URL); resolves once it listens. */
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<ReferenceServer> {
   const settings = checkOptions(options);
   const backends = await openBackends({ ...options, store: settings.store });

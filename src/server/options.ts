@@ -1,18 +1,39 @@
 /** What `startReferenceServer` is asked for: its options, and the checks and defaults it starts from. */
+import { UsageError } from '../core/errors.js';
 import type { BackendOptions } from './backends.js';
 import { DIALECTS, type Dialect } from './context.js';
 import type { FaultOptions } from './faults.js';
 import type { RequestLogEntry } from './request-handler.js';
 import { WIRE_MODES, type WireMode } from './wire.js';
 
-/** Options of `startReferenceServer`. */
-export interface ReferenceServerOptions
+/** Options of `startReferenceServer`: where the store is (`store`), and how to serve it. */
+export type ReferenceServerOptions = StoreLocation & ServingOptions;
+
+/** Where the store is: `store`, or `storeDir`, its deprecated name; never both. */
+type StoreLocation =
+  | {
+      /**
+       * The store: a folder path (the folder is created when missing; objects are files at their storage key
+       * below it), or a store URL, an S3 bucket `s3://BUCKET[/PREFIX]` (objects at their storage key below the
+       * prefix, served by the store itself).
+       */
+      store: string;
+      /** @deprecated Renamed `store`; give only `store`. */
+      storeDir?: undefined;
+    }
+  | {
+      store?: undefined;
+      /**
+       * The store folder or store URL, as `store` takes it.
+       * @deprecated Renamed `store`, as it may hold a bucket URL, not only a folder; accepted for one more
+       * release. Giving both `store` and `storeDir` is refused.
+       */
+      storeDir: string;
+    };
+
+/** How to serve the store: every option of `startReferenceServer` but where the store is. */
+interface ServingOptions
   extends Pick<BackendOptions, 's3Endpoint' | 's3Region' | 's3Credentials' | 'indexUrl'> {
-  /**
-   * The store folder (created when missing; objects are files at their storage key below it), or an S3 bucket
-   * `s3://BUCKET[/PREFIX]` (objects at their storage key below the prefix, served by the store itself).
-   */
-  storeDir: string;
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Seconds an upload URL of a bucket store is valid (default one hour, as the real service). */
@@ -59,7 +80,8 @@ export interface ServerSettings {
 
 /** Checks the options before anything is opened, throwing at the first that is wrong, and fills in the defaults. */
 export function checkOptions(options: ReferenceServerOptions): ServerSettings {
-  const { storeDir, port = 0, host = '127.0.0.1', wire = 'envelope', dialect = 'both' } = options;
+  const { port = 0, host = '127.0.0.1', wire = 'envelope', dialect = 'both' } = options;
+  const store = storeOf(options);
   if (!WIRE_MODES.includes(wire)) {
     throw new Error(`Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`);
   }
@@ -72,5 +94,22 @@ export function checkOptions(options: ReferenceServerOptions): ServerSettings {
   if (options.secret !== undefined && options.secret.length < 16) {
     throw new Error('The signing secret must have at least 16 characters.');
   }
-  return { store: storeDir, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http' };
+  return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http' };
+}
+
+/** The store's folder or URL, from `store` or from `storeDir` (its deprecated name); exactly one is needed. */
+function storeOf(options: ReferenceServerOptions): string {
+  const { store, storeDir } = options as { store?: unknown; storeDir?: unknown };
+  if (store !== undefined && storeDir !== undefined) {
+    throw new UsageError(
+      'Give startReferenceServer `store` or `storeDir` (its deprecated name), not both: `store` alone will do.',
+    );
+  }
+  const location = store ?? storeDir;
+  if (typeof location !== 'string') {
+    throw new UsageError(
+      'Give startReferenceServer a `store`: a folder path, or a store URL such as s3://BUCKET[/PREFIX].',
+    );
+  }
+  return location;
 }

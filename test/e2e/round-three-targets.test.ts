@@ -39,7 +39,7 @@ beforeEach(async () => {
   store = await tempDir('mission-store-');
   home = await tempDir();
   for (const path of [...JAN, FEB, L1]) await putFile(store, path, bytesFor(path, 1000));
-  server = await startReferenceServer({ storeDir: store, port: 0, secret: 'round-three-secret-0123456789' });
+  server = await startReferenceServer({ store, port: 0, secret: 'round-three-secret-0123456789' });
 });
 afterEach(async () => {
   await server.close();
@@ -96,7 +96,7 @@ describe.skipIf(ON_ENGINES)('upload failures', () => {
   it('are labelled by the upload, not by the GET that asks for its URL', async () => {
     await run([JAN[0] as string]);
     const closed = await startReferenceServer({
-      storeDir: store,
+      store,
       port: 0,
       secret: 'round-three-secret-0123456789',
       apiKeys: ['right-key'],

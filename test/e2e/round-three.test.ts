@@ -47,7 +47,7 @@ async function serve(
   faults: Parameters<typeof startReferenceServer>[0]['faults'] = {},
 ): Promise<ReferenceServer> {
   const server = await startReferenceServer({
-    storeDir: store,
+    store,
     port: 0,
     secret: 'round-three-secret-0123456789',
     faults,
