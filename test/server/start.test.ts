@@ -6,12 +6,8 @@ import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
 import { storeBackendOf, storeScheme } from '../../src/server/backends.js';
-import {
-  demoFileNames,
-  isStoreEmpty,
-  startReferenceServer,
-  writeDemoArchive,
-} from '../../src/server/index.js';
+import { demoFileNames } from '../../src/server/demo-archive.js';
+import { isStoreEmpty, startReferenceServer, writeDemoArchive } from '../../src/server/index.js';
 import { makeTempDir, outcomeOf, putStoreFile, rawRequest, TEST_SECRET } from './helpers.js';
 
 let root: string;
