@@ -62,7 +62,7 @@ export async function run({ quick = false, count = quick ? 2_000 : STORE_FILES }
     const { dir, keys, reused } = await cachedStore(count);
     const generateMs = performance.now() - started;
     started = performance.now();
-    server = await startReferenceServer({ storeDir: dir, port: 0 });
+    server = await startReferenceServer({ store: dir, port: 0 });
     const startMs = performance.now() - started;
     const rows = [];
     for (const query of queries(keys)) {

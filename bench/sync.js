@@ -47,7 +47,7 @@ export async function run({ quick = false } = {}) {
     });
     let requests = [];
     const server = await startReferenceServer({
-      storeDir: store,
+      store,
       port: 0,
       log: (entry) => requests.push(entry),
     });

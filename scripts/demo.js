@@ -47,7 +47,7 @@ let server;
 let status = 0;
 try {
   const count = await writeDemoArchive(storeDir);
-  server = await startReferenceServer({ storeDir, port: 0 });
+  server = await startReferenceServer({ store: storeDir, port: 0 });
   await mkdir(cwd, { recursive: true });
   process.stdout.write(
     `${bold('mission-data demo')}\nThe reference server runs at ${server.url} with a demo archive of ${count} files.\n` +

@@ -150,6 +150,11 @@ export async function openBackends(options: BackendOptions): Promise<Backends> {
   }
 }
 
+/** Closes the store and the index. */
+export async function closeBackends({ store, index }: Pick<Backends, 'store' | 'index'>): Promise<void> {
+  await Promise.all([store.close(), index.close()]);
+}
+
 /** What `reindex` did. */
 export interface ReindexReport {
   /** Objects listed that pass the naming rules. */

@@ -14,14 +14,14 @@ objectStoreConformance('folder store', 'takes', async () => {
   const secret = 'conformance-secret-0123456789';
   const store = await FolderStore.open(dir, { secret });
   // The folder store's URLs are served by the reference server on the same folder and secret.
-  let server = await startReferenceServer({ storeDir: dir, secret });
+  let server = await startReferenceServer({ store: dir, secret });
   const fixture: Omit<StoreFixture, 'uploads'> = {
     store,
     baseUrl: server.url,
     signsContentMd5: false,
     async serve() {
       await server.close();
-      server = await startReferenceServer({ storeDir: dir, secret, port: server.port });
+      server = await startReferenceServer({ store: dir, secret, port: server.port });
     },
     async placeRaw(key, bytes) {
       await mkdir(dirname(join(dir, key)), { recursive: true });

@@ -37,7 +37,7 @@ afterEach(async () => {
 
 async function serve(): Promise<ReferenceServer> {
   const server = await startReferenceServer({
-    storeDir: store,
+    store,
     port: 0,
     secret: 'client-options-secret-0123456789',
   });

@@ -92,7 +92,7 @@ beforeAll(async () => {
   assertBuilt();
   store = await tempDir('mission-year-store-');
   await exec(process.execPath, [join(ROOT, 'scripts/year-archive.js'), store]);
-  server = await startReferenceServer({ storeDir: store, port: 0, log: (entry) => requests.push(entry) });
+  server = await startReferenceServer({ store, port: 0, log: (entry) => requests.push(entry) });
   home = await tempDir('mission-coverage-home-');
 });
 afterAll(async () => {

@@ -39,7 +39,7 @@ beforeEach(async () => {
   store = await tempDir('mission-store-');
   home = await tempDir();
   for (const path of [...JAN, FEB]) await putFile(store, path, bytesFor(path, 1000));
-  server = await startReferenceServer({ storeDir: store, port: 0, secret: SECRET });
+  server = await startReferenceServer({ store, port: 0, secret: SECRET });
 });
 afterEach(async () => {
   await server.close();
@@ -130,7 +130,7 @@ describe('a full disk', () => {
       for (const name of names) {
         await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
       }
-      sweServer = await startReferenceServer({ storeDir: sweStore, port: 0, secret: SECRET });
+      sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
       const data = join(mount, 'data');
       const result = await runCli(
         ['download', '--url', sweServer.url, '--instrument', 'swe', '--data-dir', data],

@@ -41,7 +41,7 @@ beforeEach(async () => {
   home = await tempDir();
   for (const path of [...JAN, FEB, L1]) await putFile(store, path, bytesFor(path, 1000));
   server = await startReferenceServer({
-    storeDir: store,
+    store,
     port: 0,
     secret: 'download-targets-secret-0123456789',
   });

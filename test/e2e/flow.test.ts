@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WIRE_MODES } from '../../src/server/index.js';
+import { WIRE_MODES } from '../../src/server/wire.js';
 import {
   assertBuilt,
   bytesFor,

@@ -35,7 +35,7 @@ afterEach(async () => {
 
 async function serve(outage?: { afterBytes: number; forMs: number }): Promise<ReferenceServer> {
   const server = await startReferenceServer({
-    storeDir,
+    store: storeDir,
     port: 0,
     secret: 'lost-network-secret-0123456789',
     ...(outage ? { faults: { outage } } : {}),

@@ -57,7 +57,7 @@ beforeAll(async () => {
   store = await tempDir('mission-store-');
   home = await tempDir();
   server = await startReferenceServer({
-    storeDir: store,
+    store,
     port: 0,
     secret: 'proxy-test-secret-0123456789',
     log: (entry) => served.push(entry),

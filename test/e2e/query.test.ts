@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { WIRE_MODES } from '../../src/server/index.js';
+import { WIRE_MODES } from '../../src/server/wire.js';
 import {
   assertBuilt,
   cleanup,

@@ -60,7 +60,7 @@ afterEach(async () => {
 
 async function serve(faults: FaultOptions = {}): Promise<ReferenceServer> {
   const server = await startReferenceServer({
-    storeDir,
+    store: storeDir,
     port: 0,
     secret: 'resume-records-secret-0123456789',
     faults,

@@ -35,7 +35,7 @@ afterEach(async () => {
 
 async function serve(faults: FaultOptions): Promise<ReferenceServer> {
   server = await startReferenceServer({
-    storeDir,
+    store: storeDir,
     port: 0,
     secret: 'fault-test-secret-0123456789',
     faults,

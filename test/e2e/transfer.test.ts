@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, request, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { WIRE_MODES } from '../../src/server/index.js';
+import { WIRE_MODES } from '../../src/server/wire.js';
 import {
   assertBuilt,
   bytesFor,

@@ -137,7 +137,7 @@ describe.skipIf(ON_BACKENDS)('an empty file', () => {
   let ownServer: ReferenceServer;
   beforeEach(async () => {
     own = await tempDir('mission-store-');
-    ownServer = await startReferenceServer({ storeDir: own, port: 0, secret: SECRET });
+    ownServer = await startReferenceServer({ store: own, port: 0, secret: SECRET });
   });
   afterEach(async () => {
     await ownServer.close();

@@ -215,7 +215,7 @@ async function startServerOnBackends(options: {
     if (options.storeDir !== undefined && existsSync(options.storeDir))
       await seedBucket(client, 'e2e', 'archive/', options.storeDir);
     server = await startReferenceServer({
-      storeDir: 's3://e2e/archive',
+      store: 's3://e2e/archive',
       s3Endpoint: s3.endpoint,
       s3Credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
       indexUrl: db.url,
@@ -282,7 +282,7 @@ export async function startServer(
   if (ON_BACKENDS) return startServerOnBackends(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
-    storeDir,
+    store: storeDir,
     port: 0,
     wire: options.wire ?? 'envelope',
     apiKeys: options.apiKeys,

@@ -37,9 +37,12 @@ afterAll(async () => {
   await Promise.all([s3?.stop(), db?.stop()]);
 });
 
-function start(prefix: string, options: Partial<Parameters<typeof startReferenceServer>[0]> = {}) {
+function start(
+  prefix: string,
+  options: Partial<Omit<Parameters<typeof startReferenceServer>[0], 'store' | 'storeDir'>> = {},
+) {
   return startReferenceServer({
-    storeDir: `s3://bucket/${prefix}`,
+    store: `s3://bucket/${prefix}`,
     s3Endpoint: s3.endpoint,
     s3Credentials: credentials(),
     wire: 'gateway',
@@ -170,7 +173,7 @@ describe('reference server on a bucket', () => {
         readFile(join(dir, 'cert.pem')),
         readFile(join(dir, 'key.pem')),
       ]);
-      server = await startReferenceServer({ storeDir: join(dir, 'store'), tls: { cert, key } });
+      server = await startReferenceServer({ store: join(dir, 'store'), tls: { cert, key } });
       expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const status = await new Promise<number>((resolve, reject) => {
         httpsRequest(`${server?.url}/health`, { ca: cert }, (res) => {
@@ -224,7 +227,7 @@ describe('a bucket or a database that stops answering', () => {
   it('/health answers 503 within the probe bound naming the bucket; the API answers 503 with Retry-After', async () => {
     const relay = await freezableRelay(Number(new URL(s3.endpoint).port));
     const server = await startReferenceServer({
-      storeDir: 's3://bucket/frozen',
+      store: 's3://bucket/frozen',
       s3Endpoint: `http://127.0.0.1:${relay.port}`,
       s3Credentials: credentials(),
       wire: 'gateway',
@@ -296,7 +299,7 @@ describe('a bucket or a database that stops answering', () => {
     await new Promise<void>((done) => fake.listen(0, '127.0.0.1', done));
     try {
       const started = startReferenceServer({
-        storeDir: 's3://bucket/listing',
+        store: 's3://bucket/listing',
         s3Endpoint: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
         s3Credentials: credentials(),
       });

@@ -138,7 +138,7 @@ describe('paging through 25,000 records', () => {
     for (const mode of WIRE_MODE_LIST) {
       servers.set(
         mode,
-        await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET, wire: mode }),
+        await startReferenceServer({ store: join(root, 'store'), secret: TEST_SECRET, wire: mode }),
       );
     }
     // 25,000 files written and listed three times: on two cores shared with the backend tests this has
@@ -630,7 +630,7 @@ describe('options', () => {
     const root = await makeTempDir();
     try {
       await expect(
-        startReferenceServer({ storeDir: join(root, 'store'), dialect: 'modern' as Dialect }),
+        startReferenceServer({ store: join(root, 'store'), dialect: 'modern' as Dialect }),
       ).rejects.toThrow('Unknown dialect "modern"; choose one of both, spec, today.');
     } finally {
       await rm(root, { recursive: true, force: true });

@@ -98,14 +98,14 @@ export async function makeTempDir(prefix = 'mission-server-'): Promise<string> {
 
 /** Starts a server with the test secret on a new temporary store (optionally prepared by `prepare`). */
 export async function startTestServer(
-  options: Partial<ReferenceServerOptions> = {},
+  options: Partial<Omit<ReferenceServerOptions, 'store' | 'storeDir'>> = {},
   prepare?: (storeDir: string) => Promise<void>,
 ): Promise<TestServer> {
   const root = await makeTempDir();
   const storeDir = join(root, 'store');
   await mkdir(storeDir, { recursive: true });
   if (prepare) await prepare(storeDir);
-  const server = await startReferenceServer({ storeDir, secret: TEST_SECRET, ...options });
+  const server = await startReferenceServer({ store: storeDir, secret: TEST_SECRET, ...options });
   return {
     server,
     storeDir,

@@ -182,7 +182,7 @@ describe('symlinks placed in the store', () => {
     await mkdir(join(elsewhere, 'l1a/2025/01'), { recursive: true });
     await writeFile(join(elsewhere, 'l1a/2025/01', IN_LINKED_FOLDER.split('/').pop() as string), SECRET_TEXT);
     await symlink(elsewhere, join(test.storeDir, 'imap/hit'));
-    linked = await startReferenceServer({ storeDir: test.storeDir, secret: 'test-secret-0123456789abcdef' });
+    linked = await startReferenceServer({ store: test.storeDir, secret: 'test-secret-0123456789abcdef' });
     base = linked.url;
   });
   afterEach(() => linked.close());
@@ -298,14 +298,14 @@ describe('signatures', () => {
   });
 
   it('without a given secret, the store keeps one: URLs survive a restart and do not work on another store', async () => {
-    const first = await startReferenceServer({ storeDir: test.storeDir });
+    const first = await startReferenceServer({ store: test.storeDir });
     const url = (
       outcomeOf(await rawRequest(first.url, `/download/${KEY}`), 'envelope').body as { download_url: string }
     ).download_url;
     await first.close();
-    const again = await startReferenceServer({ storeDir: test.storeDir });
+    const again = await startReferenceServer({ store: test.storeDir });
     const other = await startTestServer({}, (store) => putStoreFile(store, KEY, 'other'));
-    const otherUnsigned = await startReferenceServer({ storeDir: other.storeDir, port: 0 });
+    const otherUnsigned = await startReferenceServer({ store: other.storeDir, port: 0 });
     try {
       expect((await rawRequest(again.url, pathOf(url))).text).toBe('stored bytes');
       expect((await rawRequest(otherUnsigned.url, pathOf(url))).status).toBe(403);
@@ -420,7 +420,7 @@ describe('restart', () => {
     expect(JSON.parse(before[0] as string).body).toHaveLength(3);
     await test.server.close();
     const again = await startReferenceServer({
-      storeDir: test.storeDir,
+      store: test.storeDir,
       secret: 'test-secret-0123456789abcdef',
     });
     try {

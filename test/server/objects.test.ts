@@ -300,7 +300,7 @@ describe('GET and HEAD', () => {
     await test.server.close();
     const { startReferenceServer } = await import('../../src/server/index.js');
     const again = await startReferenceServer({
-      storeDir: test.storeDir,
+      store: test.storeDir,
       secret: 'test-secret-0123456789abcdef',
     });
     try {

@@ -6,7 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { demoFileNames } from '../../src/server/index.js';
+import { demoFileNames } from '../../src/server/demo-archive.js';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 

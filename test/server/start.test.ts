@@ -6,12 +6,8 @@ import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
 import { storeBackendOf, storeScheme } from '../../src/server/backends.js';
-import {
-  demoFileNames,
-  isStoreEmpty,
-  startReferenceServer,
-  writeDemoArchive,
-} from '../../src/server/index.js';
+import { demoFileNames } from '../../src/server/demo-archive.js';
+import { isStoreEmpty, startReferenceServer, writeDemoArchive } from '../../src/server/index.js';
 import { makeTempDir, outcomeOf, putStoreFile, rawRequest, TEST_SECRET } from './helpers.js';
 
 let root: string;
@@ -37,7 +33,7 @@ describe('--store locations', () => {
   });
 
   it('startReferenceServer refuses an unknown scheme as a usage error, creating no folder', async () => {
-    await expect(startReferenceServer({ storeDir: 'gs://bucket' })).rejects.toMatchObject({
+    await expect(startReferenceServer({ store: 'gs://bucket' })).rejects.toMatchObject({
       code: 'E_USAGE',
     });
     expect(existsSync('gs:')).toBe(false);
@@ -47,7 +43,7 @@ describe('--store locations', () => {
 describe('startReferenceServer', () => {
   it('defaults: loopback, a free port, the envelope on the wire, and the store created', async () => {
     const storeDir = join(root, 'new', 'store');
-    const server = await startReferenceServer({ storeDir });
+    const server = await startReferenceServer({ store: storeDir });
     try {
       expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
       expect(server.port).toBeGreaterThan(0);
@@ -69,7 +65,7 @@ describe('startReferenceServer', () => {
   });
 
   it('hands out URLs on the address the client used', async () => {
-    const server = await startReferenceServer({ storeDir: join(root, 'store'), secret: TEST_SECRET });
+    const server = await startReferenceServer({ store: join(root, 'store'), secret: TEST_SECRET });
     try {
       const name = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
       const viaName = await rawRequest(server.url, `/upload/${name}`, {
@@ -95,14 +91,42 @@ describe('startReferenceServer', () => {
     [{ secret: 'short' }, 'The signing secret must have at least 16 characters.'],
   ])('rejects %j', async (options, message) => {
     await expect(
-      startReferenceServer({ storeDir: join(root, 'store'), ...(options as object) }),
+      startReferenceServer({ store: join(root, 'store'), ...(options as object) }),
     ).rejects.toThrow(message);
+  });
+
+  it('still takes the store as `storeDir`, its deprecated name', async () => {
+    const folder = join(root, 'named-the-old-way');
+    const server = await startReferenceServer({ storeDir: folder });
+    try {
+      expect(server.storeDir).toBe(folder);
+      expect(existsSync(folder)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses `store` and `storeDir` together, and neither, as usage errors, creating no folder', async () => {
+    const folder = join(root, 'store');
+    // @ts-expect-error: the options' type refuses both as well.
+    await expect(startReferenceServer({ store: folder, storeDir: folder })).rejects.toMatchObject({
+      code: 'E_USAGE',
+      message:
+        'Give startReferenceServer `store` or `storeDir` (its deprecated name), not both: `store` alone will do.',
+    });
+    // @ts-expect-error: and neither.
+    await expect(startReferenceServer({ port: 0 })).rejects.toMatchObject({
+      code: 'E_USAGE',
+      message:
+        'Give startReferenceServer a `store`: a folder path, or a store URL such as s3://BUCKET[/PREFIX].',
+    });
+    expect(existsSync(folder)).toBe(false);
   });
 
   it('a store that is a file is an E_STORE error', async () => {
     const file = join(root, 'file');
     await writeFile(file, 'x');
-    await expect(startReferenceServer({ storeDir: file })).rejects.toMatchObject({
+    await expect(startReferenceServer({ store: file })).rejects.toMatchObject({
       code: 'E_STORE',
       message: `Cannot use ${file} as the store folder (EEXIST).`,
     });
@@ -114,7 +138,7 @@ describe('startReferenceServer', () => {
     await mkdir(storeDir);
     await mkdir(outside);
     await symlink(outside, join(storeDir, '.incoming'));
-    await expect(startReferenceServer({ storeDir })).rejects.toMatchObject({
+    await expect(startReferenceServer({ store: storeDir })).rejects.toMatchObject({
       code: 'E_STORE',
       message: `${join(storeDir, '.incoming')} must be a folder of the store, not a symlink or a file; remove it.`,
     });
@@ -127,7 +151,7 @@ describe('startReferenceServer', () => {
     const known = join(root, 'known.txt');
     await writeFile(known, 'a'.repeat(64));
     await symlink(known, join(storeDir, '.mission-data-secret'));
-    await expect(startReferenceServer({ storeDir })).rejects.toMatchObject({
+    await expect(startReferenceServer({ store: storeDir })).rejects.toMatchObject({
       code: 'E_STORE',
       message: `${join(storeDir, '.mission-data-secret')} is a symlink; the store's secret must be a plain file.`,
     });
@@ -137,7 +161,7 @@ describe('startReferenceServer', () => {
     const storeDir = join(root, 'store');
     await putStoreFile(storeDir, '.incoming/old.part', 'x', new Date(Date.now() - 2 * 3600_000));
     await putStoreFile(storeDir, '.incoming/new.part', 'x');
-    const server = await startReferenceServer({ storeDir });
+    const server = await startReferenceServer({ store: storeDir });
     await server.close();
     expect(await readdir(join(storeDir, '.incoming'))).toEqual(['new.part']);
   });
@@ -204,7 +228,7 @@ describe('the demo archive', () => {
     expect(await isStoreEmpty(storeDir)).toBe(true);
     await writeDemoArchive(storeDir);
     expect(await isStoreEmpty(storeDir)).toBe(false);
-    const server = await startReferenceServer({ storeDir });
+    const server = await startReferenceServer({ store: storeDir });
     try {
       expect(server.objectCount).toBe(demoFileNames().length);
       const records = outcomeOf(await rawRequest(server.url, '/query?table=science'), 'envelope')

@@ -54,7 +54,7 @@ interface Served {
 async function serveStore(storeDir: string, options: { uploadIdleTimeoutMs?: number } = {}): Promise<Served> {
   const entries: RequestLogEntry[] = [];
   const server = await startReferenceServer({
-    storeDir,
+    store: storeDir,
     secret: TEST_SECRET,
     log: (entry) => entries.push(entry),
     ...options,

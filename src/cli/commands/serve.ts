@@ -249,7 +249,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   let server: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     server = await startReferenceServer({
-      storeDir,
+      store: storeDir,
       port: options.port,
       host: options.host,
       apiKeys: options.apiKey,

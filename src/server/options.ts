@@ -1,0 +1,115 @@
+/** What `startReferenceServer` is asked for: its options, and the checks and defaults it starts from. */
+import { UsageError } from '../core/errors.js';
+import type { BackendOptions } from './backends.js';
+import { DIALECTS, type Dialect } from './context.js';
+import type { FaultOptions } from './faults.js';
+import type { RequestLogEntry } from './request-handler.js';
+import { WIRE_MODES, type WireMode } from './wire.js';
+
+/** Options of `startReferenceServer`: where the store is (`store`), and how to serve it. */
+export type ReferenceServerOptions = StoreLocation & ServingOptions;
+
+/** Where the store is: `store`, or `storeDir`, its deprecated name; never both. */
+type StoreLocation =
+  | {
+      /**
+       * The store: a folder path (the folder is created when missing; objects are files at their storage key
+       * below it), or a store URL, an S3 bucket `s3://BUCKET[/PREFIX]` (objects at their storage key below the
+       * prefix, served by the store itself).
+       */
+      store: string;
+      /** @deprecated Renamed `store`; give only `store`. */
+      storeDir?: undefined;
+    }
+  | {
+      store?: undefined;
+      /**
+       * The store folder or store URL, as `store` takes it.
+       * @deprecated Renamed `store`, as it may hold a bucket URL, not only a folder; accepted for one more
+       * release. Giving both `store` and `storeDir` is refused.
+       */
+      storeDir: string;
+    };
+
+/** How to serve the store: every option of `startReferenceServer` but where the store is. */
+interface ServingOptions
+  extends Pick<BackendOptions, 's3Endpoint' | 's3Region' | 's3Credentials' | 'indexUrl'> {
+  /** PEM certificate and key: serve HTTPS. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
+  /** Seconds an upload URL of a bucket store is valid (default one hour, as the real service). */
+  uploadUrlLifetimeSeconds?: number | undefined;
+  /** How long after its URL expired an upload that never arrived keeps its name reserved (default 15 min). */
+  reservationGraceMs?: number | undefined;
+  /** How often pending uploads to a bucket store are looked for (default 2 s). */
+  confirmIntervalMs?: number | undefined;
+  /** Called with errors of background work (confirming uploads). */
+  onBackgroundError?: ((error: unknown) => void) | undefined;
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Address to bind; loopback unless said otherwise. */
+  host?: string;
+  /** When set (non-empty), uploads and `/api-key/` routes need `X-api-key` equal to one of these. */
+  apiKeys?: readonly string[] | undefined;
+  /** Bearer tokens `/authorized/` routes accept; without any, those routes refuse every request. */
+  tokens?: readonly string[] | undefined;
+  /** Which service to play: `spec`, `today` or `both` (the default). */
+  dialect?: Dialect;
+  /** How API answers are put on the wire (default `envelope`). */
+  wire?: WireMode;
+  /** The secret pre-signed URLs are signed with; by default one kept in a dot-file of the store. */
+  secret?: string | undefined;
+  /** Called once per request. */
+  log?: ((entry: RequestLogEntry) => void) | undefined;
+  /** An upload that sends no body bytes for this long is answered 408 and dropped (default 60 000 ms). */
+  uploadIdleTimeoutMs?: number | undefined;
+  /** Fault modes: what S3 and real networks do that this server does not by default (see `faults.ts`). */
+  faults?: FaultOptions | undefined;
+}
+
+/** The options every server has a value of, checked, with their defaults filled in. */
+export interface ServerSettings {
+  /** The store's folder or URL. */
+  store: string;
+  port: number;
+  host: string;
+  wire: WireMode;
+  dialect: Dialect;
+  /** `https` with `tls`, `http` otherwise. */
+  scheme: 'http' | 'https';
+}
+
+/** Checks the options before anything is opened, throwing at the first that is wrong, and fills in the defaults. */
+export function checkOptions(options: ReferenceServerOptions): ServerSettings {
+  const { port = 0, host = '127.0.0.1', wire = 'envelope', dialect = 'both' } = options;
+  const store = storeOf(options);
+  if (!WIRE_MODES.includes(wire)) {
+    throw new Error(`Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`);
+  }
+  if (!DIALECTS.includes(dialect)) {
+    throw new Error(`Unknown dialect ${JSON.stringify(dialect)}; choose one of ${DIALECTS.join(', ')}.`);
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`Invalid port ${port}: give a whole number from 0 to 65535.`);
+  }
+  if (options.secret !== undefined && options.secret.length < 16) {
+    throw new Error('The signing secret must have at least 16 characters.');
+  }
+  return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http' };
+}
+
+/** The store's folder or URL, from `store` or from `storeDir` (its deprecated name); exactly one is needed. */
+function storeOf(options: ReferenceServerOptions): string {
+  const { store, storeDir } = options as { store?: unknown; storeDir?: unknown };
+  if (store !== undefined && storeDir !== undefined) {
+    throw new UsageError(
+      'Give startReferenceServer `store` or `storeDir` (its deprecated name), not both: `store` alone will do.',
+    );
+  }
+  const location = store ?? storeDir;
+  if (typeof location !== 'string') {
+    throw new UsageError(
+      'Give startReferenceServer a `store`: a folder path, or a store URL such as s3://BUCKET[/PREFIX].',
+    );
+  }
+  return location;
+}
