@@ -1,8 +1,9 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
 import { abortedError } from './core/batch.js';
-import { type Config, describeProxy, loadConfig } from './core/config.js';
+import { type Config, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
+import { describeProxy } from './core/proxy.js';
 import {
   coverageParams,
   coverageReport,
@@ -11,7 +12,8 @@ import {
   statusReport,
 } from './coverage/run.js';
 import type { CoverageReport, StatusReport } from './coverage/types.js';
-import { type DownloadOptions, type DownloadResult, downloadFiles } from './download/engine.js';
+import { downloadFiles } from './download/engine.js';
+import type { DownloadOptions, DownloadResult } from './download/types.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';

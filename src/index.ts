@@ -28,7 +28,7 @@ export type {
   StatusKind,
   StatusReport,
 } from './coverage/types.js';
-export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/engine.js';
+export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
 export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './naming/mission.js';

@@ -16,22 +16,6 @@ import { ConfigError } from './errors.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
 import { parseHttpUrl } from './urls.js';
 
-export {
-  type ConfigDocument,
-  type ConfigFile,
-  readConfigDocument,
-  readConfigFile,
-  writeConfigFile,
-} from './config-file.js';
-export {
-  describeProxy,
-  hideCredentials,
-  PROXY_VARIABLES,
-  type ProxySettings,
-  type ProxyValue,
-  resolveProxy,
-} from './proxy.js';
-
 /** The development server of the service, used when nothing else is configured. */
 export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
 

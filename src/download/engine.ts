@@ -36,14 +36,6 @@ import {
 } from './types.js';
 import { allVerified, VerifiedRecord } from './verified.js';
 
-export {
-  DEFAULT_DOWNLOAD_CONCURRENCY,
-  type DownloadHttp,
-  type DownloadOptions,
-  type DownloadProgress,
-  type DownloadResult,
-} from './types.js';
-
 /**
  * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming
  * rules before any request (a `ValidationError` lists every bad one); the same file given twice is fetched

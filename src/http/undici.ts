@@ -7,7 +7,7 @@
  * and `bin/mission-data.js` sets V8's `--liftoff-only` (see the comment there).
  */
 import type { Dispatcher } from 'undici';
-import type { ProxySettings } from '../core/config.js';
+import type { ProxySettings } from '../core/proxy.js';
 
 /** The two parts of undici the client uses: its connection pool, and `request` (called on any dispatcher). */
 export interface Transport {

@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import { settledOrAborted } from '../core/batch.js';
-import type { ProxySettings } from '../core/config.js';
 import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
 import {
   DEFAULT_RETRY_POLICY,
@@ -9,6 +8,7 @@ import {
   type RetryPolicy,
   withRetries,
 } from '../core/failure-policy.js';
+import type { ProxySettings } from '../core/proxy.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, transportError } from '../http/failures.js';

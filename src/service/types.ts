@@ -1,6 +1,6 @@
 /** The shapes the service client takes: its settings and how it queries. */
 import type { Dispatcher } from 'undici';
-import type { ProxySettings } from '../core/config.js';
+import type { ProxySettings } from '../core/proxy.js';
 
 /** Settings of an `HttpClient`. */
 export interface HttpClientOptions {

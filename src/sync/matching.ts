@@ -6,13 +6,8 @@
 import { ValidationError } from '../core/errors.js';
 import { statusReport } from '../coverage/run.js';
 import { statusTargets } from '../coverage/status.js';
-import {
-  type DownloadOptions,
-  type DownloadPreview,
-  type DownloadResult,
-  downloadFiles,
-  previewDownloads,
-} from '../download/engine.js';
+import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
+import type { DownloadOptions, DownloadResult } from '../download/types.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
 import type { SyncHttp } from './types.js';
 

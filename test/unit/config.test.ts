@@ -9,10 +9,10 @@ import {
   describeSource,
   loadConfig,
   maskApiKey,
-  readConfigFile,
   setConfigValue,
   unsetConfigValue,
 } from '../../src/core/config.js';
+import { readConfigFile } from '../../src/core/config-file.js';
 import { ConfigError } from '../../src/core/errors.js';
 
 let folder: string;

@@ -10,7 +10,8 @@ import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/cli/commands/download-input.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
-import { type DownloadHttp, type DownloadProgress, downloadFiles } from '../../src/download/engine.js';
+import { downloadFiles } from '../../src/download/engine.js';
+import type { DownloadHttp, DownloadProgress } from '../../src/download/types.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { HttpClient } from '../../src/service/client.js';
 

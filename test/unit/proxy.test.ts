@@ -1,8 +1,7 @@
 /** Proxy settings: read from the environment by config.ts alone, checked, and described for --debug. */
 import { describe, expect, it } from 'vitest';
-import { describeProxy, hideCredentials, resolveProxy } from '../../src/core/config.js';
 import { ConfigError } from '../../src/core/errors.js';
-import { proxyFor } from '../../src/core/proxy.js';
+import { describeProxy, hideCredentials, proxyFor, resolveProxy } from '../../src/core/proxy.js';
 
 describe('resolveProxy', () => {
   it('is empty without proxy variables', () => {

@@ -1,11 +1,7 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
-import type {
-  DownloadOptions,
-  DownloadPreview,
-  DownloadProgress,
-  DownloadResult,
-} from '../../download/engine.js';
+import type { DownloadPreview } from '../../download/engine.js';
+import type { DownloadOptions, DownloadProgress, DownloadResult } from '../../download/types.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
