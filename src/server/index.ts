@@ -31,7 +31,9 @@ export interface ReferenceServer {
   url: string;
   /** The port it listens on. */
   port: number;
-  /** The store folder, symlinks resolved (or the bucket, `s3://…`). */
+  /** Where the store is: its folder, symlinks resolved, or its URL (`s3://BUCKET/PREFIX`). */
+  store: string;
+  /** @deprecated The same as `store`, by its former name (it may hold a URL); it goes in a later release. */
   storeDir: string;
   /** Where the index is (`memory`, or the database URL with its password masked). */
   indexLocation: string;
@@ -47,7 +49,13 @@ export interface ReferenceServer {
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<ReferenceServer> {
   const settings = checkOptions(options);
   const backends = await openBackends({ ...options, store: settings.store });
-  const objectCount = await backends.index.count();
+  let objectCount: number;
+  try {
+    objectCount = await backends.index.count();
+  } catch (error) {
+    await closeBackends(backends);
+    throw error;
+  }
   const work = new PendingWork();
   let url = '';
   const context = buildContext(backends, options, settings, () => url, work);
@@ -66,6 +74,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   return {
     url,
     port,
+    store: backends.store.location,
     storeDir: backends.store.location,
     indexLocation: backends.index.location,
     objectCount,

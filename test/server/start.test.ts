@@ -47,7 +47,7 @@ describe('startReferenceServer', () => {
     try {
       expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
       expect(server.port).toBeGreaterThan(0);
-      expect(server.storeDir).toBe(storeDir);
+      expect(server.store).toBe(storeDir);
       expect(server.objectCount).toBe(0);
       const result = await rawRequest(server.url, '/query?instrument=mag');
       expect(result.status).toBe(200);
@@ -99,6 +99,8 @@ describe('startReferenceServer', () => {
     const folder = join(root, 'named-the-old-way');
     const server = await startReferenceServer({ storeDir: folder });
     try {
+      expect(server.store).toBe(folder);
+      // The result keeps the former name too, for one release.
       expect(server.storeDir).toBe(folder);
       expect(existsSync(folder)).toBe(true);
     } finally {

@@ -176,7 +176,7 @@ describe.runIf(CAN_MOUNT)('a full store (a tmpfs of 4 MiB)', () => {
     expect(errnoOf(put)).toBe('ENOSPC');
     expect(formatRequestLog(put)).toMatch(/^PUT \/objects\/imap\/mag\/\S+ 507 \(error ENOSPC\) \d+\.\dms$/);
     // Nothing is left behind, and the freed space takes a file that fits.
-    const storeDir = served.server.storeDir;
+    const storeDir = served.server.store;
     expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);
     expect(existsSync(join(storeDir, ...KEY.split('/')))).toBe(false);
     expect(outcomeOf(await rawRequest(served.server.url, '/query?instrument=mag'), 'envelope').body).toEqual(
@@ -192,7 +192,7 @@ describe.runIf(CAN_MOUNT)('a full store (a tmpfs of 4 MiB)', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 507 Insufficient Storage\r\n/);
     expect(answer).toMatch(/\r\nConnection: close\r\n/i);
     expect(answer.endsWith('\r\n\r\nThe store is full (ENOSPC); nothing was stored.\n')).toBe(true);
-    expect(await readdir(join(served.server.storeDir, '.incoming'))).toEqual([]);
+    expect(await readdir(join(served.server.store, '.incoming'))).toEqual([]);
   });
 });
 

@@ -158,11 +158,11 @@ function accessLine(options: ServeCommandOptions): string {
  */
 export function startLines(
   options: ServeCommandOptions,
-  server: { storeDir: string; indexLocation: string; objectCount: number },
+  server: { store: string; indexLocation: string; objectCount: number },
 ): string {
   const files = `${server.objectCount} file${server.objectCount === 1 ? '' : 's'}`;
   const lines = [
-    `Store: ${server.storeDir} (${files})`,
+    `Store: ${server.store} (${files})`,
     `Index: ${server.indexLocation}`,
     `Wire: ${options.wire}`,
     DIALECT_LINES[options.dialect ?? 'both'],
@@ -223,7 +223,7 @@ export function isLoopbackHost(host: string): boolean {
 /** Starts the server, prints `Listening on <url>`, logs requests, and stops when `io.signal` aborts. */
 export async function serve(options: ServeCommandOptions, io: CommandIO): Promise<number> {
   const bucket = isBucketStore(options.store);
-  const storeDir = bucket ? options.store : resolve(options.store);
+  const location = bucket ? options.store : resolve(options.store);
   if (options.demo && bucket)
     throw new UsageError('--demo fills a store folder; give --store a folder to use it.');
   const tls = await readTls(options);
@@ -236,11 +236,11 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
     );
   }
   if (options.demo) {
-    if (await isStoreEmpty(storeDir)) {
-      const count = await writeDemoArchive(storeDir);
-      io.stderr.write(`Filled ${storeDir} with a demo archive of ${count} files.\n`);
+    if (await isStoreEmpty(location)) {
+      const count = await writeDemoArchive(location);
+      io.stderr.write(`Filled ${location} with a demo archive of ${count} files.\n`);
     } else {
-      io.stderr.write(`Store ${storeDir} is not empty: keeping its files and adding no demo archive.\n`);
+      io.stderr.write(`Store ${location} is not empty: keeping its files and adding no demo archive.\n`);
     }
   }
   // The AWS SDK warns at every start, in seven lines, that a later release needs a newer Node: nothing for the
@@ -249,7 +249,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   let server: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     server = await startReferenceServer({
-      store: storeDir,
+      store: location,
       port: options.port,
       host: options.host,
       apiKeys: options.apiKey,
