@@ -24,8 +24,14 @@ import { ObjectUnsettled } from './objects/unsettled.js';
 /** How often the loop looks at pending reservations, by default. */
 export const CONFIRM_INTERVAL_MS = 2_000;
 
-/** Confirmations run at once, by a pass and by the uploads an answer waits for. */
+/** Confirmations a pass of the loop runs at once. */
 export const CONFIRM_CONCURRENCY = 8;
+
+/**
+ * Looks an answer takes at once at the pending uploads it could show. Each is one HEAD (an upload signed with its
+ * MD5): taken eight at a time, forty pending uploads cost five round trips of a busy store before the answer.
+ */
+export const ANSWER_LOOK_CONCURRENCY = 64;
 
 /** The longest an answer waits for the pending uploads it could show: past it, it shows what is confirmed. */
 export const ANSWER_WAIT_MS = 2_000;
@@ -57,6 +63,8 @@ export class UploadConfirmer {
   readonly #attempts = new Map<string, Promise<Outcome>>();
   /** When each attempt under way began. */
   readonly #attemptStarts = new Map<string, number>();
+  /** Every attempt under way, those a newer one took the place of included: `stop` waits for them all. */
+  readonly #inFlight = new Set<Promise<Outcome>>();
   #stopped = false;
 
   constructor(
@@ -81,7 +89,7 @@ export class UploadConfirmer {
     this.#stopped = true;
     clearInterval(this.#timer);
     await this.#running?.catch(() => undefined);
-    await Promise.all([...this.#attempts.values()].map((attempt) => attempt.catch(() => undefined)));
+    await Promise.all(this.#inFlight);
   }
 
   /**
@@ -106,24 +114,25 @@ export class UploadConfirmer {
    * at most `waitMs`; uploads of other names are left to the loop.
    */
   async awaitMatching(filters: IndexQuery, waitMs = ANSWER_WAIT_MS): Promise<void> {
-    const deadline = Date.now() + waitMs;
+    const asked = Date.now();
+    const deadline = asked + waitMs;
     const matching = (await this.index.pending()).filter((reservation) =>
       couldMatch(reservation.key, filters),
     );
-    await this.#awaitAll(matching, deadline);
+    await this.#awaitAll(matching, deadline, asked);
   }
 
   /** Waits until the pending upload of `key`, if any, is confirmed (or found not arrived), at most `waitMs`. */
   async awaitKey(key: string, waitMs = ANSWER_WAIT_MS): Promise<void> {
-    const deadline = Date.now() + waitMs;
+    const asked = Date.now();
+    const deadline = asked + waitMs;
     const reservation = await this.index.reservation(key);
-    if (reservation) await this.#awaitAll([reservation], deadline);
+    if (reservation) await this.#awaitAll([reservation], deadline, asked);
   }
 
-  async #awaitAll(reservations: readonly Reservation[], deadline: number): Promise<void> {
+  async #awaitAll(reservations: readonly Reservation[], deadline: number, asked: number): Promise<void> {
     if (reservations.length === 0) return;
-    const asked = Date.now();
-    const work = runPool(reservations.length, CONFIRM_CONCURRENCY, async (at) => {
+    const work = runPool(reservations.length, ANSWER_LOOK_CONCURRENCY, async (at) => {
       await this.#awaitOne(reservations[at] as Reservation, deadline, asked);
     });
     let timer: NodeJS.Timeout | undefined;
@@ -134,21 +143,15 @@ export class UploadConfirmer {
   }
 
   /**
-   * Confirms one reservation, or waits while someone else does, until `deadline`. An attempt under way that
-   * began before the answer was asked for (`asked`) may have looked before the bytes arrived: when it finds
-   * nothing, one more look is taken, so an upload whose PUT completed before the request is always seen.
+   * Confirms one reservation, or waits while someone else does, until `deadline`. Only a look taken since the
+   * answer was asked for (`asked`) can tell: an attempt under way that began before may have looked before the
+   * bytes arrived, so a new one starts at once beside it rather than after it (and later callers share the new
+   * one). An upload whose PUT completed before the request is always seen, after one look's time.
    */
   async #awaitOne(reservation: Reservation, deadline: number, asked: number): Promise<void> {
-    let lookedSince = false;
     for (;;) {
-      const id = attemptId(reservation);
-      const began = this.#attemptStarts.get(id) ?? asked;
-      const outcome = await this.#attempt(reservation);
+      const outcome = await this.#attemptSince(reservation, asked);
       if (Date.now() >= deadline || this.#stopped) return;
-      if (outcome === 'waiting' && began < asked && !lookedSince) {
-        lookedSince = true;
-        continue;
-      }
       if (outcome !== 'busy') return;
       await sleep(POLL_MS);
       const now = await this.index.reservation(reservation.key);
@@ -180,11 +183,22 @@ export class UploadConfirmer {
 
   /** One attempt under a claim, shared by the callers of this process; never rejects. */
   #attempt(reservation: Reservation): Promise<Outcome> {
+    return this.#attempts.get(attemptId(reservation)) ?? this.#newAttempt(reservation);
+  }
+
+  /** The attempt under way if it began at `since` or later; otherwise a new one, shared from now on. */
+  #attemptSince(reservation: Reservation, since: number): Promise<Outcome> {
     const id = attemptId(reservation);
     const running = this.#attempts.get(id);
-    if (running) return running;
+    const began = this.#attemptStarts.get(id);
+    if (running && began !== undefined && began >= since) return running;
+    return this.#newAttempt(reservation);
+  }
+
+  #newAttempt(reservation: Reservation): Promise<Outcome> {
+    const id = attemptId(reservation);
     this.#attemptStarts.set(id, Date.now());
-    const attempt = (async (): Promise<Outcome> => {
+    const attempt: Promise<Outcome> = (async (): Promise<Outcome> => {
       // An upload signed with its MD5 is told by one look at its object: not arrived (nothing to claim, no
       // write to the index), or arrived with bytes the store checked (the index's confirmation has one
       // winner). Only what needs its bytes read is claimed, so that one server reads them.
@@ -208,10 +222,14 @@ export class UploadConfirmer {
         return 'waiting' as const;
       })
       .finally(() => {
+        this.#inFlight.delete(attempt);
+        // A newer attempt may have taken this one's place: it stays.
+        if (this.#attempts.get(id) !== attempt) return;
         this.#attempts.delete(id);
         this.#attemptStarts.delete(id);
       });
     this.#attempts.set(id, attempt);
+    this.#inFlight.add(attempt);
     return attempt;
   }
 
