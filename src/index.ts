@@ -8,14 +8,18 @@ export {
   BusyError,
   ConfigError,
   type ErrorCode,
+  type ErrorOptions,
   ExitCode,
+  type ExitCodeValue,
   LocalFileError,
   MissionDataError,
   NetworkError,
+  type Peer,
   ProtocolError,
   UsageError,
   ValidationError,
 } from './core/errors.js';
+export type { ProxySettings, ProxyValue } from './core/proxy.js';
 export type { ReportOptions } from './coverage/run.js';
 export { statusTargets } from './coverage/status.js';
 export type {
@@ -28,10 +32,18 @@ export type {
   StatusKind,
   StatusReport,
 } from './coverage/types.js';
+export type { DownloadPreview } from './download/engine.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
+export type { LocatedFile, UncheckedFile } from './naming/layout.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
-export { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './naming/mission.js';
+export {
+  ANCILLARY_EXTENSIONS,
+  DATA_LEVELS,
+  INSTRUMENTS,
+  MISSION,
+  SCIENCE_EXTENSIONS,
+} from './naming/mission.js';
 export { compareVersions, isCalendarDate, MAX_NAME_BYTES } from './naming/name-parts.js';
 export type { AncillaryFile, MissionFile, ScienceFile } from './naming/names.js';
 export {
@@ -41,7 +53,7 @@ export {
   parsePathOrName,
   parseScienceName,
 } from './naming/names.js';
-export type { QueryFilters, QueryRecord } from './naming/query-vocabulary.js';
+export type { QueryFilters, QueryRecord, QueryTable } from './naming/query-vocabulary.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
 export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';
