@@ -12,13 +12,21 @@ import { checkOptions, type ReferenceServerOptions } from './options.js';
 import { requestHandler } from './request-handler.js';
 import { PendingWork, Shutdown } from './shutdown.js';
 
-export { StoreError, UsageError } from '../core/errors.js';
-export type { ReindexReport } from './backends.js';
+export type { ChecksumAlgorithm } from '../core/checksum.js';
+export {
+  type ErrorCode,
+  type ErrorOptions,
+  type ExitCodeValue,
+  MissionDataError,
+  StoreError,
+  UsageError,
+} from '../core/errors.js';
+export type { BackendOptions, ReindexReport } from './backends.js';
 export { isBucketStore } from './backends.js';
 export type { Dialect } from './context.js';
 export { isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { AmzChecksum, FaultOptions } from './faults.js';
-export type { ReferenceServerOptions } from './options.js';
+export type { ReferenceServerOptions, ServingOptions, StoreLocation } from './options.js';
 export type { RequestLogEntry } from './request-handler.js';
 export type { WireMode } from './wire.js';
 

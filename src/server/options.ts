@@ -10,7 +10,7 @@ import { WIRE_MODES, type WireMode } from './wire.js';
 export type ReferenceServerOptions = StoreLocation & ServingOptions;
 
 /** Where the store is: `store`, or `storeDir`, its deprecated name; never both. */
-type StoreLocation =
+export type StoreLocation =
   | {
       /**
        * The store: a folder path (the folder is created when missing; objects are files at their storage key
@@ -32,7 +32,7 @@ type StoreLocation =
     };
 
 /** How to serve the store: every option of `startReferenceServer` but where the store is. */
-interface ServingOptions
+export interface ServingOptions
   extends Pick<BackendOptions, 's3Endpoint' | 's3Region' | 's3Credentials' | 'indexUrl'> {
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;

@@ -10,11 +10,13 @@ import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as server from '../../src/server/index.js';
+import { unexportedTypesInSignatures } from '../helpers/public-types.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /** The values of the entry: a function, classes, helpers of the demo archive. */
 const VALUES = [
+  'MissionDataError',
   'StoreError',
   'UsageError',
   'isBucketStore',
@@ -26,12 +28,19 @@ const VALUES = [
 /** The names the entry exports as types only. */
 const TYPES = [
   'AmzChecksum',
+  'BackendOptions',
+  'ChecksumAlgorithm',
   'Dialect',
+  'ErrorCode',
+  'ErrorOptions',
+  'ExitCodeValue',
   'FaultOptions',
   'ReferenceServer',
   'ReferenceServerOptions',
   'ReindexReport',
   'RequestLogEntry',
+  'ServingOptions',
+  'StoreLocation',
   'WireMode',
 ];
 
@@ -90,6 +99,10 @@ describe('the mission-data/server entry', () => {
   it('exports exactly these names in its source: the values, and these types', () => {
     expect(exportedNames(join(ROOT, 'src/server/index.ts'))).toEqual({ values: VALUES, types: TYPES });
   });
+
+  it('exports every type its public names use, so that a program can name what it receives', () => {
+    expect(unexportedTypesInSignatures(join(ROOT, 'src/server/index.ts'))).toEqual([]);
+  }, 30_000);
 
   describe('as built', () => {
     const bundle = join(ROOT, 'dist/server/index.js');

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { unexportedTypesInSignatures } from '../helpers/public-types.js';
 
 const INDEX = join(import.meta.dirname, '../../src/index.ts');
 
@@ -140,4 +141,7 @@ describe('the public API of the main entry', () => {
     expect(VALUES.filter((name) => TYPES.includes(name))).toEqual([]);
     expect(VALUES.length + TYPES.length).toBe(78);
   });
+  it('exports every type its public names use, so that a program can name what it receives', () => {
+    expect(unexportedTypesInSignatures(INDEX)).toEqual([]);
+  }, 30_000);
 });
