@@ -76,44 +76,16 @@ async function largeDownload(context) {
   const key = largeKey(size);
   const url = `${context.proxy.url}/download/${key}`;
   const repetitions = context.sizes.largeRepetitions;
+  const download =
+    (...extra) =>
+    () =>
+      tool(['download', key, '--url', context.proxy.url, '--data-dir', context.outDir, ...extra]);
   const runs = [
-    {
-      name: 'tool',
-      repetitions: repetitions.tool,
-      make: () => tool(['download', key, '--url', context.proxy.url, '--data-dir', context.outDir]),
-    },
-    {
-      // The number of connections fixed at the former default, for the measured number to be set against.
-      name: 'tool8',
-      repetitions: repetitions.tool,
-      make: () =>
-        tool([
-          'download',
-          key,
-          '--url',
-          context.proxy.url,
-          '--data-dir',
-          context.outDir,
-          '--connections',
-          '8',
-        ]),
-    },
-    {
-      // Measured connections, starting from the default's 8: set against the default where a cap rewards more.
-      name: 'toolAuto',
-      repetitions: repetitions.tool,
-      make: () =>
-        tool([
-          'download',
-          key,
-          '--url',
-          context.proxy.url,
-          '--data-dir',
-          context.outDir,
-          '--connections',
-          'auto',
-        ]),
-    },
+    { name: 'tool', repetitions: repetitions.tool, make: download() },
+    // The number of connections fixed, for the default to be set against it by name.
+    { name: 'tool8', repetitions: repetitions.tool, make: download('--connections', '8') },
+    // Measured connections, starting from 8: set against the default where a cap rewards more.
+    { name: 'toolAuto', repetitions: repetitions.tool, make: download('--connections', 'auto') },
     {
       name: 'curl',
       repetitions: repetitions.curl,
