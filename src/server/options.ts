@@ -83,19 +83,24 @@ export function checkOptions(options: ReferenceServerOptions): ServerSettings {
   const { port = 0, host = '127.0.0.1', wire = 'envelope', dialect = 'both' } = options;
   const store = storeOf(options);
   if (!WIRE_MODES.includes(wire)) {
-    throw new Error(`Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`);
+    throw new UsageError(
+      `Unknown wire mode ${JSON.stringify(wire)}; choose one of ${WIRE_MODES.join(', ')}.`,
+    );
   }
   if (!DIALECTS.includes(dialect)) {
-    throw new Error(`Unknown dialect ${JSON.stringify(dialect)}; choose one of ${DIALECTS.join(', ')}.`);
+    throw new UsageError(`Unknown dialect ${JSON.stringify(dialect)}; choose one of ${DIALECTS.join(', ')}.`);
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`Invalid port ${port}: give a whole number from 0 to 65535.`);
+    throw new UsageError(`Invalid port ${port}: give a whole number from 0 to 65535.`);
   }
   if (options.secret !== undefined && options.secret.length < 16) {
-    throw new Error('The signing secret must have at least 16 characters.');
+    throw new UsageError('The signing secret must have at least 16 characters.');
   }
   return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http' };
 }
+
+/** `storeDir` was given once in this process and said to be deprecated (as Node says each deprecation once). */
+let warnedOfStoreDir = false;
 
 /** The store's folder or URL, from `store` or from `storeDir` (its deprecated name); exactly one is needed. */
 function storeOf(options: ReferenceServerOptions): string {
@@ -104,6 +109,13 @@ function storeOf(options: ReferenceServerOptions): string {
     throw new UsageError(
       'Give startReferenceServer `store` or `storeDir` (its deprecated name), not both: `store` alone will do.',
     );
+  }
+  if (storeDir !== undefined && !warnedOfStoreDir) {
+    warnedOfStoreDir = true;
+    process.emitWarning('startReferenceServer: `storeDir` is deprecated; give the store as `store`.', {
+      type: 'DeprecationWarning',
+      code: 'MISSION_DATA_STORE_DIR',
+    });
   }
   const location = store ?? storeDir;
   if (typeof location !== 'string') {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
 import { storeBackendOf, storeScheme } from '../../src/server/backends.js';
 import { demoFileNames } from '../../src/server/demo-archive.js';
@@ -89,15 +89,27 @@ describe('startReferenceServer', () => {
     [{ port: 70000 }, 'Invalid port 70000: give a whole number from 0 to 65535.'],
     [{ port: 1.5 }, 'Invalid port 1.5: give a whole number from 0 to 65535.'],
     [{ secret: 'short' }, 'The signing secret must have at least 16 characters.'],
-  ])('rejects %j', async (options, message) => {
+  ])('rejects %j as a usage error', async (options, message) => {
     await expect(
       startReferenceServer({ store: join(root, 'store'), ...(options as object) }),
-    ).rejects.toThrow(message);
+    ).rejects.toMatchObject({ code: 'E_USAGE', message });
   });
 
   it('still takes the store as `storeDir`, its deprecated name', async () => {
     const folder = join(root, 'named-the-old-way');
-    const server = await startReferenceServer({ storeDir: folder });
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    let warnings: unknown[][] = [];
+    const server = await startReferenceServer({ storeDir: folder }).finally(() => {
+      warnings = [...warn.mock.calls];
+      warn.mockRestore();
+    });
+    // Said as Node says a deprecation, once.
+    expect(warnings).toEqual([
+      [
+        expect.stringContaining('`storeDir` is deprecated'),
+        { type: 'DeprecationWarning', code: 'MISSION_DATA_STORE_DIR' },
+      ],
+    ]);
     try {
       expect(server.store).toBe(folder);
       // The result keeps the former name too, for one release.
