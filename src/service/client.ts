@@ -1,27 +1,12 @@
-import type { Dispatcher } from 'undici';
 import { settledOrAborted } from '../core/batch.js';
 import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  errorCode,
-  isRetryable,
-  type RetryPolicy,
-  withRetries,
-} from '../core/failure-policy.js';
-import type { ProxySettings } from '../core/proxy.js';
-import { displayUrl, parseHttpUrl } from '../core/urls.js';
-import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
-import { apiError, transportError } from '../http/failures.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from '../core/failure-policy.js';
+import { parseHttpUrl } from '../core/urls.js';
+import type { ApiAnswer } from '../http/envelope.js';
+import { apiError } from '../http/failures.js';
 import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
-import {
-  checkObjectUrl,
-  getObjectWith,
-  type ObjectTransport,
-  type OutgoingRequest,
-  putObjectWith,
-} from '../http/objects.js';
+import { checkObjectUrl, getObjectWith, putObjectWith } from '../http/objects.js';
 import { encodePath } from '../http/request-path.js';
-import { createAgent, loadTransport } from '../http/undici.js';
 import type { QueryParams } from '../naming/query-vocabulary.js';
 import {
   credentialHeaders,
@@ -34,10 +19,8 @@ import {
 } from './dialect.js';
 import { queryAllPages } from './query.js';
 import { describeValue, type ReceivedRecord } from './records.js';
+import { ServiceTransport } from './transport.js';
 import type { HttpClientOptions, HttpQueryOptions } from './types.js';
-
-/** API answers are small JSON documents; anything bigger is not the service. */
-const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
 
 /** The client of the service and of the object store behind its pre-signed URLs. */
 export class HttpClient {
@@ -47,13 +30,9 @@ export class HttpClient {
   /** What this client has learned of the service's dialect; each choice costs at most one extra request. */
   readonly #choices: DialectChoices = freshChoices();
   readonly #policy: RetryPolicy;
-  readonly #connectTimeoutMs: number;
-  readonly #idleTimeoutMs: number;
   readonly #log: ((line: string) => void) | undefined;
-  readonly #injected: Dispatcher | undefined;
-  readonly #proxy: ProxySettings | undefined;
-  #agent: Promise<Dispatcher> | undefined;
-  #closed = false;
+  /** How requests travel: connections, timeouts, the request log, the retries of an API GET. */
+  readonly #transport: ServiceTransport;
   /** Settles when the request that is learning whether the service has prefixed routes has its answer. */
   #routeLearning: Promise<void> | undefined;
 
@@ -75,12 +54,17 @@ export class HttpClient {
       maxRetryAfterMs: Math.max(0, options.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs),
       log: options.log,
     };
-    // One timeout bounds the connection, the first byte and every gap between bytes (`--timeout`).
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? this.#idleTimeoutMs;
     this.#log = options.log;
-    this.#injected = options.dispatcher;
-    this.#proxy = options.proxy;
+    // One timeout bounds the connection, the first byte and every gap between bytes (`--timeout`).
+    const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+    this.#transport = new ServiceTransport({
+      policy: this.#policy,
+      idleTimeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? idleTimeoutMs,
+      log: options.log,
+      dispatcher: options.dispatcher,
+      proxy: options.proxy,
+    });
   }
 
   /** What this client has learned so far of the service's routes, `latest` form and paging. */
@@ -182,12 +166,12 @@ export class HttpClient {
    * decides about retries, with the failure policy, over its whole transfer.
    */
   getObject(url: string, options: GetObjectOptions = {}): Promise<ObjectResponse> {
-    return getObjectWith(this.#objectTransport(), url, options);
+    return getObjectWith(this.#transport, url, options);
   }
 
   /** PUT to a pre-signed URL with Content-Length (and Content-MD5 when given), never an API key; one attempt. */
   putObject(url: string, options: PutObjectOptions): Promise<{ etag: string | undefined }> {
-    return putObjectWith(this.#objectTransport(), url, options);
+    return putObjectWith(this.#transport, url, options);
   }
 
   /** How often and how patiently this client's work is tried again (see `core/failure-policy.ts`). */
@@ -204,16 +188,8 @@ export class HttpClient {
   }
 
   /** Closes the connections this client opened (an injected dispatcher stays open: its owner closes it). */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const agent = this.#agent;
-    this.#agent = undefined;
-    if (agent) await (await agent).close();
-  }
-
-  /** What the object-store transfers need of this client: one request. */
-  #objectTransport(): ObjectTransport {
-    return { send: (outgoing) => this.#send(outgoing) };
+  close(): Promise<void> {
+    return this.#transport.close();
   }
 
   #apiUrl(pathAndQuery: string): URL {
@@ -249,7 +225,7 @@ export class HttpClient {
     }
     if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') {
       const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-      return { url, answer: await this.#callApi(url, headers, signal, once) };
+      return { url, answer: await this.#transport.callApi(url, headers, signal, once) };
     }
     let learnt: () => void = () => undefined;
     this.#routeLearning = new Promise<void>((resolve) => {
@@ -272,106 +248,18 @@ export class HttpClient {
     signal: AbortSignal | undefined,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-    const answer = await this.#callApi(url, headers, signal);
+    const answer = await this.#transport.callApi(url, headers, signal);
     if (answer.status !== 404) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };
     }
     const plainUrl = this.#apiUrl(`/${route}${rest}`);
-    const plain = await this.#callApi(plainUrl, headers, signal);
+    const plain = await this.#transport.callApi(plainUrl, headers, signal);
     if (prefixedRoutesExist(answer, plain)) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };
     }
     this.#learn('prefixedRoutes', 'no', `the service has no ${prefix}/ routes: plain routes for this run`);
     return { url: plainUrl, answer: plain };
-  }
-
-  #dispatcher(): Promise<Dispatcher> {
-    if (this.#injected) return Promise.resolve(this.#injected);
-    if (this.#closed) return Promise.reject(new Error('This client is closed.'));
-    this.#agent ??= createAgent({
-      connectTimeoutMs: this.#connectTimeoutMs,
-      idleTimeoutMs: this.#idleTimeoutMs,
-      proxy: this.#proxy,
-    });
-    return this.#agent;
-  }
-
-  #timeouts(): { connectMs: number; idleMs: number } {
-    return { connectMs: this.#connectTimeoutMs, idleMs: this.#idleTimeoutMs };
-  }
-
-  /** One request, transport errors translated; the caller reads or dumps the body. */
-  async #send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData> {
-    const { method, url, peer, signal } = outgoing;
-    const shown = peer === 'service' ? url.href : displayUrl(url);
-    const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
-    const started = Date.now();
-    try {
-      const response = await request.call(dispatcher, {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method,
-        headers: outgoing.headers,
-        body: outgoing.body ?? null,
-        signal,
-        headersTimeout: this.#idleTimeoutMs,
-        bodyTimeout: this.#idleTimeoutMs,
-        ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
-      });
-      this.#log?.(`${method} ${shown} -> ${response.statusCode} (${Date.now() - started} ms)`);
-      return response;
-    } catch (error) {
-      outgoing.body?.destroy();
-      this.#log?.(`${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`);
-      throw transportError({
-        method,
-        url,
-        error,
-        peer,
-        signal,
-        timeouts: this.#timeouts(),
-        proxy: this.#injected ? undefined : this.#proxy,
-      });
-    }
-  }
-
-  /**
-   * A GET to the API with retries (a single attempt with `once`): answers the failure policy retries (500, 502,
-   * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned.
-   */
-  async #callApi(
-    url: URL,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-    once = false,
-  ): Promise<ApiAnswer> {
-    return withRetries(
-      once ? { ...this.#policy, retries: 0 } : this.#policy,
-      async () => {
-        const response = await this.#send({ method: 'GET', url, peer: 'service', headers, signal });
-        let text: string;
-        try {
-          text = await readText(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
-        } catch (error) {
-          throw transportError({
-            method: 'GET',
-            url,
-            error,
-            peer: 'service',
-            signal,
-            timeouts: this.#timeouts(),
-          });
-        }
-        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);
-        if (answer.status >= 400) {
-          const failure = apiError('GET', url, answer);
-          if (isRetryable(failure)) throw failure;
-        }
-        return answer;
-      },
-      signal,
-    );
   }
 }

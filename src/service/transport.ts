@@ -1,0 +1,136 @@
+/**
+ * How the service client's requests travel: one connection pool (made on first use, or the dispatcher a caller
+ * injected), one timeout for the connection, the first byte and every gap between bytes, the request log, and an
+ * API GET read whole and asked again as the failure policy says. What the routes mean is `client.ts`'s business.
+ */
+import type { Dispatcher } from 'undici';
+import { errorCode, isRetryable, type RetryPolicy, withRetries } from '../core/failure-policy.js';
+import type { ProxySettings } from '../core/proxy.js';
+import { displayUrl } from '../core/urls.js';
+import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
+import { apiError, transportError } from '../http/failures.js';
+import type { ObjectTransport, OutgoingRequest } from '../http/objects.js';
+import { createAgent, loadTransport } from '../http/undici.js';
+
+/** API answers are small JSON documents; anything bigger is not the service. */
+const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
+
+/** What a transport is made with. */
+export interface TransportOptions {
+  policy: RetryPolicy;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  log: ((line: string) => void) | undefined;
+  /** A dispatcher the caller owns (tests, a shared pool): used as it is, and never closed here. */
+  dispatcher: Dispatcher | undefined;
+  proxy: ProxySettings | undefined;
+}
+
+/** Requests to the service and to the object store behind its pre-signed URLs. */
+export class ServiceTransport implements ObjectTransport {
+  readonly #options: TransportOptions;
+  #agent: Promise<Dispatcher> | undefined;
+  #closed = false;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+  }
+
+  /** Closes the connections this transport opened (an injected dispatcher stays open: its owner closes it). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const agent = this.#agent;
+    this.#agent = undefined;
+    if (agent) await (await agent).close();
+  }
+
+  #dispatcher(): Promise<Dispatcher> {
+    if (this.#options.dispatcher) return Promise.resolve(this.#options.dispatcher);
+    if (this.#closed) return Promise.reject(new Error('This client is closed.'));
+    this.#agent ??= createAgent({
+      connectTimeoutMs: this.#options.connectTimeoutMs,
+      idleTimeoutMs: this.#options.idleTimeoutMs,
+      proxy: this.#options.proxy,
+    });
+    return this.#agent;
+  }
+
+  #timeouts(): { connectMs: number; idleMs: number } {
+    return { connectMs: this.#options.connectTimeoutMs, idleMs: this.#options.idleTimeoutMs };
+  }
+
+  /** One request, transport errors translated; the caller reads or dumps the body. */
+  async send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData> {
+    const { method, url, peer, signal } = outgoing;
+    const shown = peer === 'service' ? url.href : displayUrl(url);
+    const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
+    const started = Date.now();
+    try {
+      const response = await request.call(dispatcher, {
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method,
+        headers: outgoing.headers,
+        body: outgoing.body ?? null,
+        signal,
+        headersTimeout: this.#options.idleTimeoutMs,
+        bodyTimeout: this.#options.idleTimeoutMs,
+        ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
+      });
+      this.#options.log?.(`${method} ${shown} -> ${response.statusCode} (${Date.now() - started} ms)`);
+      return response;
+    } catch (error) {
+      outgoing.body?.destroy();
+      this.#options.log?.(
+        `${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`,
+      );
+      throw transportError({
+        method,
+        url,
+        error,
+        peer,
+        signal,
+        timeouts: this.#timeouts(),
+        proxy: this.#options.dispatcher ? undefined : this.#options.proxy,
+      });
+    }
+  }
+
+  /**
+   * A GET to the API with retries (a single attempt with `once`): answers the failure policy retries (500, 502,
+   * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned.
+   */
+  async callApi(
+    url: URL,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    once = false,
+  ): Promise<ApiAnswer> {
+    return withRetries(
+      once ? { ...this.#options.policy, retries: 0 } : this.#options.policy,
+      async () => {
+        const response = await this.send({ method: 'GET', url, peer: 'service', headers, signal });
+        let text: string;
+        try {
+          text = await readText(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
+        } catch (error) {
+          throw transportError({
+            method: 'GET',
+            url,
+            error,
+            peer: 'service',
+            signal,
+            timeouts: this.#timeouts(),
+          });
+        }
+        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);
+        if (answer.status >= 400) {
+          const failure = apiError('GET', url, answer);
+          if (isRetryable(failure)) throw failure;
+        }
+        return answer;
+      },
+      signal,
+    );
+  }
+}
