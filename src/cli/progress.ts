@@ -19,6 +19,7 @@ import {
   waitNote,
 } from './status-line.js';
 import { summaryLines } from './summary.js';
+import { TransferTally } from './transfer-tally.js';
 import type { ReporterOptions, SettledFile, TransferWords } from './transfer-types.js';
 
 const REFRESH_MS = 100;
@@ -32,28 +33,20 @@ export class TransferReporter {
   private readonly started: number;
   private readonly now: () => number;
   private readonly animate: boolean;
-  private readonly inFlight = new Map<string, InFlight>();
   private readonly counts = new Map<string, number>();
   private readonly hints = new Set<string>();
   /** Files never attempted because the batch stopped: summed up in one line, not listed. */
   private notAttempted = 0;
   private notAttemptedWhy: string | undefined;
   private failedCount = 0;
-  private settledBytes = 0;
-  /** Bytes of failed files, kept in their part files for the next run. */
-  private keptBytes = 0;
   private dataRootFailureShown = false;
-  /** When the byte count last grew (or the batch began). */
-  private lastByteAt: number;
-  private lastBytes = 0;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private settledFiles = 0;
   private lastDraw = Number.NEGATIVE_INFINITY;
   private lineShown = false;
   private readonly transferRate = new RateMeter();
   private readonly hashRate = new RateMeter();
-  /** Bytes hashed so far in the whole batch. */
-  private hashedBytes = 0;
+  private readonly tally: TransferTally;
 
   constructor(
     private readonly stream: ProgressStream,
@@ -64,7 +57,7 @@ export class TransferReporter {
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.animate = (options.animate ?? Boolean(stream.isTTY)) && !options.quiet;
-    this.lastByteAt = this.started;
+    this.tally = new TransferTally(this.started);
     if (options.ticking !== false && !options.quiet) {
       this.ticker = this.animate
         ? setInterval(() => this.draw(true), 1000)
@@ -80,7 +73,7 @@ export class TransferReporter {
 
   /** Bytes moved so far for one file, and its size when known. */
   progress(label: string, bytes: number, total?: number): void {
-    this.inFlight.set(label, { bytes, total: total ?? this.inFlight.get(label)?.total, hashed: undefined });
+    this.tally.moved(label, bytes, total);
     if (this.animate) this.draw(false);
   }
 
@@ -93,43 +86,37 @@ export class TransferReporter {
 
   /** One file waits for another process that is downloading it. */
   waiting(label: string, pid: number): void {
-    const file = this.inFlight.get(label);
-    this.inFlight.set(label, {
-      bytes: file?.bytes ?? 0,
-      total: file?.total,
-      hashed: undefined,
-      waitingFor: pid,
-    });
+    this.tally.waiting(label, pid);
     if (this.animate) this.draw(true);
   }
 
   /** Bytes of one file read so far to compute its MD5, before it is sent. */
   hashing(label: string, hashed: number, total: number): void {
-    this.hashedBytes += Math.max(0, hashed - (this.inFlight.get(label)?.hashed ?? 0));
-    this.inFlight.set(label, { bytes: 0, total, hashed });
+    this.tally.hashing(label, hashed, total);
     if (this.animate) this.draw(false);
   }
 
   /** One file is settled (done, skipped or failed). */
   settled(file: SettledFile): void {
-    this.inFlight.delete(file.label);
+    const notStarted =
+      isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED ? file.error : undefined;
+    const failed = !notStarted && this.options.failures.includes(file.status);
+    // A failed file's bytes are kept in its part for the next run.
+    this.tally.settled(file.label, file.bytes, failed ? (file.kept ?? 0) : 0);
     this.settledFiles += 1;
-    this.settledBytes += file.bytes;
-    if (isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED) {
+    if (notStarted) {
       // Counted apart from failures; a cancellation says why in the closing note, not here.
       this.notAttempted += 1;
-      if (!(file.error.cause instanceof AbortedError)) {
-        this.notAttemptedWhy ??= file.error.message.replace(/^not attempted: /, '');
+      if (!(notStarted.cause instanceof AbortedError)) {
+        this.notAttemptedWhy ??= notStarted.message.replace(/^not attempted: /, '');
       }
       if (this.settledFiles >= this.totalFiles) this.clearLine();
       else if (this.animate) this.draw(false);
       return;
     }
     this.counts.set(file.status, (this.counts.get(file.status) ?? 0) + 1);
-    const failed = this.options.failures.includes(file.status);
     if (failed) {
       this.failedCount += 1;
-      this.keptBytes += file.kept ?? 0;
       const hint = commandLineHint(file.error);
       if (hint) this.hints.add(hint);
     }
@@ -169,14 +156,12 @@ export class TransferReporter {
 
   /** Total bytes moved so far. */
   get bytes(): number {
-    let bytes = this.settledBytes;
-    for (const file of this.inFlight.values()) bytes += file.bytes;
-    return bytes;
+    return this.tally.bytes;
   }
 
   /** Bytes of the files that failed, kept in their part files for a resume. */
   get bytesKept(): number {
-    return this.keptBytes;
+    return this.tally.keptBytes;
   }
 
   /** Stops refreshing and clears the line, for a batch that ends with an error of its own instead of a summary. */
@@ -196,8 +181,8 @@ export class TransferReporter {
       counts: this.counts,
       notStarted: this.notAttempted,
       notStartedWhy: this.notAttemptedWhy,
-      bytes: this.settledBytes,
-      keptBytes: this.keptBytes,
+      bytes: this.tally.settledBytes,
+      keptBytes: this.tally.keptBytes,
       elapsedMs: this.now() - this.started,
     });
     // Quiet keeps only why files were left alone: the counts are the summary proper.
@@ -250,7 +235,7 @@ export class TransferReporter {
    * [#.....]  135.8 MiB/s  3 s left`. The bar goes first when room is short, then time left, then the rate.
    */
   status(now: number, width: number): string {
-    const active = [...this.inFlight.values()];
+    const active = this.tally.active();
     const hashingOnly = active.length > 0 && active.every((file) => file.hashed !== undefined);
     // An upload's MD5 pass: nothing is sent yet, so the line shows the pass itself instead of a stalled 0 B.
     const word = hashingOnly ? 'Hashing (MD5)' : this.words.active;
@@ -262,7 +247,7 @@ export class TransferReporter {
     if (hashingOnly) {
       const hashed = active.reduce((sum, file) => sum + (file.hashed ?? 0), 0);
       const total = active.reduce((sum, file) => sum + (file.total ?? 0), 0);
-      this.hashRate.add(now, this.hashedBytes);
+      this.hashRate.add(now, this.tally.hashedBytes);
       amount = formatPair(hashed, total);
       fraction = total > 0 ? hashed / total : 0;
       rate = this.hashRate.perMs();
@@ -286,7 +271,7 @@ export class TransferReporter {
             ? (elapsed / this.settledFiles) * (this.totalFiles - this.settledFiles)
             : undefined;
       }
-      if (this.options.hashesFirst) this.hashRate.add(now, this.hashedBytes);
+      if (this.options.hashesFirst) this.hashRate.add(now, this.tally.hashedBytes);
     }
     // Until the sending has a rate, the MD5 pass tells its own time left, as such.
     let toHash = false;
@@ -316,14 +301,9 @@ export class TransferReporter {
   }
 
   private waitNote(active: readonly InFlight[], now: number): string | undefined {
-    const bytes = this.bytes;
-    if (bytes !== this.lastBytes) {
-      this.lastBytes = bytes;
-      this.lastByteAt = now;
-    }
     return waitNote(active, {
-      bytes,
-      quietMs: now - this.lastByteAt,
+      bytes: this.bytes,
+      quietMs: this.tally.quietMs(now),
       unfinished: this.settledFiles < this.totalFiles,
     });
   }
@@ -335,7 +315,7 @@ export class TransferReporter {
       ? undefined
       : bothPassesLeft(
           total,
-          { done: this.hashedBytes, perMs: this.hashRate.perMs() },
+          { done: this.tally.hashedBytes, perMs: this.hashRate.perMs() },
           {
             done: this.bytes,
             perMs: this.transferRate.perMs(),
@@ -345,13 +325,7 @@ export class TransferReporter {
 
   /** The bytes of the whole batch, once every file still to come is in flight with a known size. */
   private knownTotalBytes(): number | undefined {
-    if (this.settledFiles + this.inFlight.size < this.totalFiles) return undefined;
-    let total = this.settledBytes;
-    for (const file of this.inFlight.values()) {
-      if (file.total === undefined) return undefined;
-      total += file.total;
-    }
-    return total;
+    return this.tally.knownTotal(this.totalFiles - this.settledFiles);
   }
 
   private clearLine(): void {
