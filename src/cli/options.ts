@@ -149,6 +149,23 @@ export function withOptions(command: Command, options: ReadonlyArray<() => Optio
   return command;
 }
 
+/** How a batch of downloads runs, for `download` and `sync` alike: files at once, connections and part size. */
+export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = [
+  () =>
+    new Option('-c, --concurrency <n>', 'files downloaded at once')
+      .argParser(positiveInteger('--concurrency', 64))
+      .default(8),
+  () =>
+    new Option(
+      '--connections <n>',
+      'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, from 8 and more while they raise the speed, up to 32',
+    ).argParser(connectionCount),
+  () =>
+    new Option('--part-size <MiB>', 'size of the parts of a large file')
+      .argParser(positiveInteger('--part-size', 1024))
+      .default(16),
+];
+
 /** Two or three real examples of each command, shown at the end of its help. */
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   query: [

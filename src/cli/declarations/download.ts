@@ -1,13 +1,6 @@
 /** `mission-data download`: files by name, path or query, into the local data root. */
 import { Option } from 'commander';
-import {
-  connectionCount,
-  EXAMPLES,
-  FILTER_OPTIONS,
-  positiveInteger,
-  withChoices,
-  withOptions,
-} from '../options.js';
+import { EXAMPLES, FILTER_OPTIONS, TRANSFER_OPTIONS, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const download: CommandDeclaration = {
@@ -16,48 +9,39 @@ export const download: CommandDeclaration = {
   examples: EXAMPLES.download,
   declare: (command, { run, io }) =>
     withOptions(
-      command
-        .description('download files into the local data root')
-        .argument(
-          '[paths...]',
-          "file names or storage paths; '-' reads them from stdin (lines, or query's JSON or CSV)",
-        ),
-      FILTER_OPTIONS,
-    )
-      .option('-f, --force', 'replace files that exist already')
-      .option('--only-missing', 'with query options: fetch only the files `status` lists as missing')
-      .option(
-        '--update',
-        'with query options: fetch what `status` lists: missing, newer versions, changed files',
-      )
-      .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
-      .option(
-        '--require-checksum',
-        'fail a file the store states no checksum for (otherwise it counts as not verified)',
-      )
-      .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
-      .addOption(
-        withChoices(
-          new Option(
-            '--output-format <format>',
-            'stdout: local paths, one per line (the default off a terminal), or a JSON record per file',
+      withOptions(
+        command
+          .description('download files into the local data root')
+          .argument(
+            '[paths...]',
+            "file names or storage paths; '-' reads them from stdin (lines, or query's JSON or CSV)",
           ),
-          ['paths', 'json'],
-          'output formats',
+        FILTER_OPTIONS,
+      )
+        .option('-f, --force', 'replace files that exist already')
+        .option('--only-missing', 'with query options: fetch only the files `status` lists as missing')
+        .option(
+          '--update',
+          'with query options: fetch what `status` lists: missing, newer versions, changed files',
+        )
+        .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
+        .option(
+          '--require-checksum',
+          'fail a file the store states no checksum for (otherwise it counts as not verified)',
+        )
+        .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
+        .addOption(
+          withChoices(
+            new Option(
+              '--output-format <format>',
+              'stdout: local paths, one per line (the default off a terminal), or a JSON record per file',
+            ),
+            ['paths', 'json'],
+            'output formats',
+          ),
         ),
-      )
-      .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
-      .option(
-        '--connections <n>',
-        'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, from 8 and more while they raise the speed, up to 32',
-        connectionCount,
-      )
-      .option(
-        '--part-size <MiB>',
-        'size of the parts of a large file',
-        positiveInteger('--part-size', 1024),
-        16,
-      )
+      TRANSFER_OPTIONS,
+    )
       .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
       .action((paths: string[], options) =>
         run(async () => (await import('../commands/download.js')).download(paths, options, io)),

@@ -1,11 +1,10 @@
 /** `mission-data sync`: keep the data root in step with the archive. */
 import { Option } from 'commander';
 import {
-  connectionCount,
   duration,
   EXAMPLES,
   FILTER_OPTIONS,
-  positiveInteger,
+  TRANSFER_OPTIONS,
   withChoices,
   withOptions,
 } from '../options.js';
@@ -17,47 +16,38 @@ export const sync: CommandDeclaration = {
   examples: EXAMPLES.sync,
   declare: (command, { run, io }) =>
     withOptions(
-      command.description(
-        'keep the data root in step with the archive: fetch what is new since the last run (stdout: paths fetched)',
-      ),
-      FILTER_OPTIONS,
-    )
-      .option('--all-versions', 'keep every version of each product (default: only the newest)')
-      .option('--full', 'compare the whole selection, noticing held files deleted or changed locally')
-      .option(
-        '--prune',
-        'remove older versions a newer held version supersedes (only files this tool verified)',
-      )
-      .option('--dry-run', 'say what would be fetched and removed; fetch and remove nothing')
-      .option(
-        '--watch <duration>',
-        'run again every DURATION (30s, 10m, 1h or seconds) until stopped',
-        duration,
-      )
-      .addOption(
-        withChoices(
-          new Option(
-            '--output-format <format>',
-            'stdout: local paths of the files fetched (default), or a JSON record per file considered',
-          ),
-          ['paths', 'json'],
-          'output formats',
+      withOptions(
+        command.description(
+          'keep the data root in step with the archive: fetch what is new since the last run (stdout: paths fetched)',
         ),
+        FILTER_OPTIONS,
       )
-      .option('--require-checksum', 'fail a file the store states no checksum for')
-      .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
-      .option('-c, --concurrency <n>', 'files downloaded at once', positiveInteger('--concurrency', 64), 8)
-      .option(
-        '--connections <n>',
-        'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured',
-        connectionCount,
-      )
-      .option(
-        '--part-size <MiB>',
-        'size of the parts of a large file',
-        positiveInteger('--part-size', 1024),
-        16,
-      )
+        .option('--all-versions', 'keep every version of each product (default: only the newest)')
+        .option('--full', 'compare the whole selection, noticing held files deleted or changed locally')
+        .option(
+          '--prune',
+          'remove older versions a newer held version supersedes (only files this tool verified)',
+        )
+        .option('--dry-run', 'say what would be fetched and removed; fetch and remove nothing')
+        .option(
+          '--watch <duration>',
+          'run again every DURATION (30s, 10m, 1h or seconds) until stopped',
+          duration,
+        )
+        .addOption(
+          withChoices(
+            new Option(
+              '--output-format <format>',
+              'stdout: local paths of the files fetched (default), or a JSON record per file considered',
+            ),
+            ['paths', 'json'],
+            'output formats',
+          ),
+        )
+        .option('--require-checksum', 'fail a file the store states no checksum for')
+        .option('--verbose', 'a line for every file, unchanged ones (verified copies) included'),
+      TRANSFER_OPTIONS,
+    )
       .addHelpText(
         'after',
         '\nExit status: 0 when every selected file is held and verified, 1 when a file failed, 75 when another sync\n' +
