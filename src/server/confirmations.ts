@@ -59,10 +59,8 @@ export class UploadConfirmer {
   #running: Promise<ConfirmPass> | undefined;
   /** The pass that follows the one under way, shared by every caller that came during it. */
   #next: Promise<ConfirmPass> | undefined;
-  /** Attempts under way in this process, by name and token: every caller of one shares it. */
-  readonly #attempts = new Map<string, Promise<Outcome>>();
-  /** When each attempt under way began. */
-  readonly #attemptStarts = new Map<string, number>();
+  /** The newest attempt under way in this process, by name and token, and when it began: callers share it. */
+  readonly #attempts = new Map<string, { outcome: Promise<Outcome>; began: number }>();
   /** Every attempt under way, those a newer one took the place of included: `stop` waits for them all. */
   readonly #inFlight = new Set<Promise<Outcome>>();
   #stopped = false;
@@ -183,21 +181,18 @@ export class UploadConfirmer {
 
   /** One attempt under a claim, shared by the callers of this process; never rejects. */
   #attempt(reservation: Reservation): Promise<Outcome> {
-    return this.#attempts.get(attemptId(reservation)) ?? this.#newAttempt(reservation);
+    return this.#attempts.get(attemptId(reservation))?.outcome ?? this.#newAttempt(reservation);
   }
 
   /** The attempt under way if it began at `since` or later; otherwise a new one, shared from now on. */
   #attemptSince(reservation: Reservation, since: number): Promise<Outcome> {
-    const id = attemptId(reservation);
-    const running = this.#attempts.get(id);
-    const began = this.#attemptStarts.get(id);
-    if (running && began !== undefined && began >= since) return running;
-    return this.#newAttempt(reservation);
+    const running = this.#attempts.get(attemptId(reservation));
+    return running && running.began >= since ? running.outcome : this.#newAttempt(reservation);
   }
 
   #newAttempt(reservation: Reservation): Promise<Outcome> {
     const id = attemptId(reservation);
-    this.#attemptStarts.set(id, Date.now());
+    const began = Date.now();
     const attempt: Promise<Outcome> = (async (): Promise<Outcome> => {
       // An upload signed with its MD5 is told by one look at its object: not arrived (nothing to claim, no
       // write to the index), or arrived with bytes the store checked (the index's confirmation has one
@@ -224,11 +219,9 @@ export class UploadConfirmer {
       .finally(() => {
         this.#inFlight.delete(attempt);
         // A newer attempt may have taken this one's place: it stays.
-        if (this.#attempts.get(id) !== attempt) return;
-        this.#attempts.delete(id);
-        this.#attemptStarts.delete(id);
+        if (this.#attempts.get(id)?.outcome === attempt) this.#attempts.delete(id);
       });
-    this.#attempts.set(id, attempt);
+    this.#attempts.set(id, { outcome: attempt, began });
     this.#inFlight.add(attempt);
     return attempt;
   }
