@@ -1,8 +1,8 @@
 /**
- * How many connections a large download runs over, decided from what it measures: it starts with a few (as
- * many as the fixed default) and opens more only while each step up raises the throughput it measures, as a per-connection cap or a long round trip
- * rewards more connections and a link that one connection fills does not. Pure rules, fed numbers: the I/O that
- * opens and closes the connections is `ranged.ts`.
+ * How many connections a large download runs over, decided from what it measures: it starts with as many as
+ * the fixed default and opens more only while each step up raises the throughput it measures, as a
+ * per-connection cap or a long round trip rewards more connections and a full link does not. Pure rules, fed
+ * numbers: the I/O that opens and closes the connections is `ranged.ts`.
  */
 
 /** The most connections one file is fetched over when nobody fixed the number. */
@@ -10,8 +10,9 @@ export const DEFAULT_MAX_CONNECTIONS = 32;
 
 /**
  * Connections a large file is fetched over unless told otherwise, and those the measured number (`'auto'`)
- * starts from: a ramp from one connection cost more than it gained on every link measured, since the first
- * steps are the slowest and a link that one connection fills loses nothing to eight.
+ * starts from: a ramp from one connection cost more than it gained on the capped links measured, its first steps
+ * being the slowest. (On a link one connection fills, one connection costs less CPU than eight, whose parts are
+ * hashed back from the page cache; neither the default nor `auto` finds that out yet.)
  */
 export const DEFAULT_CONNECTIONS = 8;
 /** How long each number of connections is measured before the next step is decided. */
@@ -40,8 +41,8 @@ export interface ConnectionControllerOptions {
 }
 
 /**
- * The decision rule: starts at `initial` connections (one unless given); each measurement of the current number is compared with the one
- * before it. A step up that gained enough is kept and the number doubles again (quadruples when the step gained
+ * The decision rule: starts at `initial` connections (one unless given); each measurement of the current number
+ * is compared with the one before it. A step up that gained enough is kept and the number doubles again (quadruples when the step gained
  * nearly in proportion; capped at `max`); a step that did not settles back on the number before it, for good.
  * Settled, it holds.
  */
