@@ -149,7 +149,9 @@ describe('a pre-signed URL that expires during a transfer is asked for again', (
     await putFile(storeDir, PATH, big);
     const result = await download(
       {
-        urlLifeSeconds: 1,
+        // Two seconds: S3 signs with a date in whole seconds, so a URL of one second may have almost nothing left
+        // when it arrives. The first URL has expired by the retry that follows the outage (3 s after it began).
+        urlLifeSeconds: 2,
         xmlErrors: true,
         outage: { afterBytes: 4 * 1024 * 1024, forMs: 2_100 },
       },
@@ -174,7 +176,8 @@ describe('a pre-signed URL that expires during a transfer is asked for again', (
   });
 
   it('upload: a PUT refused as expired asks /upload again and sends the file again', async () => {
-    const running = await serve({ urlLifeSeconds: 1, xmlErrors: true });
+    // Two seconds, not one: S3 signs with a date in whole seconds (see the download case above).
+    const running = await serve({ urlLifeSeconds: 2, xmlErrors: true });
     const name = scienceName('hit', 9);
     const local = await putFile(dataDir, name, bytesFor('late', 20_000));
     const client = createClient({
