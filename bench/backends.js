@@ -28,13 +28,16 @@ const FILTER = {
 };
 const FILTER_TEXT = 'instrument=mag&data_level=l1a&start_date=20240301&end_date=20240331';
 
-/** Starts `npm run backends` on free ports; resolves with the environment it printed and a stop. */
-export function startBackends() {
+/**
+ * Starts `npm run backends` on free ports (with `extraEnv`, such as its request log); resolves with the environment
+ * it printed and a stop.
+ */
+export function startBackends(extraEnv = {}) {
   const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
   // As `npm run backends` does: s3rver lists past 1,000 objects only with OpenSSL's legacy provider.
   const script = new URL('../scripts/backends.js', import.meta.url).pathname;
   const child = spawn(process.execPath, ['--openssl-legacy-provider', script], {
-    env: { ...process.env, S3_PORT: port(), PG_PORT: port() },
+    env: { ...process.env, ...extraEnv, S3_PORT: port(), PG_PORT: port() },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

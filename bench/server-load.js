@@ -1,12 +1,11 @@
 /**
  * `/query` during an upload burst through two servers on one bucket (s3rver) and one database (PostgreSQL),
  * beside the same queries with no uploads: p50/p99/max of 8 query threads, half of whose queries select what is
- * being uploaded. The servers reach the store through a counting proxy, so the CopyObject (checksums recorded
- * at confirmation) and HEAD requests per object are counted: each object is confirmed once.
+ * being uploaded. The store's request log counts the CopyObject (checksums recorded at confirmation), GET and
+ * HEAD requests per object: each object is confirmed once.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,41 +18,27 @@ const INSTRUMENTS = ['mag', 'swe', 'hit', 'codice', 'lo', 'hi-45', 'ultra-45', '
 const QUERY_THREADS = 8;
 
 /**
- * A proxy to the S3 endpoint that counts, per key, the servers' CopyObject (checksums recorded), GET (bytes read
- * back to check them) and HEAD requests; headers pass unchanged. The upload processes' PUTs go to the store.
+ * The servers' requests to the store, counted per key from the store's request log: CopyObject (checksums
+ * recorded), GET (bytes read back to check them) and HEAD. The upload processes' PUTs are in it too, uncounted.
  */
-async function countingProxy(endpoint) {
-  const target = new URL(endpoint);
+function countRequests(logPath) {
   const copies = new Map();
   const heads = new Map();
   const reads = new Map();
-  const server = createServer((req, res) => {
-    const key = decodeURIComponent((req.url ?? '').split('?')[0] ?? '');
-    if (req.method === 'PUT' && req.headers['x-amz-copy-source']) copies.set(key, (copies.get(key) ?? 0) + 1);
-    if (req.method === 'HEAD') heads.set(key, (heads.get(key) ?? 0) + 1);
-    if (req.method === 'GET' && key.split('/').length > 2) reads.set(key, (reads.get(key) ?? 0) + 1);
-    const forward = request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise((done) => server.listen(0, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    copies,
-    heads,
-    reads,
-    close: () =>
-      new Promise((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
-  };
+  /** How long the store took to answer each HEAD, in ms. */
+  const headMs = [];
+  const add = (counts, key) => counts.set(key, (counts.get(key) ?? 0) + 1);
+  for (const line of readFileSync(logPath, 'utf8').split('\n')) {
+    const [method, key, copy, , ms] = line.split(' ');
+    if (!key) continue;
+    if (method === 'PUT' && copy === 'copy') add(copies, key);
+    if (method === 'HEAD') {
+      add(heads, key);
+      headMs.push(Number(ms));
+    }
+    if (method === 'GET' && key.split('/').length > 3) add(reads, key);
+  }
+  return { copies, heads, reads, headMs };
 }
 
 function name(instrument, day) {
@@ -116,16 +101,16 @@ function latencyRow(label, { samples, failures }) {
 export async function run({ quick = false } = {}) {
   const processes = quick ? 4 : 8;
   const perProcess = quick ? 15 : 50;
-  const backends = await startBackends();
-  const proxy = await countingProxy(backends.env.AWS_ENDPOINT_URL_S3);
   const work = await mkdtemp(join(tmpdir(), 'mission-bench-load-'));
+  const requestLog = join(work, 'store-requests.log');
+  const backends = await startBackends({ MISSION_DATA_BACKENDS_REQUEST_LOG: requestLog });
   const env = {
     ...process.env,
     ...backends.env,
-    AWS_ENDPOINT_URL_S3: proxy.url,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   const servers = [];
+  let stopped = false;
   try {
     for (let at = 0; at < 2; at += 1) {
       servers.push(
@@ -192,6 +177,11 @@ export async function run({ quick = false } = {}) {
       if (confirmed >= total) break;
       await new Promise((done) => setTimeout(done, 200));
     }
+    // The log is complete once the store has stopped.
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+    await backends.stop();
+    stopped = true;
+    const counts = countRequests(requestLog);
     const sum = (counts) => [...counts.values()].reduce((all, count) => all + count, 0);
     const most = (counts) => Math.max(0, ...counts.values());
     const latencies = markdownTable(
@@ -213,13 +203,12 @@ export async function run({ quick = false } = {}) {
       '',
       latencies,
       '',
-      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; the servers read ${sum(proxy.reads)} of them back (at most ${most(proxy.reads)} times each) and copied ${sum(proxy.copies)} (at most ${most(proxy.copies)} times each): an upload whose signed Content-MD5 the store checked is confirmed from its HEAD.`,
+      `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; the servers read ${sum(counts.reads)} of them back (at most ${most(counts.reads)} times each) and copied ${sum(counts.copies)} (at most ${most(counts.copies)} times each): an upload whose signed Content-MD5 the store checked is confirmed from its HEAD. They sent ${sum(counts.heads)} HEADs (${(sum(counts.heads) / total).toFixed(1)} an object), counted in the store's request log${counts.headMs.length > 0 ? `; the store took ${median(counts.headMs).toFixed(1)} ms to answer one at the median, ${percentile(counts.headMs, 99).toFixed(1)} ms at p99` : ''}.`,
       '',
     ].join('\n');
   } finally {
     await Promise.all(servers.map((server) => server.close()));
-    await proxy.close();
-    await backends.stop();
+    if (!stopped) await backends.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

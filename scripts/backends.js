@@ -6,14 +6,20 @@
  *
  *   npm run backends   # then, in another shell, the lines it prints and: mission-data serve --store s3://archive
  *
+ * With MISSION_DATA_BACKENDS_REQUEST_LOG=FILE, the store writes a line per request it answers to FILE (method,
+ * key, `copy` for a CopyObject or `-`, status, milliseconds taken), as a store's access log would: the load
+ * bench counts from it.
+ *
  * s3rver encrypts its continuation tokens with DES, which OpenSSL 3 offers only in its legacy provider: without
  * it, listing past 1,000 objects fails. `npm run backends` starts Node with `--openssl-legacy-provider`.
  */
 import { execFileSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { randomPassword, startPostgresCluster } from './postgres-cluster.js';
 
 const require = createRequire(import.meta.url);
@@ -38,6 +44,28 @@ async function stop(code) {
 process.once('SIGINT', () => stop(130));
 process.once('SIGTERM', () => stop(143));
 
+/** Writes a line per request `s3` answers to `path`: method, key (bucket first), `copy` or `-`, status, ms. */
+function logRequests(s3, path) {
+  const log = createWriteStream(path, { flags: 'a' });
+  cleanups.push(() => new Promise((done) => log.end(done)));
+  // First of the app's middleware, so that every request is logged with the status it was answered with.
+  s3.middleware.unshift(async (ctx, next) => {
+    const began = performance.now();
+    try {
+      await next();
+    } finally {
+      const copy = ctx.get('x-amz-copy-source') ? 'copy' : '-';
+      let key = ctx.path;
+      try {
+        key = decodeURIComponent(key);
+      } catch {
+        // Logged as it came.
+      }
+      log.write(`${ctx.method} ${key} ${copy} ${ctx.status} ${(performance.now() - began).toFixed(1)}\n`);
+    }
+  });
+}
+
 try {
   if (
     !process.execArgv.includes('--openssl-legacy-provider') &&
@@ -50,6 +78,8 @@ try {
   const base = await mkdtemp(join(tmpdir(), 'mission-backends-'));
   cleanups.push(() => rm(base, { recursive: true, force: true }));
   const s3 = new S3rver({ address: '127.0.0.1', port: s3Port, silent: true, directory: join(base, 's3') });
+  const requestLog = process.env.MISSION_DATA_BACKENDS_REQUEST_LOG;
+  if (requestLog) logRequests(s3, requestLog);
   await s3.run();
   cleanups.push(() => s3.close());
   await s3.store.putBucket('archive');
