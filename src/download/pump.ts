@@ -4,7 +4,7 @@
  */
 import { finished, type Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
-import type { PartChecksum } from '../core/checksum.js';
+import type { ChecksumFeed } from '../core/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
 import { errorCode } from '../core/failure-policy.js';
 import { discardBody } from '../http/objects.js';
@@ -58,8 +58,8 @@ export interface PumpJob {
   from: number;
   /** The object's size, when known: a body that runs past it is refused. */
   total?: number | undefined;
-  /** Fed every byte, in order; told what is on disk after each write. */
-  checksum?: PartChecksum | undefined;
+  /** Fed every byte, in order; told what is on disk after each write, when it asks (a `PartChecksum`). */
+  checksum?: (ChecksumFeed & { flushed?(position: number): void }) | undefined;
   signal?: AbortSignal | undefined;
   /** Bytes of the object received up to this position (at most every 64 KiB, and at the end). */
   report: (position: number) => void;
@@ -94,7 +94,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
       if (pendingBytes === 0) return;
       part.write(pending, pendingBytes, position);
       position += pendingBytes;
-      checksum?.flushed(position);
+      checksum?.flushed?.(position);
       pending = [];
       pendingBytes = 0;
       job.written?.(position);

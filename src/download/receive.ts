@@ -3,6 +3,7 @@ import { abortedError } from '../core/batch.js';
 import {
   BackgroundChecksum,
   type ChecksumAlgorithm,
+  CombinedCrc32,
   type ExpectedChecksum,
   expectedChecksum,
   hashesInBackground,
@@ -222,10 +223,11 @@ const BACKGROUND_HASH_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
  * The checksum of a part, in the algorithm the store stated (none when it stated none): on its own thread for
- * a large object, in the receiving thread otherwise. A CRC-32 of one stream is the exception: it runs at several GB/s (zlib's), so in line it costs less than a thread's start,
- * its reading the part back and the messages to it (256 MiB on loopback: 0.11 s of the thread's time and 40 ms
- * of messages, against 50 ms of CRC-32). Parts fetched in parallel land out of order and are read back in any
- * case, which the thread does without holding up the connections.
+ * a large object, in the receiving thread otherwise. CRC-32 is the exception: zlib's runs at several GB/s, so in
+ * line it costs less than a thread's start, its reading the part back and the messages to it (256 MiB on
+ * loopback: 0.11 s of the thread's time and 40 ms of messages, against 50 ms of CRC-32). Parts fetched in
+ * parallel land out of order: their CRC-32s, each taken as its bytes come, are joined in order (`CombinedCrc32`),
+ * where the other algorithms read the parts back.
  */
 export function checksumFor(
   algorithm: ChecksumAlgorithm | undefined,
@@ -235,10 +237,13 @@ export function checksumFor(
 ): PartChecksum {
   // Nothing stated (an SSE-KMS or multipart object without x-amz-checksum-*): nothing to compare, nothing hashed.
   if (algorithm === undefined) return new NoChecksum();
+  const readBack = (length: number, consume: (chunk: Buffer) => void, from: number) =>
+    part.readBack(length, consume, from);
+  if (algorithm === 'crc32')
+    return split ? new CombinedCrc32(readBack) : new InlineChecksum(algorithm, readBack);
   const large = (total ?? 0) >= BACKGROUND_HASH_FROM_BYTES;
-  if (large && hashesInBackground(algorithm) && (split || algorithm !== 'crc32'))
-    return new BackgroundChecksum(algorithm, part.descriptor);
-  return new InlineChecksum(algorithm, (length, consume, from) => part.readBack(length, consume, from));
+  if (large && hashesInBackground(algorithm)) return new BackgroundChecksum(algorithm, part.descriptor);
+  return new InlineChecksum(algorithm, readBack);
 }
 
 /** The received object, once its bytes match the checksum the store stated (when it stated one). */

@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
-import type { PartChecksum } from '../core/checksum.js';
+import type { ChecksumFeed, PartChecksum } from '../core/checksum.js';
 import { ProtocolError } from '../core/errors.js';
 import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { discardBody, header } from '../http/objects.js';
@@ -64,6 +64,11 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
   const attempts = new Attempts(job.retryPolicy, signal);
   let received = 0;
   let body = hooks.initial;
+  // A checksum that joins ranges hashed apart (CRC-32) is fed each span's bytes as they arrive, from where each
+  // answer starts writing; any other reads the spans back once the bytes before them are in.
+  let feed: ChecksumFeed | undefined;
+  const hashing =
+    job.checksum.feedFrom === undefined ? undefined : { update: (chunk: Buffer) => feed?.update(chunk) };
   const onPosition = (position: number) => {
     const now = position - span.start;
     if (now > span.done) {
@@ -86,11 +91,13 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     if (body) {
       const whole = body;
       body = undefined;
+      feed = job.checksum.feedFrom?.(from);
       const outcome = await pump({
         body: whole,
         part: job.part,
         from,
         total: state.total,
+        checksum: hashing,
         signal,
         report: onPosition,
         written: onWritten,
@@ -101,6 +108,7 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
           if (next === undefined) return undefined;
           span = next;
           hooks.onSpan(next);
+          feed = job.checksum.feedFrom?.(next.start);
           return next.end;
         },
       });
@@ -128,11 +136,13 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
         `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
       );
     }
+    feed = job.checksum.feedFrom?.(from);
     const outcome = await pump({
       body: response.body,
       part: job.part,
       from,
       total: span.end,
+      checksum: hashing,
       signal,
       report: onPosition,
       written: onWritten,

@@ -104,7 +104,10 @@ export class SpanBook {
     this.advance();
   }
 
-  /** Hashes every finished span that follows the hashed prefix, reading it back from the page cache. */
+  /**
+   * Adds every finished span that follows the hashed prefix to the checksum: it joins the CRC-32 it took of the
+   * span's bytes as they came (`CombinedCrc32`), or reads the span back from the page cache.
+   */
   advance(): void {
     const state = this.#state;
     for (const span of this.spans) {

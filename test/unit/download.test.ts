@@ -595,7 +595,7 @@ describe('integrity', () => {
     expect(existsSync(join(root, PATH_B))).toBe(false);
   });
 
-  it('catches one damaged byte with a CRC-32: in line for one stream, on the hashing thread for parallel parts', async () => {
+  it('catches one damaged byte with a CRC-32: in line for one stream, for parallel parts from the CRC-32 of each part', async () => {
     const cases = [
       { path: PATH_A, size: 300_000, seed: 26, connections: 1 },
       { path: PATH_B, size: 9 * 1024 * 1024, seed: 27, connections: 1 },
