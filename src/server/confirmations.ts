@@ -45,8 +45,12 @@ export interface ConfirmPass {
   released: number;
 }
 
-/** What one confirmation attempt came to; `busy` when someone else holds the claim. */
-type Outcome = 'confirmed' | 'released' | 'waiting' | 'busy';
+/**
+ * What one confirmation attempt came to: `absent` when the object has not arrived (the index is as it was),
+ * `waiting` when it could not be told or someone else changed the reservation, `busy` when someone else holds
+ * the claim.
+ */
+type Outcome = 'confirmed' | 'released' | 'absent' | 'waiting' | 'busy';
 
 /** What identifies one attempt: the reservation's name and token. */
 const attemptId = (reservation: Reservation) => `${reservation.key}\n${reservation.token}`;
@@ -113,31 +117,39 @@ export class UploadConfirmer {
    */
   async awaitMatching(filters: IndexQuery, waitMs = ANSWER_WAIT_MS): Promise<void> {
     const asked = Date.now();
-    const deadline = asked + waitMs;
     const matching = (await this.index.pending()).filter((reservation) =>
       couldMatch(reservation.key, filters),
     );
-    await this.#awaitAll(matching, deadline, asked);
+    await this.#awaitAll(matching, asked + waitMs, asked);
   }
 
-  /** Waits until the pending upload of `key`, if any, is confirmed (or found not arrived), at most `waitMs`. */
-  async awaitKey(key: string, waitMs = ANSWER_WAIT_MS): Promise<void> {
-    const asked = Date.now();
-    const deadline = asked + waitMs;
-    const reservation = await this.index.reservation(key);
-    if (reservation) await this.#awaitAll([reservation], deadline, asked);
+  /**
+   * Waits until the pending uploads of `reservations` (those a query's look at the index found) are confirmed
+   * or found not arrived, at most `waitMs` from `asked`. False when every one was found not arrived: the index
+   * then says what it said at that look, and an answer taken from it stands; true when it may have changed.
+   */
+  awaitReservations(
+    reservations: readonly Reservation[],
+    asked = Date.now(),
+    waitMs = ANSWER_WAIT_MS,
+  ): Promise<boolean> {
+    return this.#awaitAll(reservations, asked + waitMs, asked);
   }
 
-  async #awaitAll(reservations: readonly Reservation[], deadline: number, asked: number): Promise<void> {
-    if (reservations.length === 0) return;
+  /** True unless every reservation was found not arrived in time (see `awaitReservations`). */
+  async #awaitAll(reservations: readonly Reservation[], deadline: number, asked: number): Promise<boolean> {
+    if (reservations.length === 0) return false;
+    let changed = false;
     const work = runPool(reservations.length, ANSWER_LOOK_CONCURRENCY, async (at) => {
-      await this.#awaitOne(reservations[at] as Reservation, deadline, asked);
-    });
+      if ((await this.#awaitOne(reservations[at] as Reservation, deadline, asked)) !== 'absent')
+        changed = true;
+    }).then(() => changed);
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolvePromise) => {
-      timer = setTimeout(resolvePromise, Math.max(0, deadline - Date.now()));
+    // Past the deadline the answer shows what is confirmed by then: the index may have changed.
+    const late = new Promise<boolean>((resolvePromise) => {
+      timer = setTimeout(() => resolvePromise(true), Math.max(0, deadline - Date.now()));
     });
-    await Promise.race([work, late]).finally(() => clearTimeout(timer));
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -146,14 +158,13 @@ export class UploadConfirmer {
    * bytes arrived, so a new one starts at once beside it rather than after it (and later callers share the new
    * one). An upload whose PUT completed before the request is always seen, after one look's time.
    */
-  async #awaitOne(reservation: Reservation, deadline: number, asked: number): Promise<void> {
+  async #awaitOne(reservation: Reservation, deadline: number, asked: number): Promise<Outcome> {
     for (;;) {
       const outcome = await this.#attemptSince(reservation, asked);
-      if (Date.now() >= deadline || this.#stopped) return;
-      if (outcome !== 'busy') return;
+      if (outcome !== 'busy' || Date.now() >= deadline || this.#stopped) return outcome;
       await sleep(POLL_MS);
       const now = await this.index.reservation(reservation.key);
-      if (now?.token !== reservation.token) return;
+      if (now?.token !== reservation.token) return 'waiting';
     }
   }
 
@@ -199,7 +210,7 @@ export class UploadConfirmer {
       // winner). Only what needs its bytes read is claimed, so that one server reads them.
       if (reservation.md5 && this.store.confirmFromHead) {
         const seen = await this.store.confirmFromHead(reservation.key, reservation.md5);
-        if (seen === 'absent' && reservation.releaseAtMs > Date.now()) return 'waiting';
+        if (seen === 'absent' && reservation.releaseAtMs > Date.now()) return 'absent';
         if (seen !== undefined && seen !== 'absent') {
           return (await this.index.confirm(reservation, seen)) ? 'confirmed' : 'waiting';
         }
@@ -233,7 +244,7 @@ export class UploadConfirmer {
   async confirmOne(
     reservation: Reservation,
     now = Date.now(),
-  ): Promise<'confirmed' | 'released' | 'waiting'> {
+  ): Promise<'confirmed' | 'released' | 'absent' | 'waiting'> {
     let object: Awaited<ReturnType<ConfirmsUploads['confirm']>>;
     try {
       object = await this.store.confirm(reservation.key, { md5: reservation.md5 });
@@ -247,7 +258,7 @@ export class UploadConfirmer {
       return 'released';
     }
     if (object) return (await this.index.confirm(reservation, object)) ? 'confirmed' : 'waiting';
-    if (reservation.releaseAtMs > now) return 'waiting';
+    if (reservation.releaseAtMs > now) return 'absent';
     await this.index.release(reservation);
     return 'released';
   }

@@ -169,6 +169,59 @@ export function metadataIndexConformance(name: string, open: () => Promise<Index
       expect(await index.confirm(held, object)).toBe(false);
     });
 
+    it("tells a name's state in one look: stored, the reservation holding it, or nothing", async () => {
+      const J = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250207_20250207_v01-00.cdf';
+      expect(await fixture.other.state(A)).toBe('stored');
+      expect(await fixture.other.state(J)).toBeUndefined();
+      const now = Date.now();
+      const held = await index.reserve(J, { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY });
+      if (!held) throw new Error('not reserved');
+      const state = await fixture.other.state(J);
+      expect(state).not.toBe('stored');
+      expect(state === 'stored' ? undefined : state?.token).toBe(held.token);
+      expect(state === 'stored' ? undefined : state?.releaseAtMs).toBe(held.releaseAtMs);
+      await index.release(held);
+      expect(await fixture.other.state(J)).toBeUndefined();
+    });
+
+    it('gives a query and, of the same moment, the pending reservations it could select', async () => {
+      const mine = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250107_20250107_v01-00.cdf';
+      const elsewhere = 'imap/swe/l0/2025/01/imap_swe_l0_raw_20250111_20250111_v01-00.pkts';
+      const now = Date.now();
+      const times = { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY };
+      const held = [await index.reserve(mine, times), await index.reserve(elsewhere, times)];
+      try {
+        const filters: IndexQuery[] = [
+          { table: 'science', instrument: 'mag', data_level: 'l1a' },
+          { table: 'science', instrument: 'mag', version: 'latest' },
+          // Its ingestion day is known once stored: today's, which these filters select.
+          { table: 'science', instrument: 'mag', ingestion_start_date: '20250101' },
+          { table: 'science', start_date: '20250105', end_date: '20250108' },
+        ];
+        for (const query of filters) {
+          for (const page of [undefined, { offset: 0, limit: 1 }, { offset: 1 }]) {
+            const both = await fixture.other.queryWithPending(query, page);
+            expect(Buffer.concat(both.chunks).toString('utf8')).toBe(
+              Buffer.concat(await index.queryChunks(query, page)).toString('utf8'),
+            );
+            expect(both.pending.map((reservation) => reservation.key)).toEqual([mine]);
+            expect(both.pending[0]?.token).toBe(held[0]?.token);
+          }
+        }
+        const none = await index.queryWithPending({ table: 'science', instrument: 'mag', data_level: 'l1b' });
+        expect(none.pending).toEqual([]);
+        expect(await paths(index, { table: 'science', instrument: 'mag', data_level: 'l1b' })).toEqual([C]);
+        expect((await index.queryWithPending({ table: 'ancillary' })).pending).toEqual([]);
+      } finally {
+        for (const reservation of held) if (reservation) await index.release(reservation);
+      }
+      const left = (await index.queryWithPending({ table: 'science' })).pending.map(
+        (reservation) => reservation.key,
+      );
+      expect(left).not.toContain(mine);
+      expect(left).not.toContain(elsewhere);
+    });
+
     it('releases a reservation, and lets a reservation past its release time be taken over', async () => {
       const H = 'imap/hit/l1a/2025/02/imap_hit_l1a_counts_20250204_20250204_v01-00.cdf';
       const now = Date.now();

@@ -169,7 +169,7 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
       a.settle(),
       b.settle(),
       a.awaitMatching({ table: 'science' }),
-      b.awaitKey(keys[3] as string),
+      index.reservation(keys[3] as string).then((held) => b.awaitReservations(held ? [held] : [])),
     ]);
     expect(await index.count()).toBe(20);
     expect([...calls.values()].every((count) => count === 1)).toBe(true);
@@ -208,7 +208,7 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     if (!reservation) throw new Error('not reserved');
     const claim = await index.claim(reservation);
     const { store, calls } = arrivedStore(5);
-    const waiting = new UploadConfirmer(store, index).awaitKey(key, 2_000);
+    const waiting = new UploadConfirmer(store, index).awaitReservations([reservation], Date.now(), 2_000);
     await new Promise((resolve) => setTimeout(resolve, 100));
     // The other server confirms it.
     await index.confirm(reservation, { file: parsePath(key), size: 1, mtimeMs: Date.now() });
@@ -280,5 +280,37 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     await early;
     expect(await index.has(key)).toBe(true);
     expect(looks).toBe(2);
+  });
+
+  it('tells an answer whether the index may have changed since its look: not when no upload it looked at had arrived', async () => {
+    const index = new MemoryIndex();
+    const [arrived, coming, other] = names('mag', 3) as [string, string, string];
+    const md5 = Buffer.alloc(16, 5);
+    const now = Date.now();
+    for (const key of [arrived, coming, other]) {
+      await index.reserve(key, { urlExpiresAtMs: now + 60_000, releaseAtMs: now + 60_000, md5 });
+    }
+    const store = {
+      confirm: async () => undefined,
+      confirmFromHead: async (key: string, signed: Buffer) =>
+        key === coming
+          ? ('absent' as const)
+          : { file: parsePath(key), size: 1, mtimeMs: Date.now(), md5: signed },
+      delete: async () => true,
+    } as unknown as ObjectStore & ConfirmsUploads;
+    const confirmer = new UploadConfirmer(store, index);
+    const held = async (key: string) => {
+      const reservation = await index.reservation(key);
+      if (!reservation) throw new Error(`${key} is not reserved`);
+      return reservation;
+    };
+    expect(await confirmer.awaitReservations([])).toBe(false);
+    expect(await confirmer.awaitReservations([await held(coming)])).toBe(false);
+    const [arrivedHeld, otherHeld] = [await held(arrived), await held(other)];
+    expect(await confirmer.awaitReservations([await held(coming), arrivedHeld])).toBe(true);
+    expect(await index.has(arrived)).toBe(true);
+    // Arrived, and confirmed by another server since the look: its record is new to the answer.
+    await index.confirm(otherHeld, { file: parsePath(other), size: 1, mtimeMs: Date.now() });
+    expect(await confirmer.awaitReservations([otherHeld])).toBe(true);
   });
 });

@@ -4,10 +4,12 @@ import type { StoredObject } from '../objects/object-store.js';
 import { MemoryReservations } from './memory-reservations.js';
 import {
   addedNow,
+  couldMatch,
   type IndexQuery,
   type MetadataIndex,
   type MetadataRecord,
   type QueryPage,
+  type QueryWithPending,
   type Reservation,
   type ReserveOptions,
   recordOf,
@@ -196,6 +198,10 @@ export class MemoryIndex implements MetadataIndex {
     return this.#reservations.get(key);
   }
 
+  async state(key: string): Promise<'stored' | Reservation | undefined> {
+    return this.#byKey.has(key) ? 'stored' : this.#reservations.get(key);
+  }
+
   async claim(reservation: Reservation, leaseMs?: number): Promise<string | undefined> {
     return this.#reservations.claim(reservation, leaseMs);
   }
@@ -216,6 +222,14 @@ export class MemoryIndex implements MetadataIndex {
 
   async rebuild(objects: readonly StoredObject[]): Promise<void> {
     this.#build(objects);
+  }
+
+  async queryWithPending(filters: IndexQuery, page?: QueryPage): Promise<QueryWithPending> {
+    // One process holds both, so both are of the same moment.
+    const pending = this.#reservations
+      .pending()
+      .filter((reservation) => couldMatch(reservation.key, filters));
+    return { chunks: await this.queryChunks(filters, page), pending };
   }
 
   /** One pre-encoded chunk per record, so a 20 MB answer costs one copy, not a serialization. */

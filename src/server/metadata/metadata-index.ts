@@ -61,6 +61,12 @@ export interface ReserveOptions {
 export const CLAIM_LEASE_MS = 30_000;
 
 /** The records of the archive's files, one per storage path. */
+/** The answer of `queryWithPending`. */
+export interface QueryWithPending {
+  chunks: Buffer[];
+  pending: Reservation[];
+}
+
 export interface MetadataIndex {
   /** Where the index is, for messages (`memory`, a database URL with its password masked). */
   readonly location: string;
@@ -77,6 +83,8 @@ export interface MetadataIndex {
   pending(): Promise<Reservation[]>;
   /** The reservation `key` is held by, if any (released or past its release time, while still in the index). */
   reservation(key: string): Promise<Reservation | undefined>;
+  /** In one look: `stored` when `key` has a record, else the reservation it is held by (as `reservation`), if any. */
+  state(key: string): Promise<'stored' | Reservation | undefined>;
   /**
    * Claims `reservation` for confirming it, so that of every server (and every caller of one server) exactly one
    * works on it at a time: a claim id when this caller holds it now, undefined when a claim of someone else is
@@ -109,6 +117,12 @@ export interface MetadataIndex {
    * answer is copied, not serialized); consecutive pages concatenate to the unpaged answer.
    */
   queryChunks(filters: IndexQuery, page?: QueryPage): Promise<Buffer[]>;
+  /**
+   * `queryChunks` and, of the same moment, the pending reservations whose objects the query could select once
+   * confirmed (`couldMatch`): one look at the index, so that a query with no pending upload to wait for answers
+   * from it, and one with some looks only at those.
+   */
+  queryWithPending(filters: IndexQuery, page?: QueryPage): Promise<QueryWithPending>;
   /** Replaces every record by those of `objects` (a store's listing). */
   rebuild(objects: readonly StoredObject[]): Promise<void>;
 }

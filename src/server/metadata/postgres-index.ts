@@ -10,16 +10,19 @@ import type { StoredObject } from '../objects/object-store.js';
 import {
   addedNow,
   CLAIM_LEASE_MS,
+  couldMatch,
   type IndexQuery,
   type MetadataIndex,
   type MetadataRecord,
   type QueryPage,
+  type QueryWithPending,
   type Reservation,
   type ReserveOptions,
 } from './metadata-index.js';
 import { indexFailure, maskDatabaseUrl } from './postgres-failures.js';
 import {
   queryStatement,
+  queryWithPendingStatement,
   type RecordRow,
   ROW_COLUMNS,
   ROW_TYPES,
@@ -43,6 +46,15 @@ interface ReservationRow {
   release_at: string;
   content_md5: Buffer | null;
   reserved_at: string | null;
+}
+
+/** A reservation's row in the answer of `queryWithPendingStatement`. */
+type PendingRow = ReservationRow & { pending: true };
+
+/** The records of `rows`, in their order, as the chunks of one JSON array. */
+function recordChunks(rows: readonly RecordRow[]): Buffer[] {
+  if (rows.length === 0) return [EMPTY_ARRAY];
+  return [Buffer.from(`[${rows.map(recordJson).join(',')}]`, 'utf8')];
 }
 
 const RESERVATION_COLUMNS = 'file_path, token, url_expires_at, release_at, content_md5, reserved_at';
@@ -227,6 +239,16 @@ export class PostgresIndex implements MetadataIndex {
     return rows[0] && reservationOf(rows[0]);
   }
 
+  async state(key: string): Promise<'stored' | Reservation | undefined> {
+    const { rows } = await this.pool.query<ReservationRow & { state: 'stored' | 'reserved' }>(
+      `SELECT state, ${RESERVATION_COLUMNS} FROM files WHERE file_path = $1`,
+      [key],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return row.state === 'stored' ? 'stored' : reservationOf(row);
+  }
+
   /** One statement: the row's claim is taken when it has none or its lease ended; the row lock decides. */
   async claim(reservation: Reservation, leaseMs = CLAIM_LEASE_MS): Promise<string | undefined> {
     const claim = randomBytes(9).toString('hex');
@@ -267,7 +289,18 @@ export class PostgresIndex implements MetadataIndex {
   async queryChunks(filters: IndexQuery, page?: QueryPage): Promise<Buffer[]> {
     const { text, values } = queryStatement(filters, page);
     const { rows } = await this.pool.query<RecordRow>(text, values);
-    if (rows.length === 0) return [EMPTY_ARRAY];
-    return [Buffer.from(`[${rows.map(recordJson).join(',')}]`, 'utf8')];
+    return recordChunks(rows);
+  }
+
+  async queryWithPending(filters: IndexQuery, page?: QueryPage): Promise<QueryWithPending> {
+    const { text, values } = queryWithPendingStatement(filters, page);
+    const { rows } = await this.pool.query<(RecordRow & { pending: false }) | PendingRow>(text, values);
+    const records: RecordRow[] = [];
+    const pending: Reservation[] = [];
+    for (const row of rows) {
+      if (!row.pending) records.push(row);
+      else if (couldMatch(row.file_path, filters)) pending.push(reservationOf(row));
+    }
+    return { chunks: recordChunks(records), pending };
   }
 }

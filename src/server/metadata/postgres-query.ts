@@ -37,17 +37,14 @@ function dayOf(ms: number): number {
   return Number(new Date(ms).toISOString().slice(0, 10).replaceAll('-', ''));
 }
 
-/**
- * The `/query` statement: every filter given (AND) on stored rows of the table, `latest` as the highest version
- * per series among those, ordered by path, one page when asked.
- */
-export function queryStatement(filters: IndexQuery, page?: QueryPage): Statement {
-  const values: unknown[] = [filters.table];
-  const where = [`state = 'stored'`, 'table_name = $1'];
+/** Adds the conditions of `filters` on a file's name (not its state or ingestion) to `where`, with `values`. */
+function namingConditions(filters: IndexQuery, where: string[], values: unknown[]): void {
   const add = (condition: string, value: unknown) => {
     values.push(value);
     where.push(condition.replace('?', `$${values.length}`));
   };
+  values.push(filters.table);
+  where.push(`table_name = $${values.length}`);
   if (filters.file_path !== undefined) add('file_path = ?', filters.file_path);
   if (filters.instrument !== undefined) add('instrument = ?', filters.instrument);
   if (filters.data_level !== undefined) add('data_level = ?', filters.data_level);
@@ -59,10 +56,20 @@ export function queryStatement(filters: IndexQuery, page?: QueryPage): Statement
     add('version_rank = ?', versionRank(filters.version));
   }
   if (filters.extension !== undefined) add('extension = ?', filters.extension);
+}
+
+/** The text of the `/query` statement, its parameters appended to `values`. */
+function queryText(filters: IndexQuery, page: QueryPage | undefined, values: unknown[]): string {
+  const where = [`state = 'stored'`];
+  namingConditions(filters, where, values);
   if (filters.ingestion_start_date !== undefined) {
-    add('ingestion_day >= ?', Number(filters.ingestion_start_date));
+    values.push(Number(filters.ingestion_start_date));
+    where.push(`ingestion_day >= $${values.length}`);
   }
-  if (filters.ingestion_end_date !== undefined) add('ingestion_day <= ?', Number(filters.ingestion_end_date));
+  if (filters.ingestion_end_date !== undefined) {
+    values.push(Number(filters.ingestion_end_date));
+    where.push(`ingestion_day <= $${values.length}`);
+  }
   const latest = filters.version === 'latest' || filters.latest === true;
   let text = latest
     ? `SELECT ${RECORD_COLUMNS} FROM (SELECT ${RECORD_COLUMNS}, version_rank, max(version_rank) OVER (PARTITION BY instrument, data_level, descriptor, start_date) AS top FROM files WHERE ${where.join(' AND ')}) AS ranked WHERE version_rank = top`
@@ -76,6 +83,38 @@ export function queryStatement(filters: IndexQuery, page?: QueryPage): Statement
     values.push(page.offset);
     text += ` OFFSET $${values.length}`;
   }
+  return text;
+}
+
+/**
+ * The `/query` statement: every filter given (AND) on stored rows of the table, `latest` as the highest version
+ * per series among those, ordered by path, one page when asked.
+ */
+export function queryStatement(filters: IndexQuery, page?: QueryPage): Statement {
+  const values: unknown[] = [];
+  return { text: queryText(filters, page, values), values };
+}
+
+/** The columns of a reservation, as `RESERVATION_COLUMNS` of the index names them. */
+const PENDING_COLUMNS = 'token, url_expires_at, release_at, content_md5, reserved_at';
+
+/**
+ * The `/query` statement and, in the same statement (so of the same moment), the reservations whose objects it
+ * could select once confirmed: rows with `pending` false are the records, in order, one page when asked; rows with
+ * `pending` true are reservations (`file_path` and `PENDING_COLUMNS`). Reservations are matched on the name's
+ * filters only: their ingestion day and rank among versions are known once they are stored.
+ */
+export function queryWithPendingStatement(filters: IndexQuery, page?: QueryPage): Statement {
+  const values: unknown[] = [];
+  const records = queryText(filters, page, values);
+  const where = [`state = 'reserved'`];
+  namingConditions(filters, where, values);
+  // The first branch names the columns of the whole answer.
+  const none =
+    'NULL::text AS token, NULL::bigint AS url_expires_at, NULL::bigint AS release_at, NULL::bytea AS content_md5, NULL::bigint AS reserved_at';
+  const text =
+    `(SELECT false AS pending, ${RECORD_COLUMNS}, ${none} FROM (${records}) AS stored)` +
+    ` UNION ALL (SELECT true, ${RECORD_COLUMNS}, ${PENDING_COLUMNS} FROM files WHERE ${where.join(' AND ')})`;
   return { text, values };
 }
 

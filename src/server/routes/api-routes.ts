@@ -291,10 +291,15 @@ export async function download(
   if (rest === '') return messageResponse(400, DOWNLOAD_NO_FILE_MESSAGE);
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
-  let found = await context.index.has(rest);
+  const asked = Date.now();
+  const state = await context.index.state(rest);
+  let found = state === 'stored';
   // An upload of this name that just reached the store is confirmed first, so the file is found at once.
-  if (!found && context.uploads) {
-    await context.uploads.awaitKey(rest);
+  if (
+    state !== undefined &&
+    state !== 'stored' &&
+    (await context.uploads?.awaitReservations([state], asked))
+  ) {
     found = await context.index.has(rest);
   }
   if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
@@ -313,12 +318,17 @@ export async function download(
 export async function query(context: ServerContext, target: RequestTarget): Promise<ApiResponse> {
   const parsed = parseQueryParameters(target.query, context.dialect);
   if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
-  // Pending uploads this query could select are confirmed first (others are left to the loop), so a file whose
-  // upload completed is found at once; never more than a bounded wait.
-  await context.uploads?.awaitMatching(parsed.filters);
-  return {
-    statusCode: 200,
-    headers: { ...QUERY_HEADERS },
-    body: new RawJson(await context.index.queryChunks(parsed.filters, parsed.page)),
-  };
+  const { filters, page } = parsed;
+  const asked = Date.now();
+  let chunks: Buffer[];
+  if (!context.uploads) chunks = await context.index.queryChunks(filters, page);
+  else {
+    // One look gives the records and the pending uploads this query could select. Those are confirmed first
+    // (others are left to the loop), so a file whose upload completed is found at once; never more than a
+    // bounded wait. When none had arrived, the first look's answer stands.
+    const first = await context.index.queryWithPending(filters, page);
+    const changed = await context.uploads.awaitReservations(first.pending, asked);
+    chunks = changed ? await context.index.queryChunks(filters, page) : first.chunks;
+  }
+  return { statusCode: 200, headers: { ...QUERY_HEADERS }, body: new RawJson(chunks) };
 }

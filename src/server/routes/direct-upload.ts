@@ -35,11 +35,18 @@ export async function reserveUpload(
   if (md5 === null) {
     return messageResponse(400, 'Content-MD5 must be the base64 of the 16-byte MD5 digest of the file.');
   }
-  if (await context.index.has(key)) return exists();
+  const asked = Date.now();
+  let state = await context.index.state(key);
   // An upload of this name that has reached the store is confirmed first (only this one, bounded in time).
-  await context.uploads?.awaitKey(key);
-  if (await context.index.has(key)) return exists();
-  const held = await context.index.reservation(key);
+  if (
+    state !== undefined &&
+    state !== 'stored' &&
+    (await context.uploads?.awaitReservations([state], asked))
+  ) {
+    state = await context.index.state(key);
+  }
+  if (state === 'stored') return exists();
+  const held = state;
   const heldNow = held !== undefined && held.releaseAtMs > Date.now();
   if (!heldNow && (await context.store.occupied(key))) return exists();
   // `--url-life` shortens the store's upload URLs too, and with them how long a lost upload holds the name.
