@@ -8,6 +8,7 @@ import { confirmsUploads } from './objects/object-store.js';
 import { URL_LIFETIME_SECONDS } from './objects/presign.js';
 import type { ReferenceServerOptions, ServerSettings } from './options.js';
 import type { PendingWork } from './shutdown.js';
+import { Turns } from './turns.js';
 
 /** A `Host` header that may name this server in the URLs it hands out. */
 const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -32,6 +33,7 @@ export function buildContext(
     uploads: confirmsUploads(store)
       ? new UploadConfirmer(store, index, options.onBackgroundError)
       : undefined,
+    uploadTurns: new Turns(settings.uploadConcurrency),
     uploadUrlLifetimeSeconds: options.uploadUrlLifetimeSeconds ?? URL_LIFETIME_SECONDS.PUT,
     reservationGraceMs: options.reservationGraceMs ?? 15 * 60_000,
     wire: settings.wire,

@@ -5,6 +5,7 @@ import type { Faults } from './faults.js';
 import type { MetadataIndex } from './metadata/metadata-index.js';
 import type { ObjectStore } from './objects/object-store.js';
 import type { UrlSigner } from './objects/presign.js';
+import type { Turns } from './turns.js';
 import type { WireMode } from './wire.js';
 
 /**
@@ -28,6 +29,8 @@ export interface ServerContext {
   signer: UrlSigner | undefined;
   /** Confirms uploads that go straight to the store; undefined when uploads pass through the server. */
   uploads: UploadConfirmer | undefined;
+  /** Turns for `/upload` requests: a few worked on at once, the others waiting theirs. */
+  uploadTurns: Turns;
   /** Seconds an upload URL is valid. */
   uploadUrlLifetimeSeconds: number;
   /** How long after its URL expired a reservation whose object never came is released. */

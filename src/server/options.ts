@@ -4,6 +4,7 @@ import type { BackendOptions } from './backends.js';
 import { DIALECTS, type Dialect } from './context.js';
 import type { FaultOptions } from './faults.js';
 import type { RequestLogEntry } from './request-handler.js';
+import { DEFAULT_UPLOAD_CONCURRENCY } from './turns.js';
 import { WIRE_MODES, type WireMode } from './wire.js';
 
 /** Options of `startReferenceServer`: where the store is (`store`), and how to serve it. */
@@ -60,6 +61,11 @@ export interface ServingOptions
   secret?: string | undefined;
   /** Called once per request. */
   log?: ((entry: RequestLogEntry) => void) | undefined;
+  /**
+   * How many `/upload` requests the server works on at once (default 2); the others wait their turn, so a burst of
+   * uploads never holds up the queries and downloads beside it. Past 1,000 waiting, an upload is answered 503.
+   */
+  uploadConcurrency?: number | undefined;
   /** An upload that sends no body bytes for this long is answered 408 and dropped (default 60 000 ms). */
   uploadIdleTimeoutMs?: number | undefined;
   /** Fault modes: what S3 and real networks do that this server does not by default (see `faults.ts`). */
@@ -70,6 +76,8 @@ export interface ServingOptions
 export interface ServerSettings {
   /** The store's folder or URL. */
   store: string;
+  /** How many `/upload` requests are worked on at once. */
+  uploadConcurrency: number;
   port: number;
   host: string;
   wire: WireMode;
@@ -96,7 +104,13 @@ export function checkOptions(options: ReferenceServerOptions): ServerSettings {
   if (options.secret !== undefined && options.secret.length < 16) {
     throw new UsageError('The signing secret must have at least 16 characters.');
   }
-  return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http' };
+  const { uploadConcurrency = DEFAULT_UPLOAD_CONCURRENCY } = options;
+  if (!Number.isSafeInteger(uploadConcurrency) || uploadConcurrency < 1) {
+    throw new UsageError(
+      `Invalid upload concurrency ${uploadConcurrency}: give a whole number of at least 1.`,
+    );
+  }
+  return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http', uploadConcurrency };
 }
 
 /** `storeDir` was given once in this process and said to be deprecated (as Node says each deprecation once). */

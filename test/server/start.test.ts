@@ -89,6 +89,8 @@ describe('startReferenceServer', () => {
     [{ port: 70000 }, 'Invalid port 70000: give a whole number from 0 to 65535.'],
     [{ port: 1.5 }, 'Invalid port 1.5: give a whole number from 0 to 65535.'],
     [{ secret: 'short' }, 'The signing secret must have at least 16 characters.'],
+    [{ uploadConcurrency: 0 }, 'Invalid upload concurrency 0: give a whole number of at least 1.'],
+    [{ uploadConcurrency: 2.5 }, 'Invalid upload concurrency 2.5: give a whole number of at least 1.'],
   ])('rejects %j as a usage error', async (options, message) => {
     await expect(
       startReferenceServer({ store: join(root, 'store'), ...(options as object) }),

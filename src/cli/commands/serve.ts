@@ -43,6 +43,8 @@ export interface ServeCommandOptions {
   demo?: boolean | undefined;
   /** Seconds the pre-signed URLs handed out stay valid (short-lived URLs, for trying expiry). */
   urlLife?: number | undefined;
+  /** How many `/upload` requests are worked on at once (`--upload-concurrency`). */
+  uploadConcurrency?: number | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
@@ -257,6 +259,7 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       wire: options.wire,
       dialect: options.dialect ?? 'both',
       ...(options.urlLife === undefined ? {} : { faults: { urlLifeSeconds: options.urlLife } }),
+      uploadConcurrency: options.uploadConcurrency,
       s3Endpoint: options.s3Endpoint ?? options.awsEndpoint,
       s3Region: options.s3Region,
       indexUrl: options.index,

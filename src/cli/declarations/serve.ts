@@ -57,6 +57,11 @@ export const serve: CommandDeclaration = {
         'seconds the pre-signed URLs stay valid (default: 1 hour for uploads, 1 day for downloads)',
         positiveInteger('--url-life', 604_800),
       )
+      .option(
+        '--upload-concurrency <n>',
+        'uploads worked on at once (default 2); the others wait their turn, and queries never wait behind them',
+        positiveInteger('--upload-concurrency', 1_000),
+      )
       .option('-q, --quiet', 'do not log requests')
       .option('--debug', 'print stack traces')
       .action((options) => run(async () => (await import('../commands/serve.js')).serve(options, io))),

@@ -9,6 +9,7 @@ import { unsafePathReason } from '../../naming/path-safety.js';
 import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
 import type { Reservation } from '../metadata/metadata-index.js';
 import { OBJECT_PREFIX } from '../objects/presign.js';
+import { MAX_WAITING_UPLOADS } from '../turns.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
 import { reserveUpload } from './direct-upload.js';
 import { parseQueryParameters } from './query-parameters.js';
@@ -268,18 +269,21 @@ export async function upload(
     const where = context.uploads ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
     return messageResponse(409, `${where}${key} already exists.`);
   };
-  if (context.uploads) {
-    return reserveUpload(context, req, key, exists, (held) => nameReservedResponse(held, access));
-  }
-  if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
-  return {
-    statusCode: 200,
-    headers: { 'Content-Type': 'application/json' },
-    body: await context.store.presign('PUT', key, {
-      baseUrl,
-      lifetimeSeconds: context.faults.options.urlLifeSeconds,
-    }),
-  };
+  const turn = await context.uploadTurns.take(async (): Promise<ApiResponse> => {
+    if (context.uploads) {
+      return reserveUpload(context, req, key, exists, (held) => nameReservedResponse(held, access));
+    }
+    if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
+    return {
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: await context.store.presign('PUT', key, {
+        baseUrl,
+        lifetimeSeconds: context.faults.options.urlLifeSeconds,
+      }),
+    };
+  });
+  return turn === 'full' ? uploadsBusyResponse() : turn.value;
 }
 
 /** `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a pre-signed GET URL of a stored object. */
@@ -312,6 +316,18 @@ export async function download(
     headers: { 'Content-Type': 'text/html', Location: url },
     body: { download_url: url },
   };
+}
+
+/** Seconds a client refused for a full queue of uploads is asked to wait. */
+const UPLOADS_BUSY_RETRY_AFTER_SECONDS = 2;
+
+/** The answer to an `/upload` past the queue of those waiting their turn: 503, try again shortly. */
+function uploadsBusyResponse(): ApiResponse {
+  return messageResponse(
+    503,
+    `The server has ${MAX_WAITING_UPLOADS} uploads waiting their turn; try again in ${UPLOADS_BUSY_RETRY_AFTER_SECONDS} seconds.`,
+    { 'Retry-After': String(UPLOADS_BUSY_RETRY_AFTER_SECONDS) },
+  );
 }
 
 /** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
