@@ -33,7 +33,8 @@ const FILTER_TEXT = 'instrument=mag&data_level=l1a&start_date=20240301&end_date=
  * it printed and a stop.
  */
 export function startBackends(extraEnv = {}) {
-  const port = () => String(20_000 + Math.floor(Math.random() * 20_000));
+  // Below Linux's range of ports for outgoing connections (32768–60999), which may hold any port of it.
+  const port = () => String(12_000 + Math.floor(Math.random() * 20_000));
   // As `npm run backends` does: s3rver lists past 1,000 objects only with OpenSSL's legacy provider.
   const script = new URL('../scripts/backends.js', import.meta.url).pathname;
   const child = spawn(process.execPath, ['--openssl-legacy-provider', script], {
