@@ -6,7 +6,7 @@
  * `aria2c -x 16 -s 16` (one large file) and
  * against `curl --parallel --parallel-max 16` (many small files).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,7 @@ const LABELS = {
   tool: 'mission-data',
   tool8: 'mission-data --connections 8',
   toolAuto: 'mission-data --connections auto',
+  toolAutoKept: 'mission-data --connections auto, its data root kept between runs',
   curl: 'curl',
   aria2c8: 'aria2c -x 8',
   aria2c16: 'aria2c -x 16',
@@ -80,12 +81,20 @@ async function largeDownload(context) {
     (...extra) =>
     () =>
       tool(['download', key, '--url', context.proxy.url, '--data-dir', context.outDir, ...extra]);
+  // A data root used run after run, as a user's is: its state folder (what `auto` measured) is kept.
+  const keptDir = join(context.workDir, 'kept');
   const runs = [
     { name: 'tool', repetitions: repetitions.tool, make: download() },
     // The number of connections fixed, for the default to be set against it by name.
     { name: 'tool8', repetitions: repetitions.tool, make: download('--connections', '8') },
     // Measured connections, starting from 8: set against the default where a cap rewards more.
     { name: 'toolAuto', repetitions: repetitions.tool, make: download('--connections', 'auto') },
+    {
+      name: 'toolAutoKept',
+      repetitions: repetitions.tool,
+      make: () =>
+        tool(['download', key, '--url', context.proxy.url, '--data-dir', keptDir, '--connections', 'auto']),
+    },
     {
       name: 'curl',
       repetitions: repetitions.curl,
@@ -127,13 +136,22 @@ async function largeDownload(context) {
   const results = await compareRuns({
     runs,
     warmup: false,
-    prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
-    verify: (name) => checkFiles(LABELS[name], context.outDir, { count: 1, size }),
+    prepare: (name) => {
+      rmSync(context.outDir, { recursive: true, force: true });
+      mkdirSync(keptDir, { recursive: true });
+      for (const entry of readdirSync(keptDir)) {
+        if (name !== 'toolAutoKept' || entry !== '.mission-data') {
+          rmSync(join(keptDir, entry), { recursive: true, force: true });
+        }
+      }
+    },
+    verify: (name) =>
+      checkFiles(LABELS[name], name === 'toolAutoKept' ? keptDir : context.outDir, { count: 1, size }),
   });
   const { tool: mine } = results;
   const rows = [];
   const ratios = {};
-  for (const reference of ['tool8', 'toolAuto', 'curl', 'aria2c8', 'aria2c16']) {
+  for (const reference of ['tool8', 'toolAuto', 'toolAutoKept', 'curl', 'aria2c8', 'aria2c16']) {
     const theirs = results[reference];
     if (!theirs) continue;
     ratios[reference] = theirs.ms / mine.ms;
@@ -143,6 +161,7 @@ async function largeDownload(context) {
       {
         tool8: '`mission-data --connections 8`',
         toolAuto: '`mission-data --connections auto`',
+        toolAutoKept: '`mission-data --connections auto`, data root kept between runs',
         curl: '`curl -L -o`',
         aria2c8: '`aria2c -x 8 -s 8`',
         aria2c16: '`aria2c -x 16 -s 16`',

@@ -51,6 +51,10 @@ export class ConnectionController {
   readonly #minGain: number;
   #connections = 1;
   #settled: boolean;
+  /** True once it settled by a measurement of its own (not because nothing was left to split). */
+  #decided = false;
+  /** The most connections a measured step showed to pay (a step up that gained enough). */
+  #proven: number | undefined;
   #before: { connections: number; throughput: number } | undefined;
 
   constructor(options: ConnectionControllerOptions = {}) {
@@ -70,6 +74,14 @@ export class ConnectionController {
     return this.#settled;
   }
 
+  /**
+   * What its measurements showed, worth keeping for the next download: the number it settled on by measuring, or,
+   * still growing, the most connections a step up showed to pay; undefined when nothing was compared.
+   */
+  get measured(): number | undefined {
+    return this.#decided ? this.#connections : this.#proven;
+  }
+
   /** Fed the throughput (bytes a second) measured over `connections`; says whether to open more. */
   observe(throughput: number): ConnectionDecision {
     if (this.#settled) return 'hold';
@@ -85,14 +97,18 @@ export class ConnectionController {
         this.#connections =
           doubled < this.#connections && gain >= this.#minGain ? doubled : before.connections;
         this.#settled = true;
+        this.#decided = true;
         return 'hold';
       }
+      this.#proven = this.#connections;
       // Each connection added carried nearly its share (a per-connection cap): the link is far from full, so
       // the next step is four times as many, reaching 32 in three steps instead of five.
       if (gain >= NEAR_FULL_SHARE * step) factor = 4;
     }
     if (this.#connections >= this.#max) {
+      // Measured at the most it may open, and it still paid.
       this.#settled = true;
+      this.#decided = before !== undefined;
       return 'hold';
     }
     this.#before = { connections: this.#connections, throughput };

@@ -12,6 +12,7 @@ import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
+import { LearnedConnections } from './learned-connections.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { checkWritableRoot, folderStaysInside } from './local-root.js';
 import { initialState, type ObjectSource, stateRecord } from './object-state.js';
@@ -80,7 +81,9 @@ export async function downloadFiles(
     stop: new BatchStop(),
     verified: await VerifiedRecord.open(options.dataDir),
     realRoot: await realpath(options.dataDir),
+    learned: undefined,
   };
+  if (options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot);
   const lookups = new Lookups(batch, files, concurrency);
   try {
     await runPool(files.length, concurrency, async (index) => {
@@ -100,6 +103,7 @@ export async function downloadFiles(
   } finally {
     link?.dispose();
     batch.verified.close();
+    batch.learned?.save();
   }
   return results;
 }
@@ -246,10 +250,7 @@ async function downloadOne(
               options.connections === 'auto'
                 ? 1
                 : Math.max(1, Math.floor(options.connections ?? DEFAULT_CONNECTIONS)),
-            adaptive:
-              options.connections === 'auto'
-                ? { max: DEFAULT_MAX_CONNECTIONS, initial: DEFAULT_CONNECTIONS }
-                : undefined,
+            adaptive: batch.learned ? measuredFrom(batch.learned, url) : undefined,
             partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
           },
           onBytes: (bytes, total) => {
@@ -323,4 +324,22 @@ function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
 
 function sumOfRanges(ranges: ReadonlyArray<[number, number]> | undefined): number {
   return (ranges ?? []).reduce((total, [from, to]) => total + to - from, 0);
+}
+
+/**
+ * Measured connections for an object at `url`: from the number the last download from its host settled on (the
+ * fixed default the first time), and that host's number kept once this download settles on one.
+ */
+function measuredFrom(learned: LearnedConnections, url: string) {
+  let host: string;
+  try {
+    host = new URL(url).host;
+  } catch {
+    return { max: DEFAULT_MAX_CONNECTIONS, initial: DEFAULT_CONNECTIONS };
+  }
+  return {
+    max: DEFAULT_MAX_CONNECTIONS,
+    initial: learned.startFor(host),
+    onDecided: (connections: number) => learned.learn(host, connections),
+  };
 }

@@ -18,7 +18,15 @@ export interface RangedPlan {
   /** Parts fetched at once, when fixed (`--connections`); ignored with `adaptive`. */
   connections: number;
   /** Start with `initial` connections and open more while they raise the throughput (see `adaptive.ts`). */
-  adaptive?: { max: number; initial?: number | undefined; windowMs?: number | undefined } | undefined;
+  adaptive?:
+    | {
+        max: number;
+        initial?: number | undefined;
+        windowMs?: number | undefined;
+        /** Told what the download's measurements showed, when they showed something (see `LearnedConnections`). */
+        onDecided?: ((connections: number) => void) | undefined;
+      }
+    | undefined;
 }
 
 /** What is on disk of an object and what is known of it. */

@@ -8,6 +8,7 @@ import { abortedError, type BatchStop } from '../core/batch.js';
 import { ValidationError } from '../core/errors.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../naming/layout.js';
 import { ensureFolderInside } from './local-root.js';
+import type { LearnedConnections } from './learned-connections.js';
 import type { DownloadHttp, DownloadOptions } from './types.js';
 import type { VerifiedRecord } from './verified.js';
 
@@ -25,6 +26,8 @@ export interface Batch {
   verified: VerifiedRecord;
   /** The data root's real path (it may itself be a link). */
   realRoot: string;
+  /** With `--connections auto`: the numbers earlier runs measured, per host. */
+  learned: LearnedConnections | undefined;
 }
 
 /**

@@ -89,6 +89,8 @@ export class RangedDownload {
       }
     }
     if (this.#failure !== undefined) throw this.#failed(this.#failure.error);
+    const measured = this.#controller?.measured;
+    if (measured !== undefined) this.#job.plan.adaptive?.onDecided?.(measured);
     book.advance();
     if (!book.complete) {
       const { state, shown } = this.#job;

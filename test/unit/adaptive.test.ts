@@ -103,6 +103,34 @@ describe('ConnectionController', () => {
   });
 });
 
+describe('what a ConnectionController measured', () => {
+  it('is nothing before a step was compared, and nothing when it was only told to settle', () => {
+    const controller = new ConnectionController({ max: 32, initial: 8 });
+    expect(controller.measured).toBeUndefined();
+    controller.observe(100 * MIB);
+    expect(controller.measured).toBeUndefined();
+    controller.settle();
+    expect(controller.measured).toBeUndefined();
+    expect(new ConnectionController({ max: 8, initial: 8 }).measured).toBeUndefined();
+  });
+
+  it('is the number it settled on, or while it still grows the most connections a step showed to pay', () => {
+    const full = new ConnectionController({ max: 32, initial: 8 });
+    settle(full, () => 100 * MIB);
+    expect(full.measured).toBe(8);
+    const capped = new ConnectionController({ max: 32, initial: 8 });
+    capped.observe(8 * 40 * MIB);
+    expect(capped.connections).toBe(16);
+    capped.observe(16 * 40 * MIB);
+    // 16 paid; 32 is being tried and not measured yet.
+    expect(capped.connections).toBe(32);
+    expect(capped.measured).toBe(16);
+    capped.observe(32 * 40 * MIB);
+    expect(capped.settled).toBe(true);
+    expect(capped.measured).toBe(32);
+  });
+});
+
 describe('ThroughputWindow', () => {
   it('reads bytes a second once the window is long enough, and closes', () => {
     const window = new ThroughputWindow(300);

@@ -23,11 +23,13 @@ const LARGE = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240102_20240102_v01-00.c
 /** The client, counting the object answers open at once (from the request until its body closes). */
 function countingClient(url: string) {
   const http = new HttpClient({ url, retryBaseMs: 1 });
-  const seen = { requests: 0, open: 0, maxOpen: 0, ranged: 0 };
+  /** `firstWave`: the object requests sent before the first answer's body closed. */
+  const seen = { requests: 0, open: 0, maxOpen: 0, ranged: 0, firstWave: 0, closed: 0 };
   const counting: DownloadHttp = {
     resolveDownload: (path, signal) => http.resolveDownload(path, signal),
     getObject: async (objectUrl, options) => {
       seen.requests += 1;
+      if (seen.closed === 0) seen.firstWave += 1;
       if (options?.start !== undefined) seen.ranged += 1;
       seen.open += 1;
       seen.maxOpen = Math.max(seen.maxOpen, seen.open);
@@ -35,6 +37,7 @@ function countingClient(url: string) {
         const response = await http.getObject(objectUrl, options);
         response.body.once('close', () => {
           seen.open -= 1;
+          seen.closed += 1;
         });
         return response;
       } catch (error) {
@@ -116,5 +119,37 @@ describe('adaptive connections over a shaped link', () => {
   it('never opens more than --connections, even where more would pay', async () => {
     const { seen } = await download(SMALL, 256 * KIB, { rate: 512 * KIB, linkRate: 0, delayMs: 20 }, 3);
     expect(seen.maxOpen).toBe(3);
+  });
+
+  it('keeps what it measured in the data root: the next download from the same host starts from that number', async () => {
+    const proxy = await startShapingProxy(test.server.url, { rate: 512 * KIB, linkRate: 0, delayMs: 20 });
+    proxies.push(proxy);
+    const root = await makeTempDir('mission-adaptive-');
+    const runs: Array<{ firstWave: number; maxOpen: number }> = [];
+    try {
+      for (let run = 0; run < 2; run += 1) {
+        const { http, counting, seen } = countingClient(proxy.url);
+        try {
+          const [result] = await downloadFiles(counting, [LARGE], {
+            dataDir: root,
+            partSize: 256 * KIB,
+            connections: 'auto',
+            force: true,
+          });
+          expect(result).toMatchObject({ status: run === 0 ? 'downloaded' : 'replaced', verified: true });
+        } finally {
+          await http.close();
+        }
+        runs.push({ firstWave: seen.firstWave, maxOpen: seen.maxOpen });
+      }
+      const kept = JSON.parse(await readFile(join(root, '.mission-data', 'connections.json'), 'utf8'));
+      const learned = kept.hosts[new URL(proxy.url).host].connections as number;
+      expect(learned).toBeGreaterThan(8);
+      // The first run starts from the fixed 8 and grows; the second starts where the first settled.
+      expect(runs[0]?.firstWave).toBe(8);
+      expect(runs[1]?.firstWave).toBeGreaterThanOrEqual(learned);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
