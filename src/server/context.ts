@@ -29,7 +29,7 @@ export interface ServerContext {
   signer: UrlSigner | undefined;
   /** Confirms uploads that go straight to the store; undefined when uploads pass through the server. */
   uploads: UploadConfirmer | undefined;
-  /** Turns for `/upload` requests: a few worked on at once, the others waiting theirs. */
+  /** Turns for `/upload` requests: a few at once while reads are answered, the others waiting theirs. */
   uploadTurns: Turns;
   /** Seconds an upload URL is valid. */
   uploadUrlLifetimeSeconds: number;

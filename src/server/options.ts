@@ -62,8 +62,9 @@ export interface ServingOptions
   /** Called once per request. */
   log?: ((entry: RequestLogEntry) => void) | undefined;
   /**
-   * How many `/upload` requests the server works on at once (default 2); the others wait their turn, so a burst of
-   * uploads never holds up the queries and downloads beside it. Past 1,000 waiting, an upload is answered 503.
+   * How many `/upload` requests the server works on at once while it answers a query or a download (default 2;
+   * with none to answer, up to 16); the others wait their turn, so a burst of uploads never holds up the reads
+   * beside it. Past 1,000 waiting, an upload is answered 503.
    */
   uploadConcurrency?: number | undefined;
   /** An upload that sends no body bytes for this long is answered 408 and dropped (default 60 000 ms). */

@@ -59,7 +59,7 @@ export const serve: CommandDeclaration = {
       )
       .option(
         '--upload-concurrency <n>',
-        'uploads worked on at once (default 2); the others wait their turn, and queries never wait behind them',
+        'uploads worked on at once while queries or downloads are answered (default 2; 16 with none); the others wait their turn',
         positiveInteger('--upload-concurrency', 1_000),
       )
       .option('-q, --quiet', 'do not log requests')

@@ -194,8 +194,10 @@ export async function apiResponse(
   const refusal = credentialRefusal(context, req, route);
   if (refusal) return refusal;
   if (route.route === 'upload') return upload(context, req, route.rest, route.access);
-  if (route.route === 'download') return download(context, req, route.rest);
-  return query(context, target);
+  // Reads go first: while one is answered, uploads wait their turn (see turns.ts).
+  if (route.route === 'download')
+    return context.uploadTurns.reading(() => download(context, req, route.rest));
+  return context.uploadTurns.reading(() => query(context, target));
 }
 
 function unsafePathResponse(rest: string): ApiResponse | undefined {
