@@ -14,18 +14,9 @@ import type { ObjectSource, ObjectState, RangedPlan } from '../../src/download/o
 import { PartFile } from '../../src/download/part-file.js';
 import { ChecksumMismatch, receiveObject } from '../../src/download/receive.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
+import { pattern } from '../helpers/bytes.js';
 
 const KIB = 1024;
-
-function pattern(size: number, seed: number): Buffer {
-  const buffer = Buffer.alloc(size);
-  let state = seed;
-  for (let index = 0; index < size; index += 1) {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    buffer[index] = state & 0xff;
-  }
-  return buffer;
-}
 
 function crcBytes(bytes: Buffer): Buffer {
   const out = Buffer.alloc(4);

@@ -14,6 +14,7 @@ import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../../src/download/types.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { HttpClient } from '../../src/service/client.js';
+import { pattern } from '../helpers/bytes.js';
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -65,16 +66,6 @@ function crc32Base64(bytes: Buffer): string {
   const out = Buffer.alloc(4);
   out.writeUInt32BE(crc32(bytes));
   return out.toString('base64');
-}
-
-function pattern(size: number, seed = 1): Buffer {
-  const buffer = Buffer.alloc(size);
-  let state = seed;
-  for (let index = 0; index < size; index += 1) {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    buffer[index] = state & 0xff;
-  }
-  return buffer;
 }
 
 async function startObjectServer(): Promise<ObjectServer> {

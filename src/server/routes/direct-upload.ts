@@ -58,9 +58,8 @@ export async function reserveUpload(
     md5,
   });
   if (!reservation) {
-    if (await context.index.has(key)) return exists();
-    const holder = await context.index.reservation(key);
-    return holder ? reserved(holder) : exists();
+    const now = await context.index.state(key);
+    return now !== undefined && now !== 'stored' ? reserved(now) : exists();
   }
   const url = await context.store.presign('PUT', key, {
     baseUrl: context.baseUrl(req),
