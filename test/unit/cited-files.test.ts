@@ -12,8 +12,11 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where the project's own text lives; built output and installed packages are not ours to cite. */
 const FOLDERS = ['src', 'test', 'bench', 'scripts', '.ci', 'patches'];
 const SKIPPED = new Set(['node_modules', 'dist', '.git', 'coverage']);
-/** Names that look like files but are not files of the repository: the runtime, and the user's settings file. */
-const NOT_FILES = new Set(['Node.js', 'config.json']);
+/**
+ * Names that look like files but are not files of the repository: the runtime, the user's settings file, and the
+ * state a data root keeps.
+ */
+const NOT_FILES = new Set(['Node.js', 'config.json', 'connections.json', '.mission-data/connections.json']);
 /** A file name with an extension the project writes, possibly with folders before it. */
 const CITATION =
   /(?<![\w@/.:-])((?:\.{1,2}\/)*(?:[\w.-]+\/)*[\w-]+(?:\.[\w-]+)*\.(?:ts|js|cjs|mjs|md|json|sh))(?![\w/])/g;
