@@ -1,9 +1,8 @@
 import { dirname } from 'node:path';
+import { BackgroundChecksum } from '../core/background-checksum.js';
 import { abortedError } from '../core/batch.js';
 import {
-  BackgroundChecksum,
   type ChecksumAlgorithm,
-  CombinedCrc32,
   type ExpectedChecksum,
   expectedChecksum,
   hashesInBackground,
@@ -12,6 +11,7 @@ import {
   type PartChecksum,
   showDigest,
 } from '../core/checksum.js';
+import { CombinedCrc32 } from '../core/combined-crc32.js';
 import { ApiError, ProtocolError } from '../core/errors.js';
 import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { displayUrl } from '../core/urls.js';

@@ -49,6 +49,9 @@ export interface ServerContext {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
+/** How a route is reached: at the specification's path, under `/api-key/` or under `/authorized/`. */
+export type RouteAccess = 'plain' | 'api-key' | 'authorized';
+
 /** A request target split into its raw (still percent-encoded) path and its query. */
 export interface RequestTarget {
   path: string;

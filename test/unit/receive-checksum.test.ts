@@ -1,6 +1,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BackgroundChecksum, CombinedCrc32, InlineChecksum, NoChecksum } from '../../src/core/checksum.js';
+import { BackgroundChecksum } from '../../src/core/background-checksum.js';
+import { InlineChecksum, NoChecksum } from '../../src/core/checksum.js';
+import { CombinedCrc32 } from '../../src/core/combined-crc32.js';
 import { checksumFor } from '../../src/download/receive.js';
 
 const GIB = 1024 ** 3;

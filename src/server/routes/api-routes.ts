@@ -3,28 +3,10 @@
  * in today's service also under `/api-key/` (an `X-api-key` on every route) and `/authorized/` (a bearer token).
  */
 import type { IncomingMessage } from 'node:http';
-import { ValidationError } from '../../core/errors.js';
-import { parseName } from '../../naming/names.js';
-import { unsafePathReason } from '../../naming/path-safety.js';
-import type { CredentialCheck, Dialect, RequestTarget, ServerContext } from '../context.js';
-import type { Reservation } from '../metadata/metadata-index.js';
-import { OBJECT_PREFIX } from '../objects/presign.js';
-import { MAX_WAITING_UPLOADS } from '../turns.js';
+import type { CredentialCheck, Dialect, RequestTarget, RouteAccess, ServerContext } from '../context.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
-import { reserveUpload } from './direct-upload.js';
+import { download, upload } from './file-routes.js';
 import { parseQueryParameters } from './query-parameters.js';
-
-/** The real service's answer to `/download` without a path. */
-export const DOWNLOAD_NO_FILE_MESSAGE =
-  'No file requested for download. Please provide a filename in the path. Eg. /download/path/to/file/filename.pkts';
-
-/** The real service's answer to `/download` of a file it does not have. */
-export const DOWNLOAD_NOT_FOUND_MESSAGE =
-  'File not found, make sure you include the full path to the file in the request, e.g. /download/path/to/file/filename.pkts.';
-
-/** The answer to `/upload` without a path. */
-export const UPLOAD_NO_FILE_MESSAGE =
-  'No file given to upload. Please provide the file path, e.g. /upload/imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
 
 /** The answer to an upload without `X-api-key` when the server needs one. */
 export const MISSING_API_KEY_MESSAGE = 'Missing X-api-key header: this server needs an API key for uploads.';
@@ -51,9 +33,6 @@ const ROUTES = ['upload', 'download', 'query'] as const;
 
 /** An API route's name. */
 export type ApiRouteName = (typeof ROUTES)[number];
-
-/** How a route is reached: at the specification's path, under `/api-key/` or under `/authorized/`. */
-export type RouteAccess = 'plain' | 'api-key' | 'authorized';
 
 /** A path resolved to a route. */
 export interface ApiRoute {
@@ -198,138 +177,6 @@ export async function apiResponse(
   if (route.route === 'download')
     return context.uploadTurns.reading(() => download(context, req, route.rest));
   return context.uploadTurns.reading(() => query(context, target));
-}
-
-function unsafePathResponse(rest: string): ApiResponse | undefined {
-  const reason = unsafePathReason(rest);
-  return reason ? messageResponse(400, `Invalid path ${JSON.stringify(rest)}: ${reason}.`) : undefined;
-}
-
-/**
- * The 409 of today's routes: an object with an error name and a message (the specification's plain routes
- * answer a string).
- */
-export function fileExistsResponse(key: string): ApiResponse {
-  return {
-    statusCode: 409,
-    headers: { 'Content-Type': 'application/json' },
-    body: {
-      error: 'FileAlreadyExists',
-      message: `The file '${key}' already exists. Stored files are never replaced: upload a changed file under a new version.`,
-    },
-  };
-}
-
-/** The words every answer about a reserved name carries, so a client tells it from a stored file. */
-export const NOT_STORED_YET = 'not stored yet';
-
-/**
- * The 409 of a name reserved by an upload whose bytes have not been confirmed: the name is taken, but no file is
- * stored; it is free again at the reservation's release time if the bytes never arrive. `Retry-After` says when.
- * (An upload of the same bytes, with the same Content-MD5, takes the reservation back instead.)
- */
-export function nameReservedResponse(held: Reservation, access: RouteAccess = 'plain'): ApiResponse {
-  const started = new Date(held.reservedAtMs).toISOString();
-  const free = new Date(held.releaseAtMs).toISOString();
-  const message = `${held.key} is reserved: an upload of this name started at ${started} and is ${NOT_STORED_YET}; the name is free again at ${free} if its bytes never arrive. Try again after that, or send the same bytes (the same Content-MD5) to take the upload back.`;
-  const retryAfter = {
-    'Retry-After': String(Math.max(1, Math.ceil((held.releaseAtMs - Date.now()) / 1000))),
-  };
-  if (access === 'plain') return messageResponse(409, message, retryAfter);
-  return {
-    statusCode: 409,
-    headers: { 'Content-Type': 'application/json', ...retryAfter },
-    body: { error: 'UploadInProgress', message },
-  };
-}
-
-/**
- * `GET /upload/{filepath}` (credentials already checked): checks the name, then hands out a pre-signed PUT
- * URL. `access` decides the form of a 409.
- */
-export async function upload(
-  context: ServerContext,
-  req: IncomingMessage,
-  rest: string,
-  access: RouteAccess = 'plain',
-): Promise<ApiResponse> {
-  if (rest === '') return messageResponse(400, UPLOAD_NO_FILE_MESSAGE);
-  const unsafe = unsafePathResponse(rest);
-  if (unsafe) return unsafe;
-  // Only the name counts: the key is rebuilt from it, whatever folders the client put in front.
-  const name = rest.slice(rest.lastIndexOf('/') + 1);
-  let key: string;
-  try {
-    key = parseName(name).path;
-  } catch (error) {
-    if (error instanceof ValidationError) return messageResponse(400, error.problems.join('\n'));
-    throw error;
-  }
-  const baseUrl = context.baseUrl(req);
-  const exists = (): ApiResponse => {
-    if (access !== 'plain') return fileExistsResponse(key);
-    const where = context.uploads ? `${context.store.location}/` : `${baseUrl}${OBJECT_PREFIX}`;
-    return messageResponse(409, `${where}${key} already exists.`);
-  };
-  const turn = await context.uploadTurns.take(async (): Promise<ApiResponse> => {
-    if (context.uploads) {
-      return reserveUpload(context, req, key, exists, (held) => nameReservedResponse(held, access));
-    }
-    if ((await context.index.has(key)) || (await context.store.occupied(key))) return exists();
-    return {
-      statusCode: 200,
-      headers: { 'Content-Type': 'application/json' },
-      body: await context.store.presign('PUT', key, {
-        baseUrl,
-        lifetimeSeconds: context.faults.options.urlLifeSeconds,
-      }),
-    };
-  });
-  return turn === 'full' ? uploadsBusyResponse() : turn.value;
-}
-
-/** `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a pre-signed GET URL of a stored object. */
-export async function download(
-  context: ServerContext,
-  req: IncomingMessage,
-  rest: string,
-): Promise<ApiResponse> {
-  if (rest === '') return messageResponse(400, DOWNLOAD_NO_FILE_MESSAGE);
-  const unsafe = unsafePathResponse(rest);
-  if (unsafe) return unsafe;
-  const asked = Date.now();
-  const state = await context.index.state(rest);
-  let found = state === 'stored';
-  // An upload of this name that just reached the store is confirmed first, so the file is found at once.
-  if (
-    state !== undefined &&
-    state !== 'stored' &&
-    (await context.uploads?.awaitReservations([state], asked))
-  ) {
-    found = await context.index.has(rest);
-  }
-  if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = await context.store.presign('GET', rest, {
-    baseUrl: context.baseUrl(req),
-    lifetimeSeconds: context.faults.options.urlLifeSeconds,
-  });
-  return {
-    statusCode: 302,
-    headers: { 'Content-Type': 'text/html', Location: url },
-    body: { download_url: url },
-  };
-}
-
-/** Seconds a client refused for a full queue of uploads is asked to wait. */
-const UPLOADS_BUSY_RETRY_AFTER_SECONDS = 2;
-
-/** The answer to an `/upload` past the queue of those waiting their turn: 503, try again shortly. */
-function uploadsBusyResponse(): ApiResponse {
-  return messageResponse(
-    503,
-    `The server has ${MAX_WAITING_UPLOADS} uploads waiting their turn; try again in ${UPLOADS_BUSY_RETRY_AFTER_SECONDS} seconds.`,
-    { 'Retry-After': String(UPLOADS_BUSY_RETRY_AFTER_SECONDS) },
-  );
 }
 
 /** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
