@@ -204,16 +204,28 @@ async function smallStore(storeDir: string): Promise<void> {
   for (const key of [A, B, C, D, STORED]) await putStoreFile(storeDir, key, key);
 }
 
-describe.each(WIRE_MODE_LIST)('query parameters by dialect, wire mode %s', (mode) => {
+/**
+ * One server per dialect, in wire mode `mode` (with `options`), started before the tests of the enclosing
+ * `describe` and stopped after them; the function gives the base URL of a dialect's server.
+ */
+function serverPerDialect(
+  mode: WireMode,
+  options: { apiKeys?: string[]; tokens?: string[] } = {},
+): (dialect: Dialect) => string {
   const servers = new Map<Dialect, TestServer>();
   beforeAll(async () => {
-    for (const dialect of DIALECT_LIST)
-      servers.set(dialect, await startTestServer({ wire: mode, dialect }, smallStore));
+    for (const dialect of DIALECT_LIST) {
+      servers.set(dialect, await startTestServer({ wire: mode, dialect, ...options }, smallStore));
+    }
   });
   afterAll(async () => {
     for (const server of servers.values()) await server.cleanup();
   });
-  const base = (dialect: Dialect) => servers.get(dialect)?.server.url as string;
+  return (dialect) => servers.get(dialect)?.server.url as string;
+}
+
+describe.each(WIRE_MODE_LIST)('query parameters by dialect, wire mode %s', (mode) => {
+  const base = serverPerDialect(mode);
   const paths = async (dialect: Dialect, search: string) =>
     (await queryRows(base(dialect), mode, search)).map((row) => row.file_path);
   const expect400 = async (dialect: Dialect, search: string, message: string) =>
@@ -375,20 +387,9 @@ const ACCESSES = [
 ] as const;
 
 describe.each(WIRE_MODE_LIST)('credentials, wire mode %s', (mode) => {
-  const servers = new Map<Dialect, TestServer>();
-  beforeAll(async () => {
-    for (const dialect of DIALECT_LIST) {
-      servers.set(
-        dialect,
-        await startTestServer({ wire: mode, dialect, apiKeys: API_KEYS, tokens: TOKENS }, smallStore),
-      );
-    }
-  });
-  afterAll(async () => {
-    for (const server of servers.values()) await server.cleanup();
-  });
+  const base = serverPerDialect(mode, { apiKeys: API_KEYS, tokens: TOKENS });
   const get = (dialect: Dialect, path: string, headers: Record<string, string> = {}) =>
-    rawRequest(servers.get(dialect)?.server.url as string, path, { headers });
+    rawRequest(base(dialect), path, { headers });
   const refused = (
     result: HttpResult,
     statusCode: number,
@@ -489,19 +490,7 @@ describe.each(WIRE_MODE_LIST)('credentials, wire mode %s', (mode) => {
 });
 
 describe.each(WIRE_MODE_LIST)('HEAD /download, wire mode %s', (mode) => {
-  const servers = new Map<Dialect, TestServer>();
-  beforeAll(async () => {
-    for (const dialect of DIALECT_LIST) {
-      servers.set(
-        dialect,
-        await startTestServer({ wire: mode, dialect, apiKeys: API_KEYS, tokens: TOKENS }, smallStore),
-      );
-    }
-  });
-  afterAll(async () => {
-    for (const server of servers.values()) await server.cleanup();
-  });
-  const base = (dialect: Dialect) => servers.get(dialect)?.server.url as string;
+  const base = serverPerDialect(mode, { apiKeys: API_KEYS, tokens: TOKENS });
   const sameAnswerWithoutBody = (head: HttpResult, get: HttpResult) => {
     expect(head.status).toBe(get.status);
     expect(head.body.length).toBe(0);
@@ -573,19 +562,7 @@ describe.each(WIRE_MODE_LIST)('HEAD /download, wire mode %s', (mode) => {
 });
 
 describe.each(WIRE_MODE_LIST)('409 forms, wire mode %s', (mode) => {
-  const servers = new Map<Dialect, TestServer>();
-  beforeAll(async () => {
-    for (const dialect of DIALECT_LIST) {
-      servers.set(
-        dialect,
-        await startTestServer({ wire: mode, dialect, apiKeys: API_KEYS, tokens: TOKENS }, smallStore),
-      );
-    }
-  });
-  afterAll(async () => {
-    for (const server of servers.values()) await server.cleanup();
-  });
-  const base = (dialect: Dialect) => servers.get(dialect)?.server.url as string;
+  const base = serverPerDialect(mode, { apiKeys: API_KEYS, tokens: TOKENS });
   const todayForm = {
     statusCode: 409,
     headers: JSON_HEADERS,
