@@ -11,13 +11,7 @@
  * the others wait for its outcome (callers of one server share the one promise).
  */
 import { runPool } from '../core/batch.js';
-import {
-  CLAIM_LEASE_MS,
-  couldMatch,
-  type IndexQuery,
-  type MetadataIndex,
-  type Reservation,
-} from './metadata/metadata-index.js';
+import { CLAIM_LEASE_MS, type MetadataIndex, type Reservation } from './metadata/metadata-index.js';
 import { type ConfirmsUploads, type ObjectStore, PutRejected } from './objects/object-store.js';
 import { ObjectUnsettled } from './objects/unsettled.js';
 
@@ -96,7 +90,7 @@ export class UploadConfirmer {
 
   /**
    * One pass over every pending reservation (a pass already under way is followed by one more, so what was
-   * uploaded before this call is seen). Resolves when done. Answers never wait for it: see `awaitMatching`.
+   * uploaded before this call is seen). Resolves when done. Answers never wait for it: see `awaitReservations`.
    */
   async settle(): Promise<ConfirmPass> {
     if (this.#next) return this.#next;
@@ -109,18 +103,6 @@ export class UploadConfirmer {
         return this.#begin();
       });
     return this.#next;
-  }
-
-  /**
-   * Waits until the pending uploads a query with `filters` could select are confirmed (or found not arrived),
-   * at most `waitMs`; uploads of other names are left to the loop.
-   */
-  async awaitMatching(filters: IndexQuery, waitMs = ANSWER_WAIT_MS): Promise<void> {
-    const asked = Date.now();
-    const matching = (await this.index.pending()).filter((reservation) =>
-      couldMatch(reservation.key, filters),
-    );
-    await this.#awaitAll(matching, asked + waitMs, asked);
   }
 
   /**

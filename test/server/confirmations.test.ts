@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePath } from '../../src/naming/names.js';
 import { UploadConfirmer } from '../../src/server/confirmations.js';
 import { MemoryIndex } from '../../src/server/metadata/memory-index.js';
+import type { IndexQuery } from '../../src/server/metadata/metadata-index.js';
 import {
   type ConfirmsUploads,
   type ObjectStore,
@@ -10,6 +11,13 @@ import {
   type PutResult,
 } from '../../src/server/objects/object-store.js';
 import { ObjectUnsettled } from '../../src/server/objects/unsettled.js';
+
+/** What a `/query` does before it answers: one look at the index, then at the pending uploads it found. */
+async function awaitMatching(confirmer: UploadConfirmer, filters: IndexQuery, waitMs?: number) {
+  const asked = Date.now();
+  const { pending } = await confirmer.index.queryWithPending(filters);
+  return confirmer.awaitReservations(pending, asked, waitMs);
+}
 
 const KEY = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
 
@@ -168,7 +176,7 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     await Promise.all([
       a.settle(),
       b.settle(),
-      a.awaitMatching({ table: 'science' }),
+      awaitMatching(a, { table: 'science' }),
       index.reservation(keys[3] as string).then((held) => b.awaitReservations(held ? [held] : [])),
     ]);
     expect(await index.count()).toBe(20);
@@ -181,11 +189,11 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     const mag = names('mag', 5);
     await reserveAll(index, [...mag, ...names('swe', 5)]);
     const { store, calls } = arrivedStore(5);
-    await new UploadConfirmer(store, index).awaitMatching({ table: 'science', instrument: 'mag' });
+    await awaitMatching(new UploadConfirmer(store, index), { table: 'science', instrument: 'mag' });
     expect([...calls.keys()].sort()).toEqual([...mag].sort());
     expect(await index.count()).toBe(5);
     const { store: other, calls: none } = arrivedStore(5);
-    await new UploadConfirmer(other, index).awaitMatching({ table: 'ancillary' });
+    await awaitMatching(new UploadConfirmer(other, index), { table: 'ancillary' });
     expect(none.size).toBe(0);
   });
 
@@ -195,7 +203,7 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
     const { store } = arrivedStore(5_000);
     const confirmer = new UploadConfirmer(store, index);
     const started = Date.now();
-    await confirmer.awaitMatching({ table: 'science' }, 200);
+    await awaitMatching(confirmer, { table: 'science' }, 200);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await index.count()).toBe(0);
   });
@@ -244,7 +252,7 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
       },
       delete: async () => true,
     } as unknown as ObjectStore & ConfirmsUploads;
-    await new UploadConfirmer(store, index).awaitMatching({ table: 'science', instrument: 'mag' });
+    await awaitMatching(new UploadConfirmer(store, index), { table: 'science', instrument: 'mag' });
     expect(looks.sort()).toEqual([arrived, coming].sort());
     expect(claims).toBe(0);
     expect(await index.has(arrived)).toBe(true);
@@ -273,10 +281,10 @@ describe('UploadConfirmer: shared, parallel, bounded', () => {
       delete: async () => true,
     } as unknown as ObjectStore & ConfirmsUploads;
     const confirmer = new UploadConfirmer(store, index);
-    const early = confirmer.awaitMatching({ table: 'science', instrument: 'mag' });
+    const early = awaitMatching(confirmer, { table: 'science', instrument: 'mag' });
     await new Promise((resolve) => setTimeout(resolve, 20));
     arrived = true; // the PUT completes while the first look is under way
-    await confirmer.awaitMatching({ table: 'science', instrument: 'mag' }); // asked after the PUT
+    await awaitMatching(confirmer, { table: 'science', instrument: 'mag' }); // asked after the PUT
     await early;
     expect(await index.has(key)).toBe(true);
     expect(looks).toBe(2);
