@@ -5,7 +5,7 @@
 import type { Stats } from 'node:fs';
 import { type ExpectedChecksum, expectedChecksum } from '../core/checksum.js';
 import { digestOfFile } from '../core/file-digest.js';
-import { discardBody } from '../http/objects.js';
+import { discardBody } from '../http/body.js';
 import { localError } from './local-root.js';
 import type { ObjectSource } from './object-state.js';
 

@@ -2,12 +2,11 @@
  * Copying an answer's body into a part file: chunks taken as they arrive and written in batches at their
  * offsets, with what the checksum and the progress need on the way.
  */
-import { finished, type Readable } from 'node:stream';
 import { abortedError } from '../core/batch.js';
 import type { ChecksumFeed } from '../core/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
 import { errorCode } from '../core/failure-policy.js';
-import { discardBody } from '../http/objects.js';
+import { type AnswerBody, discardBody } from '../http/body.js';
 import type { PartFile } from './part-file.js';
 
 /** Received chunks are written in batches of this size (see `pump`). */
@@ -52,7 +51,7 @@ export interface PumpOutcome {
 
 /** What `pump` copies where, and whom it tells. */
 export interface PumpJob {
-  body: Readable;
+  body: AnswerBody;
   part: PartFile;
   /** Byte of the object the body's first byte is written at. */
   from: number;
@@ -72,16 +71,19 @@ export interface PumpJob {
 }
 
 /**
- * Copies a body to the part file from `from`. Chunks are taken as they arrive ('data' events: the async
- * iterator would join buffered chunks into new buffers, a copy of every byte) and written in batches of ~1 MiB,
- * one `writev` each instead of a system call per 64 KiB network chunk. Errors of the body are returned (the
- * caller may resume); errors writing the file and bodies longer than announced are thrown. At `limit` the bytes
- * so far are written and `extend` may give a further limit to carry on to (the body goes on into the next part,
- * no new request); without one the body is dropped there. Always settles: a body already ended or destroyed
- * (by an abort that came before this call) ends it at once, as does a signal already aborted.
+ * Copies a body to the part file from `from`. A body whose chunks are lent (the wire client's: views of its read
+ * buffer) has each chunk written as it comes, one system call per read of the socket; one whose chunks are its
+ * own (undici's) is written in batches of ~1 MiB, one `writev` each instead of a system call per 64 KiB network
+ * chunk. Errors of the body are returned (the caller may resume); errors writing the file and bodies longer than
+ * announced are thrown. At `limit` the bytes so far are written and `extend` may give a further limit to carry on
+ * to (the body goes on into the next part, no new request); without one the body is dropped there. Always
+ * settles: a body already ended or destroyed (by an abort that came before this call) ends it at once, as does a
+ * signal already aborted.
  */
 export function pump(job: PumpJob): Promise<PumpOutcome> {
   const { body, part, checksum, signal, report } = job;
+  // Lent chunks are gone once their callback returns: written at once, never batched.
+  const batchBytes = body.transient ? 0 : WRITE_BATCH_BYTES;
   return new Promise((resolve, reject) => {
     let position = job.from;
     let end = job.limit;
@@ -100,12 +102,9 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
       job.written?.(position);
     };
     const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
-    let stopWatching: () => void = () => undefined;
     const cleanUp = () => {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
-      body.off('data', onData);
-      stopWatching();
     };
     const fail = (error: Error) => {
       if (settled) return;
@@ -127,6 +126,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
       resolve(readError === undefined ? { position } : { position, error: readError });
     };
     function onData(data: Buffer) {
+      if (settled) return;
       let chunk = data;
       while (end !== undefined && chunk.length >= end - (position + pendingBytes)) {
         const room = end - (position + pendingBytes);
@@ -164,7 +164,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
         reported = received;
         report(received);
       }
-      if (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS) {
+      if (pendingBytes >= batchBytes || pending.length >= WRITE_BATCH_CHUNKS) {
         try {
           flush();
         } catch (error) {
@@ -179,12 +179,9 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
       return;
     }
     signal?.addEventListener('abort', onAbort, { once: true });
-    body.on('data', onData);
-    // `finished` also reports a body that ended or was destroyed before these listeners were added (an abort
-    // between the answer and this call): an 'end' or 'close' already emitted would never be heard again.
-    stopWatching = finished(body, (error) => {
-      if (error === undefined || error === null) finish();
-      else finish(body.errored ?? error);
-    });
+    body.consume(onData).then(
+      (error) => finish(error ?? undefined),
+      (error) => finish(error),
+    );
   });
 }

@@ -7,9 +7,8 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
 import { ProtocolError } from '../core/errors.js';
-import { discardBody } from '../http/objects.js';
+import { type AnswerBody, discardBody } from '../http/body.js';
 import { ConnectionController, ThroughputWindow } from './adaptive.js';
 import { RecordCadence, type RecordLane, recordQuietly } from './progress-record.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
@@ -118,13 +117,13 @@ export class RangedDownload {
     return this.#controller?.connections ?? this.#job.plan.connections;
   }
 
-  #start(span: Span, initial?: Readable): void {
+  #start(span: Span, initial?: AnswerBody): void {
     this.#active += 1;
     this.#workers.push(this.#connection(span, initial).finally(() => (this.#active -= 1)));
   }
 
   /** One connection: fetches its span, then the next one it may take, until none is left or it is not wanted. */
-  async #connection(first: Span, initial: Readable | undefined): Promise<void> {
+  async #connection(first: Span, initial: AnswerBody | undefined): Promise<void> {
     const book = this.#book;
     const lane: RecordLane = this.#cadence.lane();
     let span: Span | undefined = first;

@@ -3,12 +3,13 @@
  * resumed after dropped connections, or read from the first answer, which carries on into the parts after it
  * while no other connection has taken them.
  */
-import type { Readable } from 'node:stream';
+
 import { abortedError } from '../core/batch.js';
 import type { ChecksumFeed, PartChecksum } from '../core/checksum.js';
 import { ProtocolError } from '../core/errors.js';
 import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
-import { discardBody, header } from '../http/objects.js';
+import { type AnswerBody, discardBody } from '../http/body.js';
+import { header } from '../http/objects.js';
 import type { ObjectSource, ObjectState, RangedPlan } from './object-state.js';
 import type { PartFile } from './part-file.js';
 import { bodyEndedEarly, pump } from './pump.js';
@@ -33,7 +34,7 @@ export interface RangedJob {
   signal?: AbortSignal | undefined;
   report: (received: number) => void;
   /** The body of the first answer (the whole object, from `state.written`): it carries the first part. */
-  firstBody?: Readable | undefined;
+  firstBody?: AnswerBody | undefined;
 }
 
 /** What a span's fetch tells its connection's loop. */
@@ -49,7 +50,7 @@ export interface SpanHooks {
   /** The span the body carried on into (the one fetched from now on). */
   onSpan: (span: Span) => void;
   /** An answer already under way that starts at the span's first byte and runs to the object's end. */
-  initial: Readable | undefined;
+  initial: AnswerBody | undefined;
 }
 
 /**

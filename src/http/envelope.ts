@@ -3,9 +3,9 @@
  * error bodies (gateways answer with HTML pages, object stores with XML documents).
  */
 import { STATUS_CODES } from 'node:http';
-import type { Readable } from 'node:stream';
 import { ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
+import type { AnswerBody } from './body.js';
 
 /** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
 export interface ApiAnswer {
@@ -121,23 +121,15 @@ export function markupElement(text: string, name: string): string | undefined {
 
 /** Reads a body as UTF-8 text, refusing (or, with `truncate`, cutting) bodies above `limit` bytes. */
 export async function readText(
-  body: Readable,
+  body: AnswerBody,
   limit: number,
   source: string,
   truncate = false,
 ): Promise<string> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > limit) {
-      body.destroy();
-      if (truncate) break;
+  return body.text(limit, () => {
+    if (!truncate)
       throw new ProtocolError(`${source}: the answer is larger than ${Math.round(limit / 1024 / 1024)} MiB.`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  });
 }
 
 /**

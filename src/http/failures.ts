@@ -4,7 +4,6 @@
  * the command line adds those, keyed by error code.
  */
 import { STATUS_CODES } from 'node:http';
-import type { Dispatcher } from 'undici';
 import {
   AbortedError,
   ApiError,
@@ -18,6 +17,7 @@ import { CONNECTION_DROP_CODES, errorCode } from '../core/failure-policy.js';
 import { hideCredentials, type ProxySettings, type ProxyValue, proxyFor } from '../core/proxy.js';
 import { snippet } from '../core/text.js';
 import { displayUrl } from '../core/urls.js';
+import type { SentAnswer } from './body.js';
 import {
   type ApiAnswer,
   markupElement,
@@ -88,7 +88,7 @@ function statusHint(status: number, url: URL, peer: Peer): string | undefined {
 export async function objectError(
   method: string,
   url: URL,
-  response: Dispatcher.ResponseData,
+  response: SentAnswer,
   signal: AbortSignal | undefined,
 ): Promise<ApiError> {
   const shown = displayUrl(url);

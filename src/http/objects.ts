@@ -1,9 +1,9 @@
 /** Requests to the object store: the URLs the service hands out, checked, and the bodies sent there, counted. */
 import { pipeline, type Readable, Transform } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import { type Peer, ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
+import type { AnswerBody, SentAnswer } from './body.js';
 import { objectError } from './failures.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
 
@@ -13,7 +13,7 @@ export interface ObjectResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   /** The caller consumes or destroys it. */
-  body: Readable;
+  body: AnswerBody;
 }
 
 /** Which bytes of an object a GET asks for. */
@@ -27,15 +27,26 @@ export interface GetObjectOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** What a PUT to a pre-signed URL sends. */
-export interface PutObjectOptions {
+/** The bytes a PUT sends, in the two forms the clients take. */
+export interface UploadBody {
   size: number;
-  contentMd5?: string | undefined;
-  /** Opens the bytes to send; called again for every attempt, so a retry re-reads the file from the start. */
+  /** Opens the bytes as a stream; called again for every attempt, so a retry re-reads the file from the start. */
   open: () => Readable;
-  signal?: AbortSignal | undefined;
+  /**
+   * Reads bytes from `position` into `into` synchronously, returning how many (the form the wire client sends
+   * from, with no stream between the file and the socket); without it, the stream is sent.
+   */
+  read?: ((into: Buffer, position: number) => number) | undefined;
+  /** Called before the last bytes are sent: throws when the file is no longer as it was measured. */
+  check?: (() => void) | undefined;
   /** The bytes sent in the current attempt. */
   onBytes?: ((sent: number) => void) | undefined;
+}
+
+/** What a PUT to a pre-signed URL sends. */
+export interface PutObjectOptions extends UploadBody {
+  contentMd5?: string | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** One request as the service client sends it. */
@@ -44,14 +55,14 @@ export interface OutgoingRequest {
   url: URL;
   peer: Peer;
   headers: Record<string, string>;
-  body?: Readable | undefined;
+  upload?: UploadBody | undefined;
   signal?: AbortSignal | undefined;
   highWaterMark?: number | undefined;
 }
 
 /** What an object transfer needs of the service client: one request, and its retry policy. */
 export interface ObjectTransport {
-  send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData>;
+  send(outgoing: OutgoingRequest): Promise<SentAnswer>;
 }
 
 /** GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked): one attempt, redirects followed. */
@@ -82,9 +93,14 @@ export async function putObjectWith(
   // Object stores reject chunked PUTs: the length is always declared.
   const headers: Record<string, string> = { 'content-length': String(options.size) };
   if (options.contentMd5) headers['content-md5'] = options.contentMd5;
-  const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, () =>
-    countBytes(options.open(), options.onBytes),
-  );
+  const upload: UploadBody = {
+    size: options.size,
+    open: options.open,
+    read: options.read,
+    check: options.check,
+    onBytes: options.onBytes,
+  };
+  const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, upload);
   if (response.statusCode >= 200 && response.statusCode <= 299) {
     await response.body.dump().catch(() => undefined);
     const etag = response.headers.etag;
@@ -108,8 +124,8 @@ async function sendFollowing(
   first: URL,
   headers: Record<string, string>,
   signal: AbortSignal | undefined,
-  body?: () => Readable,
-): Promise<Dispatcher.ResponseData & { url: URL }> {
+  upload?: UploadBody,
+): Promise<SentAnswer & { url: URL }> {
   const followed = method === 'GET' ? [301, 302, 303, 307, 308] : [307, 308];
   let url = first;
   for (let redirects = 0; ; redirects += 1) {
@@ -118,7 +134,7 @@ async function sendFollowing(
       url,
       peer: 'object store',
       headers: signedHeadersOnly(url, headers),
-      body: body?.(),
+      upload,
       signal,
       ...(method === 'GET' ? { highWaterMark: OBJECT_HIGH_WATER_MARK } : {}),
     });
@@ -198,12 +214,6 @@ export function countBytes(source: Readable, onBytes: ((sent: number) => void) |
     // Errors travel to `counter` (and from there to the request); nothing more to do here.
   });
   return counter;
-}
-
-/** Drops a body that is not wanted: destroying it makes undici emit an error, which nobody needs to hear. */
-export function discardBody(body: Readable): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /** A response header by its lower-case name, the first value when repeated. */

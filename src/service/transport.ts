@@ -7,10 +7,12 @@ import type { Dispatcher } from 'undici';
 import { errorCode, isRetryable, type RetryPolicy, withRetries } from '../core/failure-policy.js';
 import type { ProxySettings } from '../core/proxy.js';
 import { displayUrl } from '../core/urls.js';
+import { readableBody, type SentAnswer } from '../http/body.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, transportError } from '../http/failures.js';
-import type { ObjectTransport, OutgoingRequest } from '../http/objects.js';
+import { countBytes, type ObjectTransport, type OutgoingRequest } from '../http/objects.js';
 import { createAgent, loadTransport } from '../http/undici.js';
+import { WireClient } from '../http/wire/pool.js';
 
 /** API answers are small JSON documents; anything bigger is not the service. */
 const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
@@ -26,10 +28,16 @@ export interface TransportOptions {
   proxy: ProxySettings | undefined;
 }
 
-/** Requests to the service and to the object store behind its pre-signed URLs. */
+/**
+ * Requests to the service and to the object store behind its pre-signed URLs. They go over the wire client's
+ * own connections (`http/wire/`: a socket reading into one buffer, no stream between it and the file), except
+ * where undici does what the wire client does not: through a proxy, on a dispatcher the caller injected, and for
+ * a PUT whose bytes come only as a stream.
+ */
 export class ServiceTransport implements ObjectTransport {
   readonly #options: TransportOptions;
   #agent: Promise<Dispatcher> | undefined;
+  #wire: WireClient | undefined;
   #closed = false;
 
   constructor(options: TransportOptions) {
@@ -39,6 +47,7 @@ export class ServiceTransport implements ObjectTransport {
   /** Closes the connections this transport opened (an injected dispatcher stays open: its owner closes it). */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#wire?.close();
     const agent = this.#agent;
     this.#agent = undefined;
     if (agent) await (await agent).close();
@@ -59,28 +68,57 @@ export class ServiceTransport implements ObjectTransport {
     return { connectMs: this.#options.connectTimeoutMs, idleMs: this.#options.idleTimeoutMs };
   }
 
+  /** The wire client, when it may carry requests here: no proxy in force and no dispatcher injected. */
+  #wireClient(): WireClient | undefined {
+    const proxy = this.#options.proxy;
+    if (this.#options.dispatcher || proxy?.http || proxy?.https || this.#closed) return undefined;
+    this.#wire ??= new WireClient(this.#timeouts());
+    return this.#wire;
+  }
+
   /** One request, transport errors translated; the caller reads or dumps the body. */
-  async send(outgoing: OutgoingRequest): Promise<Dispatcher.ResponseData> {
-    const { method, url, peer, signal } = outgoing;
+  async send(outgoing: OutgoingRequest): Promise<SentAnswer> {
+    const { method, url, peer, signal, upload } = outgoing;
     const shown = peer === 'service' ? url.href : displayUrl(url);
-    const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
     const started = Date.now();
     try {
-      const response = await request.call(dispatcher, {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method,
-        headers: outgoing.headers,
-        body: outgoing.body ?? null,
-        signal,
-        headersTimeout: this.#options.idleTimeoutMs,
-        bodyTimeout: this.#options.idleTimeoutMs,
-        ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
-      });
-      this.#options.log?.(`${method} ${shown} -> ${response.statusCode} (${Date.now() - started} ms)`);
-      return response;
+      const wire = upload === undefined || upload.read !== undefined ? this.#wireClient() : undefined;
+      let answer: SentAnswer;
+      if (wire) {
+        answer = await wire.request({
+          method,
+          url,
+          headers: outgoing.headers,
+          upload: upload?.read && {
+            size: upload.size,
+            read: upload.read,
+            check: upload.check,
+            onBytes: upload.onBytes,
+          },
+          signal,
+        });
+      } else {
+        const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
+        const response = await request.call(dispatcher, {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method,
+          headers: outgoing.headers,
+          body: upload ? countBytes(upload.open(), upload.onBytes) : null,
+          signal,
+          headersTimeout: this.#options.idleTimeoutMs,
+          bodyTimeout: this.#options.idleTimeoutMs,
+          ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
+        });
+        answer = {
+          statusCode: response.statusCode,
+          headers: response.headers,
+          body: readableBody(response.body),
+        };
+      }
+      this.#options.log?.(`${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms)`);
+      return answer;
     } catch (error) {
-      outgoing.body?.destroy();
       this.#options.log?.(
         `${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`,
       );

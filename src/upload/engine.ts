@@ -13,7 +13,7 @@ import { progressPace } from '../core/pace.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
 import { locate, type PlannedUpload, planUploads, refuseMisplaced } from './plan.js';
-import { md5Digest, openExactly } from './source.js';
+import { ExactReads, md5Digest, openExactly } from './source.js';
 import {
   differenceFromStored,
   isAlreadyStored,
@@ -195,6 +195,7 @@ async function uploadOne(
   // Each pass over the file (its MD5, its sending) is told at most every 100 ms, and at its end.
   const emit = (event: UploadProgress) => options.onProgress?.(event);
   const paces = { hashing: progressPace(emit), sending: progressPace(emit) };
+  let reads: ExactReads | undefined;
   try {
     if (signal?.aborted) throw abortedError(signal);
     const found = await locate(plan, options.dataDir, cwd, false);
@@ -236,10 +237,13 @@ async function uploadOne(
       );
     }
     paces.hashing.stop();
+    reads = new ExactReads(localPath, found.size, found.mtimeMs);
     const put = {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
       open: () => openExactly(localPath, found.size, found.mtimeMs),
+      read: reads.read.bind(reads),
+      check: reads.check.bind(reads),
       ...(signal ? { signal } : {}),
       onBytes: (sent: number) =>
         paces.sending.push({ localPath, key, sent, total: found.size, phase: 'sending' }, sent >= found.size),
@@ -266,6 +270,7 @@ async function uploadOne(
   } catch (error) {
     return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
   } finally {
+    reads?.close();
     // Nothing held back is told after the file's end.
     paces.hashing.stop();
     paces.sending.stop();

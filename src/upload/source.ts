@@ -3,7 +3,7 @@
  * seen unchanged, and its MD5 (the form Content-MD5 takes) from the same reads.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { abortedError } from '../core/batch.js';
@@ -103,6 +103,50 @@ export function openExactly(path: string, size: number, mtimeMs?: number): Reada
     return guard;
   }
   return source.pipe(guard);
+}
+
+/**
+ * The same bytes as `openExactly`, read at any position with plain system calls (the wire client sends from
+ * them: no stream, no buffer per read). `check` before the last bytes fails a file that changed since it was
+ * measured; `close` once the upload is over.
+ */
+export class ExactReads {
+  #fd: number | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly size: number,
+    private readonly mtimeMs: number | undefined,
+  ) {}
+
+  /** Fills `into` from `position` (never past the measured size); returns the bytes read. */
+  read(into: Buffer, position: number): number {
+    const length = Math.min(into.length, this.size - position);
+    if (length <= 0) return 0;
+    try {
+      this.#fd ??= openSync(this.path, 'r');
+      return readSync(this.#fd, into, 0, length, position);
+    } catch (error) {
+      throw new LocalFileError(`Cannot read ${this.path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  /** Throws `E_FILE_CHANGED` when the file's size or modification time is not as measured. */
+  check(): void {
+    let now: { size: number; mtimeMs: number } | undefined;
+    try {
+      now = statSync(this.path);
+    } catch {
+      now = undefined;
+    }
+    if (!now || now.size !== this.size || (this.mtimeMs !== undefined && now.mtimeMs !== this.mtimeMs))
+      throw fileChanged(this.path, this.size);
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
 }
 
 /** Passes bytes through, holding the last chunk until the file is seen unchanged since it was measured. */

@@ -5,7 +5,7 @@
 import { abortedError } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksum.js';
 import { ApiError } from '../core/errors.js';
-import { discardBody } from '../http/objects.js';
+import { discardBody } from '../http/body.js';
 import { formatName, type MissionFile } from '../naming/names.js';
 import type { HttpClient } from '../service/client.js';
 import type { MeasuredFile } from './plan.js';

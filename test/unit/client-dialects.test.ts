@@ -384,7 +384,7 @@ describe('API key and token routes', () => {
           yield Buffer.from('x');
         })() as never,
     });
-    await client.getObject(await client.resolveDownload(SWE)).then((answer) => answer.body.resume());
+    await client.getObject(await client.resolveDownload(SWE)).then((answer) => answer.body.dump());
     const seen = dispatcher.requests.map((request) => [
       request.method,
       new URL(request.url).host,

@@ -14,6 +14,7 @@ import { CombinedCrc32 } from '../../src/core/combined-crc32.js';
 import type { ObjectSource, ObjectState, RangedPlan } from '../../src/download/object-state.js';
 import { PartFile } from '../../src/download/part-file.js';
 import { ChecksumMismatch, receiveObject } from '../../src/download/receive.js';
+import { readableBody } from '../../src/http/body.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { pattern } from '../helpers/bytes.js';
 
@@ -224,7 +225,7 @@ function fakeStore(body: Buffer, options: StoreOptions = {}) {
         stream.push(null);
       } else setTimeout(() => stream.destroy(new Error('socket hang up')), 5);
     })();
-    return { status: whole ? 200 : 206, headers, body: stream };
+    return { status: whole ? 200 : 206, headers, body: readableBody(stream) };
   };
   return { http: { getObject } satisfies ObjectSource, requests, ended };
 }

@@ -35,11 +35,27 @@ function countingClient(url: string) {
       seen.maxOpen = Math.max(seen.maxOpen, seen.open);
       try {
         const response = await http.getObject(objectUrl, options);
-        response.body.once('close', () => {
+        let open = true;
+        const close = () => {
+          if (!open) return;
+          open = false;
           seen.open -= 1;
           seen.closed += 1;
-        });
-        return response;
+        };
+        const body = response.body;
+        return {
+          ...response,
+          body: {
+            transient: body.transient,
+            consume: (onChunk) => body.consume(onChunk).finally(close),
+            destroy: (error) => {
+              body.destroy(error);
+              close();
+            },
+            dump: () => body.dump().finally(close),
+            text: (limit, onLonger) => body.text(limit, onLonger).finally(close),
+          },
+        };
       } catch (error) {
         seen.open -= 1;
         throw error;

@@ -12,6 +12,7 @@ import { parsePathList } from '../../src/cli/commands/download-input.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../../src/download/types.js';
+import { readableBody } from '../../src/http/body.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { HttpClient } from '../../src/service/client.js';
 import { pattern } from '../helpers/bytes.js';
@@ -187,7 +188,7 @@ function fakeClient(server: ObjectServer): DownloadHttp & { resolved: string[] }
               reject(new ApiError({ method: 'GET', url, status: res.statusCode ?? 0, message: 'error' }));
               return;
             }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: readableBody(res) });
           },
         );
         request.on('error', reject);

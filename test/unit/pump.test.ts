@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../src/core/errors.js';
 import { PartFile } from '../../src/download/part-file.js';
 import { pump } from '../../src/download/pump.js';
+import { readableBody } from '../../src/http/body.js';
 
 let dir: string;
 let part: PartFile;
@@ -30,7 +31,7 @@ describe('pump', () => {
   it('writes a body to its end and reports the position', async () => {
     const written: number[] = [];
     const outcome = await pump({
-      body: Readable.from([Buffer.from('hello '), Buffer.from('world')]),
+      body: readableBody(Readable.from([Buffer.from('hello '), Buffer.from('world')])),
       part,
       from: 0,
       total: 11,
@@ -49,7 +50,7 @@ describe('pump', () => {
     body.on('error', () => undefined); // as undici's body is heard by its owner
     body.destroy(new Error('aborted earlier'));
     await new Promise((resolve) => setImmediate(resolve)); // its 'error' and 'close' are already emitted
-    const outcome = await pump({ body, part, from: 0, report: noReport });
+    const outcome = await pump({ body: readableBody(body), part, from: 0, report: noReport });
     expect(outcome.position).toBe(0);
     expect(String(outcome.error)).toContain('aborted earlier');
   });
@@ -59,7 +60,7 @@ describe('pump', () => {
     body.end();
     body.resume();
     await new Promise((resolve) => setImmediate(resolve));
-    const outcome = await pump({ body, part, from: 0, report: noReport });
+    const outcome = await pump({ body: readableBody(body), part, from: 0, report: noReport });
     expect(outcome.position).toBe(0);
   });
 
@@ -67,14 +68,20 @@ describe('pump', () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));
     const body = new PassThrough(); // never ends by itself
-    const outcome = await pump({ body, part, from: 0, report: noReport, signal: controller.signal });
+    const outcome = await pump({
+      body: readableBody(body),
+      part,
+      from: 0,
+      report: noReport,
+      signal: controller.signal,
+    });
     expect(outcome.error).toBeInstanceOf(AbortedError);
     expect(body.destroyed).toBe(true);
   });
 
   it('keeps the bytes of a body cut short and returns why it ended', async () => {
     const body = new PassThrough();
-    const settled = pump({ body, part, from: 0, total: 100, report: noReport });
+    const settled = pump({ body: readableBody(body), part, from: 0, total: 100, report: noReport });
     body.write(Buffer.alloc(40, 1));
     await new Promise((resolve) => setImmediate(resolve));
     body.destroy(new Error('reset'));

@@ -13,6 +13,7 @@ import {
   type MissionDataError,
   ValidationError,
 } from '../../src/core/errors.js';
+import { readableBody } from '../../src/http/body.js';
 import { HttpClient } from '../../src/service/client.js';
 import {
   previewUploads,
@@ -95,7 +96,7 @@ function fakeClient(existing: Record<string, string | { bytes: string; etag: str
       return {
         status: 206,
         headers: { 'content-range': `bytes 0-0/${Buffer.byteLength(bytes)}`, etag },
-        body: Readable.from([Buffer.from(bytes).subarray(0, 1)]),
+        body: readableBody(Readable.from([Buffer.from(bytes).subarray(0, 1)])),
       };
     },
   };

@@ -1,0 +1,74 @@
+/**
+ * The body of an answer, whichever client received it: the wire client's (chunks lent from the connection's
+ * read buffer, valid only while they are handed over) or undici's (a stream of buffers of their own).
+ */
+import { finished, type Readable } from 'node:stream';
+
+/** An answer's body: consumed once, dumped, or destroyed. */
+export interface AnswerBody {
+  /** True when a chunk is valid only during the call that hands it over (use it or copy it before returning). */
+  readonly transient: boolean;
+  /**
+   * Hands every byte to `onChunk`, in order, as it arrives; resolves to undefined when the body ended whole, or
+   * to the error that ended it early (a drop, a stall, `destroy`). Called once.
+   */
+  consume(onChunk: (chunk: Buffer) => void): Promise<unknown>;
+  /** Stops the body (closing its connection when bytes were still to come); `consume` resolves to `error`. */
+  destroy(error?: Error): void;
+  /** Reads the rest and drops it, so the connection can serve another request. */
+  dump(): Promise<void>;
+  /** The whole body as UTF-8, reading at most `limit` bytes: past that `onLonger` is called and the rest dropped. */
+  text(limit: number, onLonger: () => void): Promise<string>;
+}
+
+/** An answer as the transport hands it over: status, headers (lower-case names) and the body to read. */
+export interface SentAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: AnswerBody;
+}
+
+/** undici's body (a Readable with `dump`) as an `AnswerBody`. */
+export function readableBody(readable: Readable & { dump?: () => Promise<unknown> }): AnswerBody {
+  return {
+    transient: false,
+    consume(onChunk) {
+      return new Promise((resolve) => {
+        readable.on('data', onChunk);
+        // `finished` also hears a body that ended or was destroyed before these listeners were added.
+        finished(readable, (error) => {
+          readable.off('data', onChunk);
+          resolve(error === undefined || error === null ? undefined : (readable.errored ?? error));
+        });
+      });
+    },
+    destroy(error) {
+      // Destroying makes undici emit an error, which nobody needs to hear.
+      readable.on('error', () => undefined);
+      readable.destroy(error);
+    },
+    async dump() {
+      if (readable.dump) await readable.dump().catch(() => undefined);
+      else readable.destroy();
+    },
+    async text(limit, onLonger) {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for await (const chunk of readable as AsyncIterable<Buffer>) {
+        total += chunk.length;
+        if (total > limit) {
+          readable.destroy();
+          onLonger();
+          break;
+        }
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks).toString('utf8');
+    },
+  };
+}
+
+/** Drops a body that is not wanted. */
+export function discardBody(body: AnswerBody): void {
+  body.destroy();
+}

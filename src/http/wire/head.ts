@@ -1,0 +1,208 @@
+/**
+ * The text of an HTTP/1.1 exchange: the request head written, the response head read, and a chunked body's
+ * framing taken apart. Pure functions over bytes; the connection (`connection.ts`) decides when to call them.
+ */
+
+/** A response head this client will not read: the message says why, the code is Node's parser's (llhttp). */
+export class WireError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'WireError';
+  }
+}
+
+/** A response head larger than this is refused (Node's own server takes 16 KiB; S3's heads are ~1 KiB). */
+export const MAX_HEAD_BYTES = 64 * 1024;
+
+/** The head of an answer, as read off the wire. */
+export interface ResponseHead {
+  statusCode: number;
+  /** Lower-case names; a repeated header's values in order. */
+  headers: Record<string, string | string[]>;
+  /** How the body is framed: its length, chunked, or until the server closes the connection. */
+  framing: { kind: 'length'; length: number } | { kind: 'chunked' } | { kind: 'close' };
+  /** Whether the connection may carry another request after this answer. */
+  keepAlive: boolean;
+  /** The server's `Keep-Alive: timeout=N`, in ms, when it stated one. */
+  keepAliveMs: number | undefined;
+}
+
+/** Characters a header value may not hold (CR, LF, NUL): a value with one would split the request. */
+const UNSAFE_VALUE = /[\r\n\0]/;
+/** A header name: an HTTP token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The request head, ready to write (latin1): request line, Host, the caller's headers, blank line. */
+export function requestHead(method: string, url: URL, headers: Record<string, string>): string {
+  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
+  for (const [name, value] of Object.entries(headers)) {
+    if (!TOKEN.test(name))
+      throw new WireError(`invalid header name ${JSON.stringify(name)}`, 'ERR_INVALID_HTTP_TOKEN');
+    if (UNSAFE_VALUE.test(value))
+      throw new WireError(`invalid value of the header ${name}`, 'ERR_INVALID_CHAR');
+    head += `${name}: ${value}\r\n`;
+  }
+  return `${head}\r\n`;
+}
+
+/**
+ * The end of a response head in `bytes` (the index just past its blank line), searching from `from`; -1 while the
+ * head is incomplete.
+ */
+export function headEnd(bytes: Buffer, length: number, from: number): number {
+  const at = bytes.subarray(0, length).indexOf('\r\n\r\n', Math.max(0, from - 3), 'latin1');
+  return at === -1 ? -1 : at + 4;
+}
+
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
+
+/** Reads a response head (without its final blank line's CRLF pair). Throws `WireError` on anything malformed. */
+export function parseHead(text: string, method: string): ResponseHead {
+  const lines = text.split('\r\n');
+  const status = STATUS_LINE.exec(lines[0] ?? '');
+  if (!status) {
+    throw new WireError(
+      `the answer does not start with an HTTP/1.x status line (${JSON.stringify((lines[0] ?? '').slice(0, 80))})`,
+      'HPE_INVALID_CONSTANT',
+    );
+  }
+  const minor = Number(status[1]);
+  const statusCode = Number(status[2]);
+  const headers: Record<string, string | string[]> = {};
+  for (let index = 1; index < lines.length; index += 1) {
+    const line = lines[index] as string;
+    if (line === '') continue;
+    const colon = line.indexOf(':');
+    if (colon <= 0 || line[0] === ' ' || line[0] === '\t' || !TOKEN.test(line.slice(0, colon))) {
+      throw new WireError(
+        `unreadable header line ${JSON.stringify(line.slice(0, 80))}`,
+        'HPE_INVALID_HEADER_TOKEN',
+      );
+    }
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    const before = headers[name];
+    if (before === undefined) headers[name] = value;
+    else if (Array.isArray(before)) before.push(value);
+    else headers[name] = [before, value];
+  }
+  const connection = listOf(headers.connection);
+  const keepAlive = minor === 1 ? !connection.includes('close') : connection.includes('keep-alive');
+  const hint = /\btimeout=(\d+)/i.exec(listOf(headers['keep-alive']).join(','));
+  return {
+    statusCode,
+    headers,
+    framing: framingOf(headers, statusCode, method),
+    keepAlive,
+    keepAliveMs: hint ? Number(hint[1]) * 1000 : undefined,
+  };
+}
+
+/** The values of a comma-separated header, lower case. */
+function listOf(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value.join(',') : value)
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part !== '');
+}
+
+/** How the body of an answer is framed (RFC 9112 §6.3). */
+function framingOf(
+  headers: Record<string, string | string[]>,
+  statusCode: number,
+  method: string,
+): ResponseHead['framing'] {
+  if (method === 'HEAD' || statusCode === 204 || statusCode === 304 || statusCode < 200) {
+    return { kind: 'length', length: 0 };
+  }
+  const coding = listOf(headers['transfer-encoding']);
+  if (coding.length > 0) {
+    if (coding[coding.length - 1] !== 'chunked' || coding.length > 1) {
+      throw new WireError(
+        `unsupported Transfer-Encoding ${coding.join(', ')}`,
+        'HPE_INVALID_TRANSFER_ENCODING',
+      );
+    }
+    if (headers['content-length'] !== undefined) {
+      // Both framings at once is how responses are smuggled: refused, as Node's own parser does.
+      throw new WireError(
+        'the answer has both Content-Length and Transfer-Encoding',
+        'HPE_UNEXPECTED_CONTENT_LENGTH',
+      );
+    }
+    return { kind: 'chunked' };
+  }
+  const declared = headers['content-length'];
+  if (declared === undefined) return { kind: 'close' };
+  const values = new Set(
+    (Array.isArray(declared) ? declared : [declared]).flatMap((v) => v.split(',')).map((v) => v.trim()),
+  );
+  const [only] = values;
+  if (values.size !== 1 || only === undefined || !/^\d{1,15}$/.test(only)) {
+    throw new WireError(
+      `unreadable Content-Length ${JSON.stringify(declared)}`,
+      'HPE_INVALID_CONTENT_LENGTH',
+    );
+  }
+  return { kind: 'length', length: Number(only) };
+}
+
+/**
+ * Takes a chunked body apart as its bytes arrive, in any split: `feed` hands the data of each chunk (views of
+ * the bytes given, no copy) to `onData` and says how many of the given bytes belong to the body, so bytes after
+ * its end are known. Trailers are read and dropped.
+ */
+export class ChunkedDecoder {
+  /** What the next bytes are: a size line, data, the CRLF after data, trailer lines, or nothing (done). */
+  #state: 'size' | 'data' | 'data-end' | 'trailer' | 'done' = 'size';
+  #line = '';
+  #left = 0;
+
+  get done(): boolean {
+    return this.#state === 'done';
+  }
+
+  /** Feeds bytes; returns how many of them were part of the body (all but what follows its end). */
+  feed(bytes: Buffer, onData: (data: Buffer) => void): number {
+    let at = 0;
+    while (at < bytes.length && this.#state !== 'done') {
+      if (this.#state === 'data') {
+        const take = Math.min(this.#left, bytes.length - at);
+        onData(bytes.subarray(at, at + take));
+        at += take;
+        this.#left -= take;
+        if (this.#left === 0) this.#state = 'data-end';
+        continue;
+      }
+      const newline = bytes.indexOf(10, at);
+      const end = newline === -1 ? bytes.length : newline + 1;
+      this.#line += bytes.toString('latin1', at, end);
+      at = end;
+      if (this.#line.length > 4096)
+        throw new WireError('a chunk size or trailer line is too long', 'HPE_CHUNK_EXTENSIONS_OVERFLOW');
+      if (newline === -1) break;
+      const line = this.#line.replace(/\r?\n$/, '');
+      this.#line = '';
+      if (this.#state === 'data-end') {
+        if (line !== '') throw new WireError('a chunk is longer than its size says', 'HPE_STRICT');
+        this.#state = 'size';
+      } else if (this.#state === 'size') {
+        const size = /^([0-9a-fA-F]{1,12})[ \t]*(;.*)?$/.exec(line);
+        if (!size)
+          throw new WireError(
+            `unreadable chunk size ${JSON.stringify(line.slice(0, 40))}`,
+            'HPE_INVALID_CHUNK_SIZE',
+          );
+        this.#left = Number.parseInt(size[1] as string, 16);
+        this.#state = this.#left === 0 ? 'trailer' : 'data';
+      } else if (line === '') {
+        this.#state = 'done';
+      }
+    }
+    return at;
+  }
+}
