@@ -1,32 +1,19 @@
 /**
- * The floor of a Node download, for scale in case 1: `node bench/lib/bare-download.js URL FILE` fetches URL
- * (following one redirect) with undici's `request` and writes the body to FILE in ~1 MiB `writev` batches. It
- * does nothing else that mission-data does: no checksum, no part file, no name or folder checks, no record.
+ * The floor of a Node download on this machine, for scale in case 1: `node bench/lib/bare-download.js URL FILE`
+ * fetches URL (following its redirect) over a raw socket reading into one reused buffer (bench/lib/raw-get.js)
+ * and writes each read to a new FILE with `writeSync`. It does nothing else that mission-data does: no checksum,
+ * no part file, no name or folder checks, no record.
  */
-import { closeSync, openSync, writevSync } from 'node:fs';
-import { request } from 'undici';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { rawClient } from './raw-get.js';
 
 const [url, file] = process.argv.slice(2);
-const BATCH_BYTES = 1024 * 1024;
-
-let answer = await request(url);
-if (answer.statusCode >= 300 && answer.statusCode < 400) {
-  await answer.body.dump();
-  answer = await request(new URL(String(answer.headers.location), url).href, { highWaterMark: BATCH_BYTES });
-}
-if (answer.statusCode !== 200) throw new Error(`GET ${url}: status ${answer.statusCode}`);
 const fd = openSync(file, 'w');
-let batch = [];
-let batched = 0;
 let position = 0;
-for await (const chunk of answer.body) {
-  batch.push(chunk);
-  batched += chunk.length;
-  if (batched >= BATCH_BYTES) {
-    position += writevSync(fd, batch, position);
-    batch = [];
-    batched = 0;
-  }
-}
-if (batch.length > 0) writevSync(fd, batch, position);
+const client = rawClient();
+const status = await client.get(url, (chunk) => {
+  position += writeSync(fd, chunk, 0, chunk.length, position);
+});
 closeSync(fd);
+client.close();
+if (status !== 200) throw new Error(`GET ${url}: status ${status}`);

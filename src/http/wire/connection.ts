@@ -334,14 +334,23 @@ export class WireConnection {
   /** One read of `nread` bytes into the buffer `#nextBuffer` gave. Returns false to pause the socket. */
   #onRead(nread: number): boolean {
     try {
-      if (this.#phase === 'head') return this.#onHeadBytes(nread);
-      if (this.#phase === 'body') return this.#onBodyBytes(this.#buffer.subarray(0, nread));
+      if (this.#phase === 'head') return this.#keepReading(this.#onHeadBytes(nread));
+      if (this.#phase === 'body')
+        return this.#keepReading(this.#onBodyBytes(this.#buffer.subarray(0, nread)));
       // Bytes nobody asked for (between exchanges): the stream is out of step; it serves no more.
       this.#fail(new WireError('the server sent bytes between answers', CODES.closed));
     } catch (error) {
       this.#fail(error);
     }
     return true;
+  }
+
+  /**
+   * Whether the socket reads on: paused only while a body waits for its reader (a connection back in its pool
+   * keeps reading, to hear the server close it).
+   */
+  #keepReading(flowing: boolean): boolean {
+    return flowing || this.#phase !== 'body';
   }
 
   #onHeadBytes(nread: number): boolean {
@@ -351,7 +360,7 @@ export class WireConnection {
     this.#fill += nread;
     for (;;) {
       const end = headEnd(this.#buffer, this.#fill, searchFrom);
-      if (end === -1) {
+      if (end === -1 || end > MAX_HEAD_BYTES) {
         if (this.#fill >= MAX_HEAD_BYTES) {
           throw new WireError(
             `the answer's head is larger than ${MAX_HEAD_BYTES / 1024} KiB`,
