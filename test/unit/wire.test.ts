@@ -140,6 +140,25 @@ describe('the wire client', () => {
     expect(views.size).toBeLessThanOrEqual(2);
   });
 
+  it('an answer read whole before its reader came keeps its bytes: its connection serves no other meanwhile', async () => {
+    const { url, seen } = await rawServer((socket, request) => {
+      const n = /\/(\d+)/.exec(request.head)?.[1] as string;
+      const body = n.repeat(1000);
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    });
+    const http = client();
+    const answers: WireAnswer[] = [];
+    // Each answer arrives whole; none is read before the next request goes out.
+    for (let i = 0; i < 10; i += 1) answers.push(await http.request(get(url, `/${i}`)));
+    const bodies = [];
+    for (const answer of answers) bodies.push((await read(answer)).bytes.toString());
+    expect(bodies).toEqual(Array.from({ length: 10 }, (_, i) => String(i).repeat(1000)));
+    expect(new Set(seen.map((request) => request.connection)).size).toBe(10);
+    // Once read, a connection serves again.
+    expect((await read(await http.request(get(url, '/10')))).bytes.toString()).toBe('10'.repeat(1000));
+    expect(seen.at(-1)?.connection).toBeLessThanOrEqual(10);
+  });
+
   it('a body longer than its Content-Length is cut at that length, and its connection serves no more', async () => {
     const { url, seen } = await rawServer((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA');

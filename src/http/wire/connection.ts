@@ -88,6 +88,8 @@ export class WireBody implements AnswerBody {
   #error: unknown;
   #settle: ((error: unknown) => void) | undefined;
   #consumed = false;
+  /** Whether `#held` holds views of the connection's buffer (kept intact while the socket is paused). */
+  #holdingViews = false;
 
   constructor(
     private readonly connection: WireConnection,
@@ -109,12 +111,15 @@ export class WireBody implements AnswerBody {
         if (this.#ended && !endedBefore) break;
         onChunk(chunk);
       }
+      this.#holdingViews = false;
       if (this.#ended) {
         resolve(this.#error);
         return;
       }
       this.#sink = onChunk;
-      this.connection.resume();
+      // An answer read whole while it waited for its reader: the connection may serve again (which ends this body).
+      this.connection.drained();
+      if (!this.#ended) this.connection.resume();
     });
   }
 
@@ -161,8 +166,20 @@ export class WireBody implements AnswerBody {
       this.#sink(chunk);
       return true;
     }
-    this.#held.push(Buffer.from(chunk));
+    // Nobody reads yet: the socket pauses. A plain socket reads nothing more into its buffer meanwhile, so the
+    // bytes stay where they are; TLS may hand over more decrypted bytes in the same turn, so they are copied.
+    if (this.connection.lendsWhilePaused) {
+      this.#held.push(chunk);
+      this.#holdingViews = true;
+    } else {
+      this.#held.push(Buffer.from(chunk));
+    }
     return false;
+  }
+
+  /** Whether bytes of the body wait, unread, in the connection's buffer. */
+  get holdingViews(): boolean {
+    return this.#holdingViews;
   }
 
   /** From the connection (or `destroy`): the body ended, whole or with `error`. */
@@ -196,7 +213,8 @@ export class WireConnection {
   #sendBuffers: [Buffer, Buffer] | undefined;
   /** Bytes of a response head gathered at the start of the buffer. */
   #fill = 0;
-  #phase: 'connecting' | 'idle' | 'head' | 'body' | 'closed' = 'connecting';
+  /** `draining`: the answer is whole, and some of it still waits in the buffer for the body's reader. */
+  #phase: 'connecting' | 'idle' | 'head' | 'body' | 'draining' | 'closed' = 'connecting';
   #exchange: Exchange | undefined;
   #framing: ResponseHead['framing'] = { kind: 'length', length: 0 };
   #left = 0;
@@ -208,6 +226,8 @@ export class WireConnection {
   idleSince = 0;
   keepAliveMs: number | undefined;
   readonly origin: string;
+  /** Whether bytes read stay in the buffer while the socket is paused (plain TCP; not TLS). */
+  readonly lendsWhilePaused: boolean;
 
   private constructor(url: URL, timeouts: WireTimeouts, owner: ConnectionOwner) {
     this.origin = url.origin;
@@ -215,6 +235,7 @@ export class WireConnection {
     this.#owner = owner;
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const tls = url.protocol === 'https:';
+    this.lendsWhilePaused = !tls;
     const port = Number(url.port) || (tls ? 443 : 80);
     const onread = { buffer: () => this.#nextBuffer(), callback: (n: number) => this.#onRead(n) };
     this.#socket = tls
@@ -320,6 +341,12 @@ export class WireConnection {
   /** From the body: whoever held it gave up on the rest. */
   abandon(): void {
     if (this.#phase === 'body') this.#fail(new WireError('the body was abandoned', 'UND_ERR_ABORTED'));
+    else this.drained();
+  }
+
+  /** From the body: what waited in the buffer was taken (or given up); an answer read whole is done with. */
+  drained(): void {
+    if (this.#phase === 'draining') this.#settle(this.#exchange as Exchange);
   }
 
   /** From the body: someone consumes it now; reading goes on. */
@@ -350,7 +377,7 @@ export class WireConnection {
    * keeps reading, to hear the server close it).
    */
   #keepReading(flowing: boolean): boolean {
-    return flowing || this.#phase !== 'body';
+    return flowing || (this.#phase !== 'body' && this.#phase !== 'draining');
   }
 
   #onHeadBytes(nread: number): boolean {
@@ -428,15 +455,29 @@ export class WireConnection {
     return flowing;
   }
 
-  /** The answer is whole: the connection serves again, or closes. */
+  /**
+   * The answer is whole: the connection serves again, or closes; first, when bytes of it still wait in the
+   * buffer for the body's reader, it waits for them to be taken (`drained`).
+   */
   #finishBody(): void {
     const exchange = this.#exchange as Exchange;
-    this.#exchange = undefined;
     exchange.signal?.removeEventListener('abort', exchange.onAbort);
+    this.#socket.setTimeout(0);
+    if (exchange.body?.holdingViews) {
+      this.#phase = 'draining';
+      return;
+    }
+    this.#settle(exchange);
+  }
+
+  #settle(exchange: Exchange): void {
+    this.#exchange = undefined;
     if (this.#reusable) {
       this.#phase = 'idle';
       this.#socket.setTimeout(0);
       this.#socket.unref();
+      // Reading on between exchanges, to hear the server close the connection.
+      this.#socket.resume();
       this.idleSince = Date.now();
       this.#owner.release(this);
     } else {
@@ -508,6 +549,8 @@ export class WireConnection {
   /** Ends the connection; an exchange in progress fails with `error` (its head's promise, or its body). */
   #fail(error: unknown): void {
     if (this.#phase === 'closed') return;
+    // An answer read whole stays whole whatever happens to the connection after it.
+    const whole = this.#phase === 'draining';
     this.#phase = 'closed';
     this.#socket.destroy();
     this.#owner.forget(this);
@@ -516,7 +559,7 @@ export class WireConnection {
     if (!exchange) return;
     exchange.signal?.removeEventListener('abort', exchange.onAbort);
     if (exchange.head) exchange.head.reject(error);
-    else exchange.body?.end(error);
+    else exchange.body?.end(whole ? undefined : error);
   }
 }
 
