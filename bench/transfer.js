@@ -4,25 +4,58 @@
  * tool's peak resident memory. The CPU goals are judged in every run; the wall-clock goals only when the machine
  * was quiet at the start.
  */
+import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkFiles, writeLargeFile } from './lib/files.js';
+import { firstByte } from './lib/first-byte.js';
 import { loadMd5Base64 } from './lib/hash-file.js';
-import { command, compare, compareRuns, tool, toolAgainstReference } from './lib/measure.js';
-import { startServerProcess } from './lib/server.js';
-import { cpuGoal, cpuSeconds, formatBytes, markdownTable, seconds, spread, wallGoal } from './lib/stats.js';
+import { BIN, command, compare, compareRuns, tool, toolAgainstReference } from './lib/measure.js';
+import { makeCertificate, startServerProcess } from './lib/server.js';
+import {
+  cpuGoal,
+  cpuSeconds,
+  formatBytes,
+  markdownTable,
+  median,
+  seconds,
+  spread,
+  wallGoal,
+} from './lib/stats.js';
 import { generateStore, largeKey } from './lib/store.js';
 import { touchObjects } from './lib/warm-up.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
-const LABELS = { tool: 'mission-data', reference: 'curl', floor: 'bare undici loop' };
+const LABELS = {
+  tool: 'mission-data',
+  reference: 'curl',
+  floor: 'bare raw-socket loop',
+  undici: 'bare undici loop',
+};
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
 const BARE_DOWNLOAD = fileURLToPath(new URL('./lib/bare-download.js', import.meta.url));
 const BARE_BATCH = fileURLToPath(new URL('./lib/bare-batch.js', import.meta.url));
+const BARE_UNDICI_DOWNLOAD = fileURLToPath(new URL('./lib/bare-undici-download.js', import.meta.url));
+const BARE_UNDICI_BATCH = fileURLToPath(new URL('./lib/bare-undici-batch.js', import.meta.url));
+
+/**
+ * The server a case runs against (the plain one, or the one on HTTPS), with what makes each command trust its
+ * certificate: Node's NODE_EXTRA_CA_CERTS, curl's --cacert.
+ */
+function target(context, https) {
+  if (!https) return { server: context.server, env: {}, curl: [], over: '' };
+  const { cert } = context.tls;
+  return {
+    server: context.secureServer,
+    env: { NODE_EXTRA_CA_CERTS: cert },
+    curl: ['--cacert', cert],
+    over: ' over HTTPS',
+  };
+}
 
 /** Sizes of a full run, and of `--quick` (to check the harness in seconds). */
 export const SIZES = {
@@ -36,6 +69,7 @@ export const SIZES = {
     upload: GIB,
     repetitions: 9,
     hashRepetitions: 5,
+    firstByteRepetitions: 9,
   },
   quick: {
     large: [16 * MIB, 64 * MIB],
@@ -47,6 +81,7 @@ export const SIZES = {
     upload: 64 * MIB,
     repetitions: 2,
     hashRepetitions: 2,
+    firstByteRepetitions: 2,
   },
 };
 
@@ -80,12 +115,12 @@ const caseResult = (result, [label, toolTime, referenceTime], memory) => ({
   toolCpuMs: result.toolCpuMs,
   referenceCpuMs: result.referenceCpuMs,
 });
-/** The same case against the bare undici floor timed in the same runs: a row of its own, and its figures. */
-const againstFloor = (results, label, time) => {
-  const result = toolAgainstReference({ tool: results.tool, reference: results.floor });
+/** The same case against a floor timed in the same runs (`floor` or `undici`): a row of its own, and its figures. */
+const againstFloor = (results, label, time, which = 'floor') => {
+  const result = toolAgainstReference({ tool: results.tool, reference: results[which] });
   return caseResult(
     result,
-    [`${label}: against the bare undici floor`, time(result.toolMs), time(result.referenceMs)],
+    [`${label}: against the ${LABELS[which]}`, time(result.toolMs), time(result.referenceMs)],
     '–',
   );
 };
@@ -94,11 +129,17 @@ const timeAndSpeed = (bytes, ms) => `${seconds(ms)} s (${mibPerSecond(bytes, ms)
 
 /**
  * Case 1: one large file, `mission-data download <key>` against `curl -L -o` of the same URL; in the same
- * interleaved runs, for scale, the bare undici loop of bench/lib/bare-download.js (the floor of a Node client).
+ * interleaved runs, for scale, the floors of a Node client: the raw-socket loop of bench/lib/bare-download.js
+ * and the undici loop of bench/lib/bare-undici-download.js. `https`: the same against the server on HTTPS.
  */
-async function largeDownload(context, size) {
+async function largeDownload(context, size, https = false) {
   const key = largeKey(size);
-  const url = `${context.server.url}/download/${key}`;
+  const { server, env, curl, over } = target(context, https);
+  const url = `${server.url}/download/${key}`;
+  const floor = (script, label) => () => {
+    mkdirSync(context.outDir, { recursive: true });
+    return command(label, process.execPath, [script, url, join(context.outDir, 'large')], { env });
+  };
   const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
@@ -106,7 +147,7 @@ async function largeDownload(context, size) {
     runs: [
       {
         name: 'tool',
-        make: () => tool(['download', key, '--url', context.server.url, '--data-dir', context.outDir]),
+        make: () => tool(['download', key, '--url', server.url, '--data-dir', context.outDir], { env }),
       },
       {
         name: 'reference',
@@ -115,49 +156,47 @@ async function largeDownload(context, size) {
             '-sS',
             '-f',
             '-L',
+            ...curl,
             '--create-dirs',
             '-o',
             join(context.outDir, 'large'),
             url,
           ]),
       },
-      {
-        name: 'floor',
-        make: () => {
-          mkdirSync(context.outDir, { recursive: true });
-          return command('bare undici loop', process.execPath, [
-            BARE_DOWNLOAD,
-            url,
-            join(context.outDir, 'large'),
-          ]);
-        },
-      },
+      { name: 'floor', make: floor(BARE_DOWNLOAD, LABELS.floor) },
+      { name: 'undici', make: floor(BARE_UNDICI_DOWNLOAD, LABELS.undici) },
     ],
   });
   const result = toolAgainstReference(results);
-  const label = `1. one file of ${formatBytes(size)}`;
+  const label = `1. one file of ${formatBytes(size)}${over}`;
+  const time = (ms) => timeAndSpeed(size, ms);
   return {
     ...caseResult(
       result,
-      [label, timeAndSpeed(size, result.toolMs), timeAndSpeed(size, result.referenceMs)],
+      [label, time(result.toolMs), time(result.referenceMs)],
       formatBytes(result.peakRss),
     ),
     floorMs: results.floor.ms,
-    floor: againstFloor(results, label, (ms) => timeAndSpeed(size, ms)),
+    undiciMs: results.undici.ms,
+    floor: againstFloor(results, label, time),
+    undici: againstFloor(results, label, time, 'undici'),
   };
 }
 
 /** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
-async function manySmallDownloads(context) {
+async function manySmallDownloads(context, https = false) {
   const { keys } = context.small;
+  const { server, env, curl, over } = target(context, https);
   const curlConfig = join(context.workDir, 'small.curl');
   writeFileSync(
     curlConfig,
     keys
-      .map((key, i) => `url = "${context.server.url}/download/${key}"\noutput = "${context.outDir}/f${i}"\n`)
+      .map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${context.outDir}/f${i}"\n`)
       .join(''),
   );
   const input = `${keys.join('\n')}\n`;
+  const batch = (script, label) => () =>
+    command(label, process.execPath, [script, server.url, context.outDir], { input, env });
   const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: () => {
@@ -170,21 +209,10 @@ async function manySmallDownloads(context) {
       {
         name: 'tool',
         make: () =>
-          tool(
-            [
-              'download',
-              '-',
-              '--concurrency',
-              '16',
-              '--url',
-              context.server.url,
-              '--data-dir',
-              context.outDir,
-            ],
-            {
-              input,
-            },
-          ),
+          tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', context.outDir], {
+            input,
+            env,
+          }),
       },
       {
         name: 'reference',
@@ -193,6 +221,7 @@ async function manySmallDownloads(context) {
             '-sS',
             '-f',
             '-L',
+            ...curl,
             '--parallel',
             '--parallel-max',
             '16',
@@ -200,27 +229,51 @@ async function manySmallDownloads(context) {
             curlConfig,
           ]),
       },
-      {
-        name: 'floor',
-        make: () =>
-          command('bare undici loop', process.execPath, [BARE_BATCH, context.server.url, context.outDir], {
-            input,
-          }),
-      },
+      { name: 'floor', make: batch(BARE_BATCH, LABELS.floor) },
+      { name: 'undici', make: batch(BARE_UNDICI_BATCH, LABELS.undici) },
     ],
   });
   const result = toolAgainstReference(results);
-  const label = `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time`;
+  const label = `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time${over}`;
   const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
   return {
     floorMs: results.floor.ms,
+    undiciMs: results.undici.ms,
     floor: againstFloor(results, label, time),
+    undici: againstFloor(results, label, time, 'undici'),
     ...caseResult(
       result,
       [label, time(result.toolMs), time(result.referenceMs)],
       formatBytes(result.peakRss),
     ),
   };
+}
+
+/**
+ * Case 1f: the first byte of the large file on disk, from the command's start: `mission-data download` against
+ * `curl -o`, each watched by the same poller (bench/lib/first-byte.js), interleaved; medians.
+ */
+async function firstByteOnDisk(context, size) {
+  const key = largeKey(size);
+  const url = `${context.server.url}/download/${key}`;
+  const tool = [];
+  const reference = [];
+  for (let i = 0; i < context.sizes.firstByteRepetitions; i += 1) {
+    for (const which of i % 2 === 0 ? ['tool', 'reference'] : ['reference', 'tool']) {
+      rmSync(context.outDir, { recursive: true, force: true });
+      mkdirSync(context.outDir, { recursive: true });
+      execFileSync('sync');
+      if (which === 'tool') {
+        const args = [BIN, 'download', key, '--url', context.server.url, '--data-dir', context.outDir, '-q'];
+        tool.push((await firstByte(process.execPath, args, context.outDir)).ms);
+      } else {
+        const args = ['-sS', '-f', '-L', '-o', join(context.outDir, 'large'), url];
+        reference.push((await firstByte('curl', args, context.outDir)).ms);
+      }
+    }
+  }
+  rmSync(context.outDir, { recursive: true, force: true });
+  return { toolMs: median(tool), referenceMs: median(reference), size, runs: tool.length };
 }
 
 /**
@@ -353,21 +406,22 @@ async function hashing(context) {
 }
 
 /**
- * The bare undici clients timed in the runs of cases 1 and 2, as a sentence: about the floor of a Node client
- * on the machine, so that the distance from mission-data to curl can be told apart from Node's own.
+ * The floors timed in the runs of cases 1 and 2, as a sentence: what any Node client could do on the machine
+ * (raw sockets), and what one on undici does, so that the distance from mission-data to curl can be told apart
+ * from Node's own.
  */
-function floorNote(sizes, large, manySmall) {
-  const ratio = (result) => `${(result.referenceMs / result.floorMs).toFixed(2)}× curl`;
-  const downloads = large.map(
-    (result, i) => `${formatBytes(sizes.large[i])} in ${seconds(result.floorMs)} s, ${ratio(result)}`,
-  );
+function floorNote(large, manySmall) {
+  const ratio = (result, ms) => `${(result.referenceMs / ms).toFixed(2)}× curl`;
+  const each = (result) =>
+    `${result.label}: raw ${seconds(result.floorMs)} s (${ratio(result, result.floorMs)}), undici ` +
+    `${seconds(result.undiciMs)} s (${ratio(result, result.undiciMs)})`;
   return (
-    'For scale, the interleaved runs of cases 1 and 2 also timed bare undici clients that do nothing else ' +
-    'mission-data does (no checksum, no part file, no name, folder or link checks, no record), about the floor ' +
-    "of a Node client here (their start-up loads undici whole, which mission-data's bundle does not). Case 1, " +
-    'bench/lib/bare-download.js (`request`, then `writev` in ~1 MiB batches): ' +
-    `${downloads.join('; ')}. Case 2, bench/lib/bare-batch.js (16 at a time, each file written with one ` +
-    `\`writev\`): ${seconds(manySmall.floorMs)} s, ${ratio(manySmall)}.`
+    'Floors: the interleaved runs of cases 1 and 2 also timed bare clients that do nothing else mission-data does ' +
+    '(no checksum, no part file, no name, folder or link checks, no record): bench/lib/bare-download.js and ' +
+    'bare-batch.js on raw `net`/`tls` sockets reading into one reused buffer (`onread`) and writing each read ' +
+    'with `writeSync` (the floor of any Node client here), and bench/lib/bare-undici-download.js and ' +
+    "bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
+    `${[...large, ...manySmall].map(each).join('; ')}.`
   );
 }
 
@@ -377,16 +431,32 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
   const workDir = await mkdtemp(join(tmpdir(), 'mission-data-bench-transfer-'));
   const storeDir = join(workDir, 'store');
   let server;
+  let secureServer;
   const notes = [];
   try {
     for (const size of sizes.large) writeLargeFile(join(storeDir, ...largeKey(size).split('/')), size);
     const small = await generateStore(storeDir, { count: sizes.smallCount, size: sizes.smallSize });
+    const tls = makeCertificate(workDir);
     server = await startServerProcess(storeDir);
+    secureServer = await startServerProcess(storeDir, tls);
     await touchObjects(server.url, [...sizes.large.map(largeKey), ...small.keys]);
-    const context = { sizes, workDir, storeDir, server, small, outDir: join(workDir, 'out') };
+    const context = {
+      sizes,
+      workDir,
+      storeDir,
+      server,
+      secureServer,
+      tls,
+      small,
+      outDir: join(workDir, 'out'),
+    };
     const large = [];
     for (const size of sizes.large) large.push(await largeDownload(context, size));
+    const largest = large.at(-1);
+    const secureLarge = await largeDownload(context, sizes.large.at(-1), true);
+    const firstBytes = await firstByteOnDisk(context, sizes.large.at(-1));
     const manySmall = await manySmallDownloads(context);
+    const secureSmall = await manySmallDownloads(context, true);
     const manyTiny = await manyTinyDownloads(context);
     const source = join(workDir, 'upload-source');
     writeLargeFile(source, sizes.upload);
@@ -403,11 +473,15 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       // Noted above.
     } else if (await loadMd5Base64()) hashed = await hashing(context);
     else notes.push('dist/upload/source.js has no md5Base64: the hashing row (3h) was skipped.');
-    const all = [...large, manySmall, manyTiny, upload, uploadNoChecksum].filter(Boolean);
+    const all = [...large, secureLarge, manySmall, secureSmall, manyTiny, upload, uploadNoChecksum].filter(
+      Boolean,
+    );
+    const withFloors = (result) => [result, result.floor, result.undici];
     const rows = [
-      ...large.flatMap((result) => [result, result.floor]),
-      manySmall,
-      manySmall.floor,
+      ...large.flatMap(withFloors),
+      ...withFloors(secureLarge),
+      ...withFloors(manySmall),
+      ...withFloors(secureSmall),
       manyTiny,
       upload,
       uploadNoChecksum,
@@ -415,25 +489,25 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
     ]
       .filter(Boolean)
       .map((result) => result.row);
-    const largest = large.at(-1);
     const memoryGrowth = (largest?.peakRss ?? 0) / (large[0]?.peakRss ?? 1) - 1;
+    const firstByteGap = firstBytes.toolMs - firstBytes.referenceMs;
     const goals = [
       cpuGoal(
-        `${manySmall.label}: CPU against the bare undici batch`,
+        `${largest.label}, verified by CRC-32: CPU against curl (which verifies nothing)`,
+        largest.toolCpuMs,
+        largest.referenceCpuMs,
+        1.5,
+      ),
+      cpuGoal(
+        `${manySmall.label}: CPU against curl --parallel 16`,
         manySmall.toolCpuMs,
-        manySmall.floor.referenceCpuMs,
-        1,
+        manySmall.referenceCpuMs,
+        1.5,
       ),
       cpuGoal(
         `${manyTiny.label}: CPU against curl --parallel 16`,
         manyTiny.toolCpuMs,
         manyTiny.referenceCpuMs,
-        1.5,
-      ),
-      cpuGoal(
-        `${largest.label}, verified: CPU against curl (which verifies nothing)`,
-        largest.toolCpuMs,
-        largest.referenceCpuMs,
         1.5,
       ),
       ...(upload
@@ -446,13 +520,19 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
             ),
           ]
         : []),
-      wallGoal(`${largest.label}: speed against the bare undici floor`, largest.floor.ratio, 1, quiet),
-      wallGoal(`${manySmall.label}: speed against the bare undici batch`, manySmall.floor.ratio, 0.95, quiet),
+      wallGoal(`${largest.label}: speed against curl`, largest.ratio, 1, quiet),
+      wallGoal(`${secureLarge.label}: speed against curl`, secureLarge.ratio, 1, quiet),
+      wallGoal(`${manySmall.label}: speed against curl --parallel 16`, manySmall.ratio, 1, quiet),
       wallGoal(`${manyTiny.label}: speed against curl --parallel 16`, manyTiny.ratio, 1, quiet),
       ...(upload
         ? [wallGoal(`${upload.label}: speed against openssl md5 + curl -T`, upload.ratio, 0.95, quiet)]
         : []),
       wallGoal(`${uploadNoChecksum.label}: speed against curl -T`, uploadNoChecksum.ratio, 0.95, quiet),
+      {
+        goal: `Case 1f: first byte of ${formatBytes(firstBytes.size)} on disk within 200 ms of curl's`,
+        measured: `${Math.round(firstBytes.toolMs)} ms against ${Math.round(firstBytes.referenceMs)} ms (+${Math.round(firstByteGap)} ms)`,
+        met: firstByteGap <= 200,
+      },
       {
         goal: `Case 1: peak memory the same at ${formatBytes(sizes.large[0])} and ${formatBytes(sizes.large.at(-1))} (within 10%)`,
         measured: `${memoryGrowth >= 0 ? '+' : ''}${(memoryGrowth * 100).toFixed(1)}%`,
@@ -478,6 +558,10 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
         `spends less). Case 2b: ${sizes.tinyRepetitions} runs of each, on a store and server of its own. Peak ` +
         'memory is the largest resident set of the mission-data process over its runs.',
       '',
+      'HTTPS rows: the same store served by a second `mission-data serve --tls-cert --tls-key` (a self-signed ' +
+        'certificate for 127.0.0.1 made by openssl), trusted through NODE_EXTRA_CA_CERTS by the Node commands ' +
+        'and `--cacert` by curl.',
+      '',
       'References: case 1 `curl -sS -f -L -o FILE URL/download/KEY`; cases 2 and 2b `curl -sS -f -L --parallel ' +
         '--parallel-max 16 -K LIST` (one url/output pair per file); case 3 with Content-MD5 `curl -sS -f -H ' +
         '"Expect:" -H "Content-MD5: $(openssl md5 -binary FILE | base64)" -T FILE SIGNED_URL` (hashing and ' +
@@ -486,7 +570,12 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
         `FILE\` against \`node bench/lib/hash-file.js FILE\` (the library's \`md5Base64\`, ${sizes.hashRepetitions} ` +
         'runs each).',
       '',
-      floorNote(sizes, large, manySmall),
+      floorNote([...large, secureLarge], [manySmall, secureSmall]),
+      '',
+      `Case 1f: the first byte of the ${formatBytes(firstBytes.size)} file on disk, from the command's start ` +
+        `(bench/lib/first-byte.js polls the output folder every millisecond), median of ${firstBytes.runs} ` +
+        `interleaved runs of each: mission-data ${Math.round(firstBytes.toolMs)} ms, curl ` +
+        `${Math.round(firstBytes.referenceMs)} ms.`,
       ...(checksumCost ? ['', checksumCost] : []),
       ...(notes.length > 0 ? ['', ...notes.map((note) => `Note: ${note}`)] : []),
       '',
@@ -510,6 +599,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
     return { markdown, goals, peaks };
   } finally {
     await server?.close();
+    await secureServer?.close();
     rmSync(workDir, { recursive: true, force: true });
   }
 }

@@ -20,6 +20,12 @@ import {
 
 /** What one read of the socket may take at most (and what a connection holds in memory for reading). */
 const READ_BUFFER_BYTES = 1024 * 1024;
+/**
+ * Where a connection reads while nothing of its own may be overwritten (an answer whole but not yet taken, or
+ * between exchanges): bytes that land here are copied out or refused within the callback that reads them, so
+ * every connection shares it.
+ */
+const SPARE = Buffer.allocUnsafeSlow(64 * 1024);
 /** Bytes read from an upload's source per write. */
 const SEND_BUFFER_BYTES = 1024 * 1024;
 /** The rest of a body that `dump` reads to keep the connection; a longer rest closes it instead. */
@@ -159,16 +165,20 @@ export class WireBody implements AnswerBody {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** From the connection: bytes of the body. Returns false when nobody consumes yet (the socket is to pause). */
-  push(chunk: Buffer): boolean {
+  /**
+   * From the connection: bytes of the body (`own`: in the connection's own buffer). Returns false when nobody
+   * consumes yet and more is to come (the socket is to pause).
+   */
+  push(chunk: Buffer, own: boolean): boolean {
     if (this.#ended) return true;
     if (this.#sink) {
       this.#sink(chunk);
       return true;
     }
-    // Nobody reads yet: the socket pauses. A plain socket reads nothing more into its buffer meanwhile, so the
-    // bytes stay where they are; TLS may hand over more decrypted bytes in the same turn, so they are copied.
-    if (this.connection.lendsWhilePaused) {
+    // Nobody reads yet: the socket pauses. A plain socket reads nothing more into its buffer meanwhile (and an
+    // answer read whole has the next reads land elsewhere), so the bytes stay where they are; TLS may hand over
+    // more decrypted bytes in the same turn, and the spare buffer is everyone's, so those bytes are copied.
+    if (own && this.connection.lendsWhilePaused) {
       this.#held.push(chunk);
       this.#holdingViews = true;
     } else {
@@ -220,6 +230,8 @@ export class WireConnection {
   #left = 0;
   #chunked: ChunkedDecoder | undefined;
   #reusable = true;
+  /** Whether reading stopped (a read callback said so) until `resume`. */
+  #paused = false;
   /** Requests this connection carried. */
   requests = 0;
   /** When it went back to the pool, and how long the server keeps it (ms). */
@@ -237,7 +249,10 @@ export class WireConnection {
     const tls = url.protocol === 'https:';
     this.lendsWhilePaused = !tls;
     const port = Number(url.port) || (tls ? 443 : 80);
-    const onread = { buffer: () => this.#nextBuffer(), callback: (n: number) => this.#onRead(n) };
+    const onread = {
+      buffer: () => this.#nextBuffer(),
+      callback: (n: number, buffer: Buffer) => this.#onRead(n, buffer),
+    };
     this.#socket = tls
       ? tlsConnect({
           host,
@@ -321,7 +336,7 @@ export class WireConnection {
       this.#reusable = true;
       request.signal?.addEventListener('abort', exchange.onAbort, { once: true });
       this.#socket.ref();
-      this.#socket.resume();
+      this.resume();
       this.#socket.setTimeout(this.#timeouts.idleMs);
       this.#socket.write(head, 'latin1');
       if (request.upload) void this.#send(request.upload, exchange);
@@ -351,19 +366,31 @@ export class WireConnection {
 
   /** From the body: someone consumes it now; reading goes on. */
   resume(): void {
-    if (this.#phase !== 'closed') this.#socket.resume();
+    if (!this.#paused || this.#phase === 'closed') return;
+    this.#paused = false;
+    this.#socket.resume();
   }
 
+  /**
+   * The memory of the next read (asked after each read): the rest of the buffer while a head is gathered, the
+   * whole buffer while a body arrives, and the spare buffer otherwise, so that an answer whose bytes wait in the
+   * buffer for their reader is never overwritten, and the socket need not pause for it.
+   */
   #nextBuffer(): Buffer {
-    return this.#phase === 'head' && this.#fill > 0 ? this.#buffer.subarray(this.#fill) : this.#buffer;
+    if (this.#phase === 'head') return this.#fill > 0 ? this.#buffer.subarray(this.#fill) : this.#buffer;
+    return this.#phase === 'body' ? this.#buffer : SPARE;
   }
 
-  /** One read of `nread` bytes into the buffer `#nextBuffer` gave. Returns false to pause the socket. */
-  #onRead(nread: number): boolean {
+  /** One read of `nread` bytes into `landed` (what `#nextBuffer` gave). Returns false to pause the socket. */
+  #onRead(nread: number, landed: Buffer): boolean {
     try {
-      if (this.#phase === 'head') return this.#keepReading(this.#onHeadBytes(nread));
-      if (this.#phase === 'body')
-        return this.#keepReading(this.#onBodyBytes(this.#buffer.subarray(0, nread)));
+      const own = landed.buffer === this.#buffer.buffer;
+      if (this.#phase === 'head') {
+        // The first read of an answer may land in the spare buffer (asked for between exchanges).
+        if (!own) landed.copy(this.#buffer, this.#fill, 0, nread);
+        return this.#keepReading(this.#onHeadBytes(nread));
+      }
+      if (this.#phase === 'body') return this.#keepReading(this.#onBodyBytes(landed.subarray(0, nread), own));
       // Bytes nobody asked for (between exchanges): the stream is out of step; it serves no more.
       this.#fail(new WireError('the server sent bytes between answers', CODES.closed));
     } catch (error) {
@@ -377,7 +404,9 @@ export class WireConnection {
    * keeps reading, to hear the server close it).
    */
   #keepReading(flowing: boolean): boolean {
-    return flowing || (this.#phase !== 'body' && this.#phase !== 'draining');
+    if (flowing || this.#phase !== 'body') return true;
+    this.#paused = true;
+    return false;
   }
 
   #onHeadBytes(nread: number): boolean {
@@ -430,27 +459,28 @@ export class WireConnection {
       this.#finishBody();
       return true;
     }
-    return rest.length === 0 ? false : this.#onBodyBytes(rest);
+    return rest.length === 0 ? false : this.#onBodyBytes(rest, true);
   }
 
-  #onBodyBytes(chunk: Buffer): boolean {
+  /** Bytes of the body; `own`: they are in the connection's buffer (and may be left there for their reader). */
+  #onBodyBytes(chunk: Buffer, own: boolean): boolean {
     const body = (this.#exchange as Exchange).body as WireBody;
     let flowing = true;
     if (this.#framing.kind === 'length') {
       const take = Math.min(chunk.length, this.#left);
       this.#left -= take;
       if (take < chunk.length) this.#reusable = false;
-      if (take > 0) flowing = body.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+      if (take > 0) flowing = body.push(take === chunk.length ? chunk : chunk.subarray(0, take), own);
       if (this.#left === 0 && this.#phase === 'body') this.#finishBody();
     } else if (this.#chunked) {
       const decoder = this.#chunked;
       const used = decoder.feed(chunk, (data) => {
-        flowing = body.push(data) && flowing;
+        flowing = body.push(data, own) && flowing;
       });
       if (used < chunk.length) this.#reusable = false;
       if (decoder.done && this.#phase === 'body') this.#finishBody();
     } else {
-      flowing = body.push(chunk);
+      flowing = body.push(chunk, own);
     }
     return flowing;
   }
@@ -477,7 +507,7 @@ export class WireConnection {
       this.#socket.setTimeout(0);
       this.#socket.unref();
       // Reading on between exchanges, to hear the server close the connection.
-      this.#socket.resume();
+      this.resume();
       this.idleSince = Date.now();
       this.#owner.release(this);
     } else {

@@ -57,41 +57,81 @@ export function headEnd(bytes: Buffer, length: number, from: number): number {
   return at === -1 ? -1 : at + 4;
 }
 
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
+/** Characters of an HTTP token (a header's name), by character code. */
+const TOKEN_CHARS = (() => {
+  const table = new Uint8Array(128);
+  for (const char of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+    table[char.charCodeAt(0)] = 1;
+  }
+  return table;
+})();
+
+/** Whether `text[from, to)` is a non-empty HTTP token. */
+function isToken(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let at = from; at < to; at += 1) {
+    const code = text.charCodeAt(at);
+    if (code > 127 || TOKEN_CHARS[code] === 0) return false;
+  }
+  return true;
+}
+
+/** The status code of an `HTTP/1.x NNN reason` line, or -1. */
+function statusOf(line: string): number {
+  if (!line.startsWith('HTTP/1.') || (line[7] !== '0' && line[7] !== '1') || line[8] !== ' ') return -1;
+  if (line.length > 12 && line[12] !== ' ') return -1;
+  let code = 0;
+  for (let at = 9; at < 12; at += 1) {
+    const digit = line.charCodeAt(at) - 48;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    code = code * 10 + digit;
+  }
+  return /[\r\n]/.test(line) ? -1 : code;
+}
 
 /** Reads a response head (without its final blank line's CRLF pair). Throws `WireError` on anything malformed. */
 export function parseHead(text: string, method: string): ResponseHead {
-  const lines = text.split('\r\n');
-  const status = STATUS_LINE.exec(lines[0] ?? '');
-  if (!status) {
+  let lineEnd = text.indexOf('\r\n');
+  if (lineEnd === -1) lineEnd = text.length;
+  const first = text.slice(0, lineEnd);
+  const statusCode = statusOf(first);
+  if (statusCode === -1) {
     throw new WireError(
-      `the answer does not start with an HTTP/1.x status line (${JSON.stringify((lines[0] ?? '').slice(0, 80))})`,
+      `the answer does not start with an HTTP/1.x status line (${JSON.stringify(first.slice(0, 80))})`,
       'HPE_INVALID_CONSTANT',
     );
   }
-  const minor = Number(status[1]);
-  const statusCode = Number(status[2]);
+  const minor = first[7] === '1' ? 1 : 0;
   const headers: Record<string, string | string[]> = {};
-  for (let index = 1; index < lines.length; index += 1) {
-    const line = lines[index] as string;
-    if (line === '') continue;
-    const colon = line.indexOf(':');
-    if (colon <= 0 || line[0] === ' ' || line[0] === '\t' || !TOKEN.test(line.slice(0, colon))) {
+  for (let at = lineEnd + 2; at < text.length; ) {
+    let end = text.indexOf('\r\n', at);
+    if (end === -1) end = text.length;
+    const colon = text.indexOf(':', at);
+    if (colon === -1 || colon >= end || !isToken(text, at, colon)) {
       throw new WireError(
-        `unreadable header line ${JSON.stringify(line.slice(0, 80))}`,
+        `unreadable header line ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`,
         'HPE_INVALID_HEADER_TOKEN',
       );
     }
-    const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).trim();
+    const name = text.slice(at, colon).toLowerCase();
+    const value = text.slice(colon + 1, end).trim();
     const before = headers[name];
     if (before === undefined) headers[name] = value;
     else if (Array.isArray(before)) before.push(value);
     else headers[name] = [before, value];
+    at = end + 2;
   }
-  const connection = listOf(headers.connection);
-  const keepAlive = minor === 1 ? !connection.includes('close') : connection.includes('keep-alive');
-  const hint = /\btimeout=(\d+)/i.exec(listOf(headers['keep-alive']).join(','));
+  const connection = headers.connection;
+  const keepAlive =
+    connection === undefined
+      ? minor === 1
+      : minor === 1
+        ? !listOf(connection).includes('close')
+        : listOf(connection).includes('keep-alive');
+  const hint =
+    headers['keep-alive'] === undefined
+      ? null
+      : /\btimeout=(\d+)/i.exec(listOf(headers['keep-alive']).join(','));
   return {
     statusCode,
     headers,
@@ -119,7 +159,7 @@ function framingOf(
   if (method === 'HEAD' || statusCode === 204 || statusCode === 304 || statusCode < 200) {
     return { kind: 'length', length: 0 };
   }
-  const coding = listOf(headers['transfer-encoding']);
+  const coding = headers['transfer-encoding'] === undefined ? [] : listOf(headers['transfer-encoding']);
   if (coding.length > 0) {
     if (coding[coding.length - 1] !== 'chunked' || coding.length > 1) {
       throw new WireError(
@@ -138,6 +178,8 @@ function framingOf(
   }
   const declared = headers['content-length'];
   if (declared === undefined) return { kind: 'close' };
+  if (typeof declared === 'string' && /^\d{1,15}$/.test(declared))
+    return { kind: 'length', length: Number(declared) };
   const values = new Set(
     (Array.isArray(declared) ? declared : [declared]).flatMap((v) => v.split(',')).map((v) => v.trim()),
   );
