@@ -148,16 +148,17 @@ export async function startPostgres(): Promise<{
 }> {
   const cluster = await startPostgresCluster({ user: 'test', password: 'test', database: 'test' });
   postmasters.add(cluster.pid);
+  const thaw = () => {
+    for (const pid of clusterProcesses(cluster.pid)) signal(pid, 'SIGCONT');
+  };
   return {
     url: cluster.url,
     freeze() {
       for (const pid of clusterProcesses(cluster.pid)) signal(pid, 'SIGSTOP');
     },
-    thaw() {
-      for (const pid of clusterProcesses(cluster.pid)) signal(pid, 'SIGCONT');
-    },
+    thaw,
     async stop() {
-      this.thaw(); // a stopped postmaster would not see the signal to shut down
+      thaw(); // a stopped postmaster would not see the signal to shut down
       await cluster.stop();
       postmasters.delete(cluster.pid);
     },
