@@ -112,7 +112,12 @@ export function positiveInteger(name: string, max: number) {
 
 /** Parses `--connections`: a whole number from 1 to 64, or `auto` (measured). */
 export function connectionCount(value: string): number | 'auto' {
-  return value === 'auto' ? 'auto' : positiveInteger('--connections', 64)(value);
+  if (value === 'auto') return 'auto';
+  try {
+    return positiveInteger('--connections', 64)(value);
+  } catch {
+    throw new InvalidArgumentError('--connections must be a whole number from 1 to 64, or auto (measured).');
+  }
 }
 
 /** Units of a DURATION, in seconds. */
@@ -170,13 +175,14 @@ export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = [
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   query: [
     'mission-data query --instrument mag --start-date 20250101 --end-date 20250131',
-    'mission-data query --instrument swe --data-level l1b --version latest --output-format csv > swe.csv',
+    'mission-data query --instrument swe --version latest --output-format csv',
     'mission-data query --table ancillary --instrument mag --output-format json',
   ],
   download: [
     'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-    'mission-data download --instrument mag --data-level l1a --start-date 20250101 --end-date 20250107',
-    'mission-data query --instrument hit --output-format json | mission-data download -',
+    "mission-data download 'imap_mag_l2_norm_202501*'",
+    'mission-data download --instrument mag --data-level l1a --start-date 20250101',
+    'mission-data query --instrument hit --output-format json \\\n    | mission-data download -',
   ],
   sync: [
     'mission-data sync --instrument mag --data-level l1a',
@@ -184,19 +190,19 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data sync --instrument mag --watch 10m',
   ],
   upload: [
-    'mission-data upload imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
+    'mission-data upload imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
     'MISSION_API_KEY=… mission-data upload imap/swe/l0/2025/01/*.pkts',
-    'mission-data upload --data-dir /srv/mission/data --concurrency 8 imap/hit/l1a/2025/02/*.cdf',
+    'mission-data upload --data-dir /srv/mission/data imap/hit/l1a/2025/02/*.cdf',
   ],
   coverage: [
-    'mission-data coverage --instrument mag --data-level l1a --start-date 20250101 --end-date 20251231',
+    'mission-data coverage --instrument mag --data-level l1a --start-date 20250101',
     'mission-data coverage --instrument swe --output-format csv > swe-days.csv',
     'mission-data coverage --instrument mag --html mag-coverage.html',
   ],
   status: [
     'mission-data status --instrument mag --start-date 20250101 --end-date 20250131',
     'mission-data status --instrument swe --data-level l1b --output-format json',
-    'mission-data status --instrument mag || mission-data download --update --instrument mag',
+    'mission-data status --instrument mag && echo in step',
   ],
   serve: [
     'mission-data serve --demo',

@@ -113,13 +113,15 @@ Environment:
   MISSION_ACCESS_TOKEN     bearer token (fallback IMAP_ACCESS_TOKEN)
   MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
   MISSION_DATA_CONFIG      config file to use instead of the default one
-  HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (lower-case forms too)
-  NO_PROXY                 hosts reached without the proxy, e.g. localhost,.internal.example
+  HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (also
+                           in lower case)
+  NO_PROXY                 hosts reached without the proxy, e.g.
+                           localhost,.internal.example
 
 Examples:
   mission-data serve --demo --port 8080
   mission-data query --url http://127.0.0.1:8080 --instrument mag
-  mission-data download --url http://127.0.0.1:8080 --instrument mag --data-level l1a`,
+  mission-data download --url http://127.0.0.1:8080 --instrument mag`,
     );
 
   const context: DeclarationContext = { run, io, program };

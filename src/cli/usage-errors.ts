@@ -56,6 +56,8 @@ export function usageError(error: CommanderError): { message: string; hint: stri
       (m) => {
         const name = optionName(m[1] as string);
         const detail = (m[3] ?? '').replace(/^Allowed choices are /, 'Choose from ');
+        // A message that names the value already (a filter given twice) says it once.
+        if (detail.startsWith(name) && detail.includes(`${m[2]}`)) return sentence(detail);
         return detail.startsWith(name)
           ? `${detail.replace(/\.$/, '')}; got '${m[2]}'.`
           : `Invalid ${name} '${m[2]}'.${detail ? ` ${sentence(detail)}` : ''}`;

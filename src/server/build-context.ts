@@ -1,5 +1,6 @@
 /** Makes the context every route shares from the opened store and index and the checked options. */
 import type { Backends } from './backends.js';
+import { Breaker } from './breaker.js';
 import { UploadConfirmer } from './confirmations.js';
 import type { ServerContext } from './context.js';
 import { credentialCheck } from './credentials.js';
@@ -29,6 +30,7 @@ export function buildContext(
   return {
     store,
     index,
+    breaker: new Breaker(store, index),
     signer,
     uploads: confirmsUploads(store)
       ? new UploadConfirmer(store, index, options.onBackgroundError)

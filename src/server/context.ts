@@ -1,5 +1,6 @@
 /** What every route of the reference server works with. */
 import type { IncomingMessage } from 'node:http';
+import type { Breaker } from './breaker.js';
 import type { UploadConfirmer } from './confirmations.js';
 import type { Faults } from './faults.js';
 import type { MetadataIndex } from './metadata/metadata-index.js';
@@ -25,6 +26,8 @@ export type CredentialCheck = (given: string | undefined) => 'missing' | 'wrong'
 export interface ServerContext {
   store: ObjectStore;
   index: MetadataIndex;
+  /** Answers the API routes 503 at once while a probe finds the store or the index not answering. */
+  breaker: Breaker;
   /** Checks the URLs the object routes receive; undefined when the store signs its own URLs (no object routes). */
   signer: UrlSigner | undefined;
   /** Confirms uploads that go straight to the store; undefined when uploads pass through the server. */

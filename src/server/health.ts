@@ -63,17 +63,3 @@ export async function healthOf(
 
 /** Seconds a client is asked to wait (`Retry-After`) while the store or the index does not answer. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-/**
- * After a request failed: the part that does not answer now (its problem, one line naming no credential), or
- * undefined when both answer and the failure is the server's own.
- */
-export async function unavailablePart(
-  store: ObjectStore,
-  index: MetadataIndex,
-  timeoutMs = PROBE_TIMEOUT_MS,
-): Promise<string | undefined> {
-  const report = await healthOf(store, index, timeoutMs);
-  const failing = [report.store, report.index].filter((part) => !part.ok);
-  return failing.length === 0 ? undefined : failing.map((part) => part.problem).join(' ');
-}

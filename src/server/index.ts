@@ -77,7 +77,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   }
   url = serverUrl(settings.scheme, settings.host, port);
   context.uploads?.start(options.confirmIntervalMs);
-  const shutdown = new Shutdown(server, work, context.uploads, backends);
+  const shutdown = new Shutdown(server, work, context.uploads, backends, context.breaker);
   context.faults.interrupt = networkLoss(server, port, settings.host, () => shutdown.started);
   return {
     url,

@@ -1,11 +1,13 @@
 /**
  * Answers one request: `/health`, the object routes or the API routes, each reported to the request log once
- * its response is done; a failure is answered 503 when the store or index does not answer, 500 otherwise.
+ * its response is done; a failure is answered 503 when the store or index does not answer (the breaker's
+ * outage, or a probe's finding), 500 otherwise.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { BackendUnavailable, durationWords, type Outage } from './breaker.js';
 import { requestTarget, type ServerContext } from './context.js';
-import { healthOf, UNAVAILABLE_RETRY_AFTER_SECONDS, unavailablePart } from './health.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './health.js';
 import { apiResponse } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
 import { handleObject, isObjectPath } from './routes/object-routes.js';
@@ -67,14 +69,17 @@ export function requestHandler(
       sendApiResponse(res, await apiResponse(context, req, target), context.wire, method === 'HEAD');
     } catch (error) {
       failure = error;
-      await answerFailure(context, res, objectRoute);
+      await answerFailure(context, res, objectRoute, error);
     }
   };
 }
 
-/** `/health`: 200 when the store and the index answer, 503 naming the part that does not. */
+/**
+ * `/health`: 200 when the store and the index answer, 503 naming the part that does not. While the breaker is
+ * open its latest probe is the answer, at once; otherwise a probe (joining one under way) decides.
+ */
 async function answerHealth(context: ServerContext, res: ServerResponse, head: boolean): Promise<void> {
-  const report = await healthOf(context.store, context.index);
+  const report = context.breaker.outage?.report ?? (await context.breaker.probe());
   const body = JSON.stringify(report);
   res.writeHead(report.status === 'ok' ? 200 : 503, {
     'Content-Type': 'application/json',
@@ -92,16 +97,20 @@ async function answerFailure(
   context: ServerContext,
   res: ServerResponse,
   objectRoute: boolean,
+  error: unknown,
 ): Promise<void> {
   if (res.headersSent || res.destroyed) {
     res.destroy();
     return;
   }
-  const down = await unavailablePart(context.store, context.index);
+  let down: Outage | undefined;
+  if (error instanceof BackendUnavailable) down = error.outage;
+  else {
+    await context.breaker.probe();
+    down = context.breaker.outage;
+  }
   const status = down ? 503 : 500;
-  const message = down
-    ? `Service unavailable: ${down} Try again shortly.`
-    : 'Internal server error; the server log has the details.';
+  const message = down ? unavailableMessage(down) : 'Internal server error; the server log has the details.';
   const headers: Record<string, string> = down
     ? { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
     : {};
@@ -115,4 +124,12 @@ async function answerFailure(
   } else {
     sendApiResponse(res, messageResponse(status, message, headers), context.wire);
   }
+}
+
+/** What a client is told while a backend does not answer: which one, for how long, and when to try again. */
+export function unavailableMessage(outage: Outage, nowMs = Date.now()): string {
+  return (
+    `Service unavailable: ${outage.problem} Failing for ${durationWords(nowMs - outage.sinceMs)}; ` +
+    `try again in ${UNAVAILABLE_RETRY_AFTER_SECONDS} s.`
+  );
 }

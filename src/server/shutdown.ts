@@ -5,6 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { type Backends, closeBackends } from './backends.js';
+import type { Breaker } from './breaker.js';
 import type { UploadConfirmer } from './confirmations.js';
 
 /** Work `close()` waits for: each promise is kept until it settles, whether it resolves or rejects. */
@@ -34,9 +35,17 @@ export class Shutdown {
   readonly #work: PendingWork;
   readonly #uploads: UploadConfirmer | undefined;
   readonly #backends: Backends;
+  readonly #breaker: Breaker | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(server: Server, work: PendingWork, uploads: UploadConfirmer | undefined, backends: Backends) {
+  constructor(
+    server: Server,
+    work: PendingWork,
+    uploads: UploadConfirmer | undefined,
+    backends: Backends,
+    breaker?: Breaker,
+  ) {
+    this.#breaker = breaker;
     this.#server = server;
     this.#work = work;
     this.#uploads = uploads;
@@ -61,6 +70,7 @@ export class Shutdown {
       else resolvePromise();
     });
     server.closeAllConnections();
+    this.#breaker?.stop();
     await closed;
     await this.#work.settled();
     await this.#uploads?.stop();

@@ -8,6 +8,7 @@ import { AbortedError, ApiError, UsageError, ValidationError } from '../core/err
 import { scanLocalCopy } from '../coverage/local-copy.js';
 import { dayKey } from '../coverage/products.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
+import { checkWritableRoot } from '../download/local-root.js';
 import type { DownloadResult } from '../download/types.js';
 import { VerifiedRecord } from '../download/verified.js';
 import { resolveLocalPath } from '../naming/layout.js';
@@ -61,6 +62,9 @@ export async function syncFiles(
   checkSyncRequest(filters, options);
   const { dataDir } = options;
   const identity: SyncIdentity = { url: options.url, filters, allVersions: Boolean(options.allVersions) };
+  // A data root that is a file, read-only or forbidden is told in words, as `download` tells it, before the
+  // lock and the state below it are written (a dry run writes neither).
+  if (!options.dryRun) await checkWritableRoot(dataDir);
   const lock = options.dryRun
     ? undefined
     : await acquireLock(stateFolder(dataDir), syncId(identity), 'sync of this data root and filter set');

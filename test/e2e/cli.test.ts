@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SETTING_DISPLAY_NAMES } from '../../src/core/config.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'bin/mission-data.js');
@@ -118,6 +119,46 @@ describe('help and version', () => {
       expect(result.stdout).toContain(line);
     }
     expect(result.stdout).toContain('flag > environment > config file > default');
+  });
+
+  it('every help fits 80 columns, and config set --help names every setting', async () => {
+    const commands = [
+      [],
+      ['query'],
+      ['download'],
+      ['upload'],
+      ['sync'],
+      ['status'],
+      ['coverage'],
+      ['serve'],
+      ['completion'],
+      ['config'],
+      ['config', 'list'],
+      ['config', 'get'],
+      ['config', 'set'],
+      ['config', 'unset'],
+    ];
+    for (const command of commands) {
+      const help = await run([...command, '--help']);
+      for (const line of help.stdout.split('\n')) {
+        expect(line.length, `${command.join(' ')} --help: ${line}`).toBeLessThanOrEqual(80);
+      }
+    }
+    const set = await run(['config', 'set', '--help']);
+    for (const name of Object.values(SETTING_DISPLAY_NAMES)) expect(set.stdout).toContain(name);
+  });
+
+  it('says a bad --connections may be auto, and a repeated filter once', async () => {
+    const connections = await run(['download', '--connections', 'abc', '--instrument', 'mag']);
+    expect(connections.code).toBe(2);
+    expect(connections.stderr.split('\n')[0]).toBe(
+      "Error: --connections must be a whole number from 1 to 64, or auto (measured); got 'abc'.",
+    );
+    const repeated = await run(['query', '--instrument', 'mag', '--instrument', 'swe']);
+    expect(repeated.code).toBe(2);
+    expect(repeated.stderr.split('\n')[0]).toBe(
+      'Error: --instrument is given twice (mag, then swe): a filter takes one value; run one query per value.',
+    );
   });
 
   it('without a command, prints help on stderr and exits 2', async () => {

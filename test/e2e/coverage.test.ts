@@ -392,7 +392,7 @@ describe.skipIf(ON_BACKENDS)('the coverage calendar on a narrow terminal', () =>
     narrowHome = await tempDir();
     for (const path of MONTHS) await putFile(narrowStore, path, bytesFor(path, 1000));
     narrow = await startReferenceServer({
-      storeDir: narrowStore,
+      store: narrowStore,
       port: 0,
       secret: 'coverage-secret-0123456789',
     });

@@ -70,6 +70,25 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
     expect(file.stderr + below.stderr).not.toMatch(/EEXIST|ENOTDIR|mkdir/);
   });
 
+  it('sync says a data root that is a file, or below one, as download says it', async () => {
+    await writeFile(`${home}/afile`, 'x');
+    for (const [root, message] of [
+      ['afile', `Error: The data root ${home}/afile is a file, not a folder.`],
+      [
+        'afile/sub',
+        `Error: Cannot make the data root ${home}/afile/sub: ${home}/afile is a file, not a folder.`,
+      ],
+    ] as const) {
+      const result = await runCli(['sync', '--url', server.url, '--data-dir', root, '--instrument', 'mag'], {
+        cwd: home,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr.split('\n')[0]).toBe(message);
+      expect(result.stderr).toContain('Hint: Choose a folder as the data root');
+      expect(result.stderr).not.toMatch(/a bug|EEXIST|ENOTDIR|mkdir/);
+    }
+  });
+
   const mounted = mountTmpfs('4m');
   if (mounted) unmount(mounted);
   it.runIf(mounted !== undefined)(
@@ -84,6 +103,17 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
           `Cannot write in the data root ${folder}/sub/deeper: the file system is read-only (EROFS).`,
         );
         expect(result.stderr).not.toContain('ENOENT');
+        for (const root of [folder, `${folder}/sub`]) {
+          const synced = await runCli(
+            ['sync', '--url', server.url, '--data-dir', root, '--instrument', 'mag'],
+            { cwd: home },
+          );
+          expect(synced.code).toBe(1);
+          expect(synced.stderr.split('\n')[0]).toBe(
+            `Error: Cannot write in the data root ${root}: the file system is read-only (EROFS).`,
+          );
+          expect(synced.stderr).not.toMatch(/a bug|ENOENT/);
+        }
       } finally {
         unmount(folder);
       }

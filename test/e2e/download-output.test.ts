@@ -163,7 +163,7 @@ describe.skipIf(ON_BACKENDS)('a resumed download', () => {
     faults: Parameters<typeof startReferenceServer>[0]['faults'] = {},
   ): Promise<ReferenceServer> {
     const started = await startReferenceServer({
-      storeDir: own,
+      store: own,
       port: 0,
       secret: 'download-output-secret-0123456789',
       faults,

@@ -1,6 +1,6 @@
 /**
  * What `download` takes as the files to fetch, through the built command line: paths inside the data root
- * (relative or absolute), folders of the layout, a glob (refused, with the filters to use), a name the archive
+ * (relative or absolute), folders of the layout, globs (listed by one query of their fixed parts), a name the archive
  * does not hold, and `download -` reading paths from stdin in each form `query` prints them.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -81,12 +81,45 @@ describe.skipIf(ON_BACKENDS)('download targets', () => {
     expect(empty.stderr).toContain('The archive holds no files below imap/mag/l2/2024/01/');
   });
 
-  it('refuses a glob in one line that suggests the filters', async () => {
-    const result = await run(['imap_mag_l2_*']);
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toContain('is a pattern');
-    expect(result.stderr).toContain('--instrument mag --data-level l2');
+  it('downloads the matches of a glob in a name or a layout path, asking one query of its fixed parts', async () => {
+    const requests: string[] = [];
+    await server.close();
+    server = await startReferenceServer({
+      store,
+      port: 0,
+      secret: 'download-targets-secret-0123456789',
+      log: (entry) => requests.push(entry.path),
+    });
+    const dry = await run(['imap_mag_l2_norm_202501*', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe(
+      `${JAN.map((path) => `would download ${path}\n`).join('')}Dry run: 2 to download, 0 to check, 0 to skip (verified copies).\nNothing was fetched.\n`,
+    );
+    expect(requests).toEqual([
+      expect.stringMatching(
+        /^\/query\?instrument=mag&data_level=l2&descriptor=norm&start_date=20250101&end_date=20250131(&|$)/,
+      ),
+    ]);
+    const byPath = await run(['imap/mag/l2/2025/0[12]/*_2025013?_*.cdf']);
+    expect(byPath.code).toBe(0);
+    expect(byPath.stderr).toContain('1 downloaded');
+    expect(await listFiles(`${home}/data`)).toEqual([JAN[1]]);
+    const inRoot = await run(['./data/imap/mag/*/2025/01/*norm_20250101*']);
+    expect(inRoot.code).toBe(0);
+    expect(await listFiles(`${home}/data`)).toEqual([L1, ...JAN].sort());
+  });
+
+  it('says truthfully when a glob matches nothing, and refuses one that names no instrument', async () => {
+    const none = await run(['imap_mag_l2_norm_202601*']);
+    expect(none.code).toBe(0);
+    expect(none.stderr).toBe(
+      'No file in the archive matches "imap_mag_l2_norm_202601*"; nothing to download.\n',
+    );
+    const broad = await run(['*.cdf']);
+    expect(broad.code).toBe(2);
+    expect(broad.stderr).toContain('"*.cdf" does not say which instrument');
+    const help = await runCli(['download', '--help'], { cwd: home });
+    expect(help.stdout).toContain("Quote it ('imap_mag_l2_norm_202501*') so the shell passes it");
   });
 
   it('says the archive holds no such file for a 404, not what the service says of full paths', async () => {

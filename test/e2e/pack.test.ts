@@ -175,6 +175,31 @@ describe('the package as shipped', () => {
       { cwd: prefix },
     );
     expect(JSON.parse(names.stdout)).toEqual(['function', 'function', 'function']);
+    // Every exported error class keeps its name through the bundle: `err.name` and `String(err)`.
+    const errors = await exec(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        [
+          "const lib = await import('mission-data');",
+          "const server = await import('mission-data/server');",
+          'const seen = {};',
+          'for (const entry of [lib, server])',
+          '  for (const [name, value] of Object.entries(entry)) {',
+          '    if (typeof value !== "function" || !(value.prototype instanceof Error)) continue;',
+          '    let error;',
+          "    try { error = new value('m'); } catch { error = new value(['m']); }",
+          '    seen[name] = [error.name, String(error).split(":")[0]];',
+          '  }',
+          'console.log(JSON.stringify(seen));',
+        ].join('\n'),
+      ],
+      { cwd: prefix },
+    );
+    const classes = JSON.parse(errors.stdout) as Record<string, [string, string]>;
+    expect(Object.keys(classes)).toEqual(expect.arrayContaining(['AbortedError', 'ApiError', 'StoreError']));
+    for (const [name, named] of Object.entries(classes)) expect(named, name).toEqual([name, name]);
     // require() of the package where Node loads ES modules that way (20.19+, 22.12+).
     if ((process.features as { require_module?: boolean }).require_module === true) {
       const required = await exec(

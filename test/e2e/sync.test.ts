@@ -107,7 +107,16 @@ describe('sync', () => {
 
     const dry = await sync(['--instrument', 'mag', '--prune', '--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.stderr).toContain(`would remove ${pathOf(old)} (superseded)`);
+    // As `download --dry-run` says it: what would happen on stdout, then the counts, last.
+    expect(dry.stdout).toBe(
+      `would remove ${pathOf(old)} (superseded)\nSync: dry run: 0 to fetch, nothing fetched, 1 superseded version would be removed; asked for files ingested since ${dry.stdout.match(/since (\d{8})/)?.[1]}.\n`,
+    );
+    expect(dry.stderr).toBe('');
+    const dryJson = await sync(['--instrument', 'mag', '--prune', '--dry-run', '--output-format', 'json']);
+    expect(JSON.parse(dryJson.stdout)).toEqual([
+      { file_path: pathOf(old), local_path: join(consumer, 'data', pathOf(old)), action: 'remove' },
+    ]);
+    expect(dryJson.stderr).toMatch(/^Sync: dry run: 0 to fetch/);
     expect(existsSync(join(consumer, 'data', pathOf(old)))).toBe(true);
 
     const pruned = await sync(['--instrument', 'mag', '--prune']);
@@ -204,11 +213,14 @@ describe('sync', () => {
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
-    expect(await waitFor(() => stderr.includes('sync run 1: Sync: nothing new'))).toBe(true);
+    expect(await waitFor(() => stderr.includes('sync run 1: nothing new'))).toBe(true);
     const name = scienceName('hit', 7);
     await upload([name]);
     expect(await waitFor(() => existsSync(join(consumer, 'data', pathOf(name))))).toBe(true);
-    expect(await waitFor(() => /sync run \d+: Sync: 1 fetched/.test(stderr))).toBe(true);
+    expect(await waitFor(() => /sync run \d+: 1 fetched/.test(stderr))).toBe(true);
+    // In a log, a line for the file and one for the run: no second summary.
+    expect(stderr).toContain(`downloaded ${pathOf(name)}`);
+    expect(stderr).not.toMatch(/\d+ downloaded;|Sync:/);
     child.kill('SIGINT');
     const ended = await run;
     expect(ended.code).toBe(130);

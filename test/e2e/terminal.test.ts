@@ -47,6 +47,22 @@ function runInTerminal(
   return finished(child, 60_000);
 }
 
+/** As `runInTerminal`, stopped with SIGINT after `seconds` (for `--watch`). */
+function runInTerminalFor(
+  seconds: number,
+  args: readonly string[],
+  options: { cwd: string; columns: number },
+): Promise<CliRun> {
+  const command = `stty cols ${options.columns} rows 50; exec timeout --preserve-status -s INT ${seconds} ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
+  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: cleanEnv(options.cwd, { TERM: 'xterm' }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin?.end();
+  return finished(child, 60_000);
+}
+
 /** Every state the terminal's last line went through: the text between carriage returns and erase codes. */
 function drawnLines(output: string): string[] {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase code is what separates drawn states
@@ -148,6 +164,43 @@ describe.skipIf(!HAS_SCRIPT)('on a terminal', () => {
       for (const name of NAMES) expect(table.some((line) => line.endsWith(name))).toBe(true);
     },
   );
+
+  it('sync at 80 columns: the files fetched relative to the working folder, within the width, then the summary', async () => {
+    const run = await runInTerminal(['sync', '--url', server.url, '--instrument', 'swe'], {
+      cwd: home,
+      columns: 80,
+    });
+    expect(run.code).toBe(0);
+    // Their absolute paths are longer than 80 columns here; relative ones are not.
+    expect(`${home}/data/${pathOf(NAMES[0] as string)}`.length).toBeGreaterThan(80);
+    const screen = screenText(run.stdout, 80).filter((line) => line !== '');
+    expect(screen).toEqual([
+      ...NAMES.map((name) => `data/${pathOf(name)}`),
+      expect.stringMatching(/^5 downloaded; 976\.6 KiB in /),
+      'Sync: 5 fetched; first run.',
+    ]);
+    for (const line of drawnLines(run.stdout)) expect(line.length).toBeLessThanOrEqual(80);
+  });
+
+  it('sync --watch at 80 columns: one line per run, and nothing else', async () => {
+    const run = await runInTerminalFor(
+      3.5,
+      ['sync', '--url', server.url, '--instrument', 'swe', '--watch', '1s'],
+      { cwd: home, columns: 80 },
+    );
+    expect(run.code).toBe(130);
+    const screen = screenText(run.stdout, 80).filter((line) => line !== '');
+    expect(screen.length).toBeGreaterThanOrEqual(2);
+    expect(screen[0]).toMatch(/^\[\d\d:\d\d:\d\dZ\] sync run 1: 5 fetched; first run\.$/);
+    for (const [index, line] of screen.slice(1).entries()) {
+      expect(line).toMatch(
+        new RegExp(
+          `^\\[\\d\\d:\\d\\d:\\d\\dZ\\] sync run ${index + 2}: nothing new; asked for files ingested since \\d{8}\\.$`,
+        ),
+      );
+    }
+    for (const line of drawnLines(run.stdout)) expect(line.length).toBeLessThanOrEqual(80);
+  });
 
   it('an upload batch without a key fails once and stops; the re-run of a stored batch ends 0', async () => {
     const paths = NAMES.map(pathOf);

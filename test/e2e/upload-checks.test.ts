@@ -114,7 +114,7 @@ describe.skipIf(ON_BACKENDS)('upload failures', () => {
   it('are labelled by the upload, not by the GET that asks for its URL', async () => {
     const closedStore = await tempDir('mission-store-');
     const closed = await startReferenceServer({
-      storeDir: closedStore,
+      store: closedStore,
       port: 0,
       secret: SECRET,
       apiKeys: ['right-key'],

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -116,13 +117,48 @@ function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** Starts a throwaway PostgreSQL on 127.0.0.1 with a free port and a temp data dir; url is postgres://test:test@127.0.0.1:PORT/test. */
-export async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+/** The postmaster `pid` and every process it started (its backends and workers), from /proc. */
+function clusterProcesses(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The field after the parenthesised command name: state, then the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === pid) children.push(Number(entry));
+    } catch {
+      // The process ended while the folder was read.
+    }
+  }
+  return [pid, ...children];
+}
+
+/**
+ * Starts a throwaway PostgreSQL on 127.0.0.1 with a free port and a temp data dir; url is
+ * postgres://test:test@127.0.0.1:PORT/test. `freeze()` stops the whole cluster (SIGSTOP of the postmaster and
+ * each of its processes: a database that holds every connection, open or new, without an answer); `thaw()`
+ * lets it go on (SIGCONT).
+ */
+export async function startPostgres(): Promise<{
+  url: string;
+  freeze(): void;
+  thaw(): void;
+  stop(): Promise<void>;
+}> {
   const cluster = await startPostgresCluster({ user: 'test', password: 'test', database: 'test' });
   postmasters.add(cluster.pid);
+  const thaw = () => {
+    for (const pid of clusterProcesses(cluster.pid)) signal(pid, 'SIGCONT');
+  };
   return {
     url: cluster.url,
+    freeze() {
+      for (const pid of clusterProcesses(cluster.pid)) signal(pid, 'SIGSTOP');
+    },
+    thaw,
     async stop() {
+      thaw(); // a stopped postmaster would not see the signal to shut down
       await cluster.stop();
       postmasters.delete(cluster.pid);
     },

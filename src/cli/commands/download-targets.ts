@@ -1,30 +1,41 @@
 /**
  * What `download` was given on its command line, read as a person means it: a storage path or name as it is,
  * a path inside the data root (`./data/imap/…`, absolute or relative) as the storage path it holds, a folder
- * of the layout (`imap/mag/l2/2025/01/`) as the query its folders spell, and a glob refused with the filters
- * that do the same.
+ * of the layout (`imap/mag/l2/2025/01/`) as the query its folders spell, and a glob (`*`, `?`, `[...]` in a name
+ * or a layout path) as the query of its fixed parts, whose answer it then sorts.
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../../core/errors.js';
+import { type ArchiveGlob, isGlob, readGlob } from '../../naming/glob.js';
 import { isInside } from '../../naming/layout.js';
 import { ANCILLARY_FOLDER, MISSION } from '../../naming/mission.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 
-/** Files named one by one, or one folder of the layout with the filters that select what it holds. */
+/**
+ * Files named one by one (and globs, each listed by a query of its fixed parts), or one folder of the layout
+ * with the filters that select what it holds.
+ */
 export type DownloadTargets =
-  | { kind: 'files'; paths: string[] }
+  | { kind: 'files'; paths: string[]; globs: ArchiveGlob[] }
   | { kind: 'folder'; folder: string; filters: QueryFilters };
 
-const GLOB = /[*?[]/;
-
-/** Reads the targets of `download`; throws a `UsageError` for a glob or a folder the layout has not. */
+/** Reads the targets of `download`; throws a `UsageError` for a folder the layout has not, or a glob too broad. */
 export function readTargets(paths: readonly string[], dataDir: string, cwd = process.cwd()): DownloadTargets {
-  for (const path of paths) {
-    if (GLOB.test(path)) throw globRefusal(path);
-  }
   const storage = paths.map((path) => storagePathOf(path, dataDir, cwd));
-  const folders = storage.filter((entry) => entry.folder);
-  if (folders.length === 0) return { kind: 'files', paths: storage.map((entry) => entry.path) };
+  const globs: ArchiveGlob[] = [];
+  for (const [at, entry] of storage.entries()) {
+    if (!isGlob(entry.path)) continue;
+    // A glob names files unless it ends with '/' (its last part without a '.' is a pattern of names).
+    if (paths[at]?.endsWith('/')) {
+      throw new UsageError(
+        `${JSON.stringify(paths[at])} is a glob of folders: end it with a pattern of names, such as ${entry.path}/*.`,
+      );
+    }
+    globs.push(readArchiveGlob(entry.path, paths[at] ?? entry.path));
+  }
+  const plain = storage.filter((entry) => !isGlob(entry.path));
+  const folders = plain.filter((entry) => entry.folder);
+  if (folders.length === 0) return { kind: 'files', paths: plain.map((entry) => entry.path), globs };
   if (storage.length > 1) {
     throw new UsageError(
       `Give one folder at a time, without other paths (got ${storage.length} targets, ${folders.length} of them folders).`,
@@ -98,26 +109,13 @@ export function folderFilters(folder: string): QueryFilters {
   return filters;
 }
 
-/** The one-line refusal of a glob, with the filters that select the same files where the pattern says. */
-function globRefusal(pattern: string): UsageError {
-  const segments = pattern.split('/');
-  const name = segments[segments.length - 1] ?? '';
-  const parts = name.split('_');
-  const known = (value: string | undefined) => (value && !GLOB.test(value) ? value : undefined);
-  const inFolders = segments[0] === MISSION && segments.length > 2;
-  const inName = parts[0] === MISSION;
-  const flags: string[] = [];
-  const instrument = (inFolders ? known(segments[1]) : undefined) ?? (inName ? known(parts[1]) : undefined);
-  const level = (inFolders ? known(segments[2]) : undefined) ?? (inName ? known(parts[2]) : undefined);
-  if (instrument && instrument !== ANCILLARY_FOLDER) flags.push(`--instrument ${instrument}`);
-  if (level && instrument !== ANCILLARY_FOLDER) flags.push(`--data-level ${level}`);
-  const descriptor = known(parts[3]);
-  if (inName && descriptor) flags.push(`--descriptor ${descriptor}`);
-  const example =
-    flags.length > 0
-      ? `mission-data download ${flags.join(' ')}`
-      : 'mission-data download --instrument mag --data-level l2 --start-date 20250101 --end-date 20250131';
-  return new UsageError(
-    `${JSON.stringify(pattern)} is a pattern, and the archive matches none: select files with query options instead, e.g. ${example}.`,
-  );
+/** A glob read, refused when its fixed parts pin down no instrument (it would list the whole archive). */
+function readArchiveGlob(pattern: string, given: string): ArchiveGlob {
+  const glob = readGlob(pattern);
+  if (glob.filters.instrument === undefined && glob.filters.table === undefined) {
+    throw new UsageError(
+      `${JSON.stringify(given)} does not say which instrument: begin the glob with the fixed parts of the names (imap_mag_l2_*_202501*) or of the folders (imap/mag/l2/2025/01/*.cdf), or select files with query options.`,
+    );
+  }
+  return glob;
 }

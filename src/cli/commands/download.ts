@@ -1,7 +1,9 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
+import type { MissionDataClient } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import type { DownloadPreview } from '../../download/engine.js';
 import type { DownloadOptions, DownloadProgress, DownloadResult } from '../../download/types.js';
+import type { ArchiveGlob } from '../../naming/glob.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
@@ -76,7 +78,16 @@ export async function download(
     const read = named ? readTargets(named, (await client.config()).dataDir) : undefined;
     let targets: string[] | undefined;
     if (read?.kind === 'folder') Object.assign(filters, read.filters);
-    else targets = read?.paths;
+    else if (read) {
+      targets = [...read.paths, ...(await globMatches(client, read.globs, options, io))];
+      if (targets.length === 0) {
+        if (!options.quiet) {
+          const patterns = read.globs.map((glob) => JSON.stringify(glob.pattern)).join(', ');
+          io.stderr.write(`No file in the archive matches ${patterns}; nothing to download.\n`);
+        }
+        return ExitCode.Success;
+      }
+    }
     if (!targets && (options.onlyMissing || options.update)) {
       refuseIngestionFilters(filters, options.update ? 'download --update' : 'download --only-missing');
     }
@@ -143,6 +154,28 @@ export async function download(
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The storage paths the archive holds that match the globs: one query per glob, of its fixed parts, sorted by
+ * the glob itself. A glob that matches nothing among others is said on stderr; the caller says it when none did.
+ */
+async function globMatches(
+  client: MissionDataClient,
+  globs: readonly ArchiveGlob[],
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const glob of globs) {
+    const records = await client.query(glob.filters);
+    const matches = records.map((record) => record.file_path).filter((path) => glob.matches(path));
+    if (matches.length === 0 && globs.length > 1 && !options.quiet) {
+      io.stderr.write(`Warning: no file in the archive matches ${JSON.stringify(glob.pattern)}.\n`);
+    }
+    found.push(...matches);
+  }
+  return [...new Set(found)];
 }
 
 /** How the transfer goes, from the command's options. */

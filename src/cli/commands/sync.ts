@@ -1,4 +1,5 @@
 /** `mission-data sync`: keeps the data root in step with the archive for a filter set, once or every DURATION. */
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { MissionDataClient } from '../../api.js';
 import {
   AbortedError,
@@ -52,7 +53,7 @@ export async function sync(options: SyncCommandOptions, io: CommandIO): Promise<
   try {
     if (options.watch === undefined) {
       const { status, result } = await syncOnce(client, filters, options, io, false);
-      if (options.outputFormat === 'json')
+      if (options.outputFormat === 'json' && !options.dryRun)
         io.stdout.write(`${JSON.stringify(result.map(jsonRecord), null, 2)}\n`);
       return status;
     }
@@ -94,7 +95,13 @@ async function watch(
     if (io.signal.aborted) break;
     const waitMs = intervalMs * Math.min(2 ** Math.max(0, failures - 1), MAX_BACKOFF_FACTOR);
     if (failures > 0) line += `; next run in ${Math.round(waitMs / 1000)} s`;
-    io.stderr.write(`[${new Date().toISOString().slice(0, 19)}Z] sync run ${run}: ${line}\n`);
+    const now = new Date().toISOString();
+    // On a terminal, a run is one line that does not wrap (the time of day will do); a log keeps all of it.
+    io.stderr.write(
+      io.stderr.isTTY
+        ? `${fitWidth(`[${now.slice(11, 19)}Z] sync run ${run}: ${line}`, terminalWidth(io.stderr))}\n`
+        : `[${now.slice(0, 19)}Z] sync run ${run}: ${line}\n`,
+    );
     await pause(waitMs, io.signal);
   }
   return ExitCode.Interrupted;
@@ -114,7 +121,32 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** One run: progress and summary on stderr, fetched paths (or JSON lines under a watch) on stdout. */
+/** The width of a terminal stream (80 when it does not say). */
+function terminalWidth(stream: { columns?: number }): number {
+  return stream.columns && stream.columns > 0 ? stream.columns : 80;
+}
+
+/** `text` cut to `width` columns, an ellipsis in the middle of what it leaves out. */
+export function fitWidth(text: string, width: number): string {
+  if (text.length <= width) return text;
+  const keep = Math.max(1, width - 1);
+  const head = Math.ceil(keep / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (keep - head))}`;
+}
+
+/** A local path as a person reads it: relative to the working folder when that is shorter. */
+export function displayPath(path: string, cwd = resolve('.')): string {
+  const near = relative(cwd, path);
+  return near !== '' && near.length < path.length && !isAbsolute(near) ? near : path;
+}
+
+/**
+ * One run. stdout: off a terminal, the local path of each file fetched (for `| xargs`); on a terminal, those
+ * paths relative to the working folder where shorter, each within the width, before the summary; with
+ * `--output-format json`, a JSON array of the files considered (under `--watch`, a JSON line per file). A dry run
+ * prints what it would do on stdout, as `download --dry-run` does. stderr: progress and the summary, last; under
+ * `--watch` on a terminal, only the line per run that `watch` prints.
+ */
 async function syncOnce(
   client: MissionDataClient,
   filters: QueryFilters,
@@ -124,6 +156,8 @@ async function syncOnce(
 ): Promise<{ status: number; result: SyncFile[]; summary: string }> {
   const animate = !options.quiet && !watching && (await canAnimate(io.stderr));
   const jsonLines = watching && options.outputFormat === 'json';
+  // A watch on a terminal says one line per run; in a log, a line per file too.
+  const perFile = !(watching && io.stderr.isTTY);
   let reporter: TransferReporter | undefined;
   let outcome: SyncResult | undefined;
   let files: SyncFile[];
@@ -142,12 +176,11 @@ async function syncOnce(
       keepParts: !watching,
       onNotice: (message) => io.stderr.write(`Warning: ${message}\n`),
       onStart: (count) => {
-        if (count === 0) return;
+        if (count === 0 || !perFile) return;
         reporter = downloadReporter(count, options, io, animate);
       },
       onProgress: (event) => {
-        if (!reporter) return;
-        showDownloadProgress(reporter, event);
+        if (reporter) showDownloadProgress(reporter, event);
         if (event.done && jsonLines) {
           io.stdout.write(
             `${JSON.stringify(jsonRecord({ path: event.path, localPath: event.localPath, status: event.done }))}\n`,
@@ -163,15 +196,14 @@ async function syncOnce(
   const fetched = files.filter((file) => file.status === 'downloaded' || file.status === 'replaced');
   const failed = files.filter((file) => file.status === 'failed');
   const summary = summaryOf(files, outcome, options);
-  if (reporter) {
-    reporter.finish(io.signal.aborted ? 'Interrupted; run the same command again to resume.' : summary);
-  } else if (!options.quiet && !watching) io.stderr.write(`${summary}\n`);
-  if (options.dryRun && !options.quiet) {
-    for (const file of files) {
-      if (file.status === 'would-download') io.stderr.write(`would download ${file.path}\n`);
-      if (file.status === 'would-prune') io.stderr.write(`would remove ${file.path} (superseded)\n`);
-    }
+  const status =
+    options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
+  if (options.dryRun) {
+    printDryRun(files, summary, options, io, watching);
+    return { status, result: files, summary };
   }
+  // Results first, then the summary: on a terminal the last line says how the run went.
+  reporter?.abandon();
   if (jsonLines) {
     for (const file of files) {
       if (!['downloaded', 'replaced', 'skipped', 'failed'].includes(file.status)) {
@@ -179,14 +211,57 @@ async function syncOnce(
       }
     }
   } else if (options.outputFormat !== 'json') {
-    io.stdout.write(fetched.map((file) => `${file.localPath}\n`).join(''));
+    if (!io.stdout.isTTY) io.stdout.write(fetched.map((file) => `${file.localPath}\n`).join(''));
+    else if (!watching) {
+      const width = terminalWidth(io.stdout);
+      io.stdout.write(fetched.map((file) => `${fitWidth(displayPath(file.localPath), width)}\n`).join(''));
+    }
   }
-  const status =
-    options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
+  const interrupted = 'Interrupted; run the same command again to resume.';
+  // A watch's own line per run is its summary; it says nothing more.
+  if (watching) return { status, result: files, summary };
+  if (reporter) reporter.finish(io.signal.aborted ? interrupted : `Sync: ${summary}`);
+  else if (!options.quiet) io.stderr.write(`Sync: ${summary}\n`);
   return { status, result: files, summary };
 }
 
-/** The run in one line: what was fetched, held, failed, superseded or removed. */
+/**
+ * A dry run's report, in the form of `download --dry-run`'s: on stdout a line per file with what would happen,
+ * then the counts; with `--output-format json`, a record per file (`file_path`, `local_path`, `action`) on stdout
+ * and the counts on stderr.
+ */
+function printDryRun(
+  files: readonly SyncFile[],
+  summary: string,
+  options: SyncCommandOptions,
+  io: CommandIO,
+  watching: boolean,
+): void {
+  const planned = files.filter((file) => file.status === 'would-download' || file.status === 'would-prune');
+  const action = (file: SyncFile) => (file.status === 'would-download' ? 'download' : 'remove');
+  if (options.outputFormat === 'json') {
+    const records = planned.map((file) => ({
+      file_path: file.path,
+      local_path: file.localPath,
+      action: action(file),
+    }));
+    io.stdout.write(
+      watching
+        ? records.map((record) => `${JSON.stringify(record)}\n`).join('')
+        : `${JSON.stringify(records, null, 2)}\n`,
+    );
+    if (!options.quiet && !watching) io.stderr.write(`Sync: ${summary}\n`);
+    return;
+  }
+  const lines = planned.map((file) =>
+    file.status === 'would-download'
+      ? `would download ${file.path}\n`
+      : `would remove ${file.path} (superseded)\n`,
+  );
+  io.stdout.write(`${lines.join('')}${watching ? '' : `Sync: ${summary}\n`}`);
+}
+
+/** The run in one line (without `Sync: `): what was fetched, held, failed, superseded or removed. */
 function summaryOf(
   files: readonly SyncFile[],
   outcome: SyncResult | undefined,
@@ -217,7 +292,7 @@ function summaryOf(
         ? '; first run'
         : '; compared the whole selection'
     : '';
-  return `Sync: ${parts.join(', ')}${how}.`;
+  return `${parts.join(', ')}${how}.`;
 }
 
 /** A file as `--output-format json` prints it. */

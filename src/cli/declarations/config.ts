@@ -4,8 +4,11 @@ import type { GlobalOptions } from '../io.js';
 import { EXAMPLES } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
-/** The settings a `<key>` names. */
-const KEYS = 'url, api-key, data-dir or token';
+/**
+ * The settings a `<key>` names: those of core/config.ts (which a declaration may not load; test/e2e/cli.test.ts
+ * holds the two lists together).
+ */
+const KEYS = 'url, api-key, data-dir, token, retries or timeout';
 
 const list: CommandDeclaration = {
   name: 'list',
@@ -74,10 +77,10 @@ export const config: CommandDeclaration = {
   examples: EXAMPLES.config,
   declare: (command) =>
     command
-      .description('show and change settings (url, api-key, data-dir, token)')
+      .description('show and change settings (url, api-key, data-dir, token, retries, timeout)')
       .addHelpText(
         'after',
-        '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder (`mission-data config list` shows it).',
+        '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder\n(`mission-data config list` shows it).',
       ),
   subcommands: [list, get, set, unset],
 };

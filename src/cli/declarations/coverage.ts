@@ -30,7 +30,8 @@ export const coverage: CommandDeclaration = {
       )
       .addHelpText(
         'after',
-        '\nCalendar marks: # in the archive, @ here (latest version), ^ here (older than the archive), . no file.',
+        '\nCalendar marks: # in the archive, @ here (latest version), ^ here (older than\n' +
+          'the archive), . no file.',
       )
       .action((options) => run(async () => (await import('../commands/coverage.js')).coverage(options, io))),
 };

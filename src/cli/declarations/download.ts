@@ -14,7 +14,7 @@ export const download: CommandDeclaration = {
           .description('download files into the local data root')
           .argument(
             '[paths...]',
-            "file names or storage paths; '-' reads them from stdin (lines, or query's JSON or CSV)",
+            "file names, storage paths or globs of them; '-' reads them from stdin (lines, or query's JSON or CSV)",
           ),
         FILTER_OPTIONS,
       )
@@ -42,7 +42,14 @@ export const download: CommandDeclaration = {
         ),
       TRANSFER_OPTIONS,
     )
-      .addHelpText('after', '\nWith query options instead of paths, downloads every matching file.')
+      .addHelpText(
+        'after',
+        '\nWith query options instead of paths, downloads every matching file.\n' +
+          '\nA glob (*, ?, [...]) in a file name or a layout path downloads what the archive\n' +
+          'holds that matches it (one query of its fixed parts: instrument, level,\n' +
+          "descriptor, dates). Quote it ('imap_mag_l2_norm_202501*') so the shell passes it\n" +
+          'on instead of matching it against local files; --dry-run lists the matches.',
+      )
       .action((paths: string[], options) =>
         run(async () => (await import('../commands/download.js')).download(paths, options, io)),
       ),

@@ -38,7 +38,7 @@ export const sync: CommandDeclaration = {
           withChoices(
             new Option(
               '--output-format <format>',
-              'stdout: local paths of the files fetched (default), or a JSON record per file considered',
+              'stdout: local paths of the files fetched (default), or json: an array of a record per file considered (under --watch, a JSON line per file)',
             ),
             ['paths', 'json'],
             'output formats',
@@ -50,8 +50,13 @@ export const sync: CommandDeclaration = {
     )
       .addHelpText(
         'after',
-        '\nExit status: 0 when every selected file is held and verified, 1 when a file failed, 75 when another sync\n' +
-          'of the same data root and filters is running, 130/143 when interrupted (the next run resumes).',
+        '\nExit status: 0 when every file this run selected was fetched and verified or is\n' +
+          'held by the sync record, 1 when a file failed, 75 when another sync of the same\n' +
+          'data root and filters runs, 130/143 when interrupted (the next run resumes). A\n' +
+          'plain sync trusts its record: a held file deleted or edited since is not\n' +
+          'noticed; --full compares the whole selection and fetches such files again.' +
+          '\n\nOn a terminal, stdout lists the files fetched relative to the working folder,\n' +
+          'and the summary comes last; --watch prints one line per run.',
       )
       .action((options) => run(async () => (await import('../commands/sync.js')).sync(options, io))),
 };

@@ -172,11 +172,14 @@ export async function apiResponse(
   if (!allowed.includes(method)) return methodNotAllowedResponse(method, target.path, allowed);
   const refusal = credentialRefusal(context, req, route);
   if (refusal) return refusal;
-  if (route.route === 'upload') return upload(context, req, route.rest, route.access);
-  // Reads go first: while one is answered, uploads wait their turn (see turns.ts).
-  if (route.route === 'download')
-    return context.uploadTurns.reading(() => download(context, req, route.rest));
-  return context.uploadTurns.reading(() => query(context, target));
+  // While the store or the index does not answer, the breaker answers for them (503, at once).
+  return context.breaker.guard(() => {
+    if (route.route === 'upload') return upload(context, req, route.rest, route.access);
+    // Reads go first: while one is answered, uploads wait their turn (see turns.ts).
+    if (route.route === 'download')
+      return context.uploadTurns.reading(() => download(context, req, route.rest));
+    return context.uploadTurns.reading(() => query(context, target));
+  });
 }
 
 /** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
