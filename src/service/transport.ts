@@ -47,7 +47,15 @@ export class ServiceTransport implements ObjectTransport {
   /** Closes the connections this transport opened (an injected dispatcher stays open: its owner closes it). */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#wire?.close();
+    if (this.#wire) {
+      const { connections, requests, reused } = this.#wire.stats;
+      if (requests > 0) {
+        this.#options.log?.(
+          `connections: ${requests} requests over ${connections} connections (${reused} on a kept-alive one)`,
+        );
+      }
+      this.#wire.close();
+    }
     const agent = this.#agent;
     this.#agent = undefined;
     if (agent) await (await agent).close();

@@ -148,6 +148,24 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       }
     });
 
+    it('sends the service and object requests of 200 files over kept-alive connections', async () => {
+      const result = await runCli(
+        ['download', '--url', server.url, '--concurrency', '16', '--debug', '-q', '-'],
+        { cwd: home, input: MANY.join('\n') },
+      );
+      expect(result.code).toBe(0);
+      const line = /connections: (\d+) requests over (\d+) connections \((\d+) on a kept-alive one\)/.exec(
+        result.stderr,
+      );
+      expect(line).not.toBeNull();
+      const [requests, connections, reused] = (line as RegExpExecArray).slice(1).map(Number);
+      // One /download and one object GET per file (the query of a page of results is not needed here).
+      expect(requests).toBe(400);
+      // At most the transfers and the look-ups running ahead of them at once, each on a connection of its own.
+      expect(connections).toBeLessThanOrEqual(2 * 16 + 2);
+      expect(reused).toBe((requests as number) - (connections as number));
+    });
+
     it('reads a JSON array of paths from stdin', async () => {
       const result = await runCli(['download', '--url', server.url, '-'], {
         cwd: home,

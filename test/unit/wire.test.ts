@@ -191,7 +191,7 @@ describe('the wire client', () => {
     expect(ranged.headers['content-range']).toBe('bytes 2-4/10');
     expect((await read(ranged)).bytes.toString()).toBe('abc');
     expect(seen.map((request) => request.connection)).toEqual([1, 1, 1]);
-    expect(http.stats).toEqual({ connections: 1, reused: 2 });
+    expect(http.stats).toEqual({ connections: 1, requests: 3, reused: 2 });
   });
 
   it('sends a request again on a new connection when the kept-alive one was closed by the server meanwhile', async () => {

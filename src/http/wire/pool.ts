@@ -24,8 +24,8 @@ export class WireClient implements ConnectionOwner {
   readonly #open = new Set<WireConnection>();
   readonly #timeouts: WireTimeouts;
   #closed = false;
-  /** Connections made, and requests that went over a connection made for an earlier one. */
-  readonly stats = { connections: 0, reused: 0 };
+  /** Connections made, requests sent, and those that went over a connection kept from an earlier one. */
+  readonly stats = { connections: 0, requests: 0, reused: 0 };
 
   constructor(timeouts: WireTimeouts) {
     this.#timeouts = timeouts;
@@ -38,6 +38,7 @@ export class WireClient implements ConnectionOwner {
       const kept = this.#take(request.url.origin);
       const connection =
         kept ?? (await WireConnection.open(request.url, this.#timeouts, this, request.signal));
+      this.stats.requests += 1;
       if (!kept) {
         this.stats.connections += 1;
         this.#open.add(connection);
