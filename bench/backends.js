@@ -12,10 +12,19 @@ import { performance } from 'node:perf_hooks';
 import { parsePath } from '../dist/naming/names.js';
 import { MemoryIndex } from '../dist/server/metadata/memory-index.js';
 import { PostgresIndex } from '../dist/server/metadata/postgres-index.js';
-import { writeLargeFile } from './lib/files.js';
-import { execute, tool } from './lib/measure.js';
+import { checkFiles, writeLargeFile } from './lib/files.js';
+import { command, compareRuns, execute, tool, toolAgainstReference } from './lib/measure.js';
 import { startListeningProcess } from './lib/server.js';
-import { formatBytes, markdownTable, median, percentile, seconds } from './lib/stats.js';
+import {
+  cpuGoal,
+  cpuSeconds,
+  formatBytes,
+  markdownTable,
+  median,
+  percentile,
+  seconds,
+  wallGoal,
+} from './lib/stats.js';
 import { storeKeys } from './lib/store.js';
 
 const MIB = 1024 * 1024;
@@ -106,7 +115,40 @@ async function queryRows(env, count, requests) {
   return markdownTable(['index', 'records', 'load (s)', 'results', 'requests', 'median', 'p99'], rows);
 }
 
-async function transferRows(env, size) {
+/**
+ * The download of an object the store states only an ETag for (s3rver, as real S3 for an object stored without a
+ * checksum), verified by that MD5: `mission-data download` against `curl -L -o FILE` then `openssl md5 -binary
+ * FILE`, the script that gives the same guarantee, timed together; interleaved runs, wall and CPU.
+ */
+async function md5OnlyDownload(server, key, size, env, work, repetitions) {
+  const out = join(work, 'md5-out');
+  const script = 'curl -sS -f -L --create-dirs -o "$1" "$2" && exec openssl md5 -binary "$1"';
+  const results = await compareRuns({
+    repetitions,
+    prepare: () => rmSync(out, { recursive: true, force: true }),
+    verify: (which) => checkFiles(which, out, { count: 1, size }),
+    runs: [
+      { name: 'tool', make: () => tool(['download', key, '--url', server.url, '--data-dir', out], { env }) },
+      {
+        name: 'reference',
+        make: () =>
+          command(
+            'curl + openssl md5',
+            'sh',
+            ['-c', script, 'sh', join(out, 'file'), `${server.url}/download/${key}`],
+            {
+              env,
+            },
+          ),
+      },
+    ],
+  });
+  rmSync(out, { recursive: true, force: true });
+  return { ...toolAgainstReference(results), size, repetitions };
+}
+
+async function transferRows(env, size, repetitions) {
+  let md5Only;
   const work = await mkdtemp(join(tmpdir(), 'mission-bench-backends-'));
   const name = 'imap_mag_l1a_bench_20250101_20250101_v01-00.cdf';
   const key = `imap/mag/l1a/2025/01/${name}`;
@@ -142,6 +184,8 @@ async function transferRows(env, size) {
         );
         rmSync(received, { recursive: true, force: true });
         rows.push([label, formatBytes(size), seconds(upload.ms), seconds(download.ms)]);
+        if (store.startsWith('s3://'))
+          md5Only = await md5OnlyDownload(server, key, size, serveEnv, work, repetitions);
       } finally {
         await server.close();
       }
@@ -149,17 +193,26 @@ async function transferRows(env, size) {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  return markdownTable(['store', 'file', 'upload (s)', 'download (s)'], rows);
+  return { table: markdownTable(['store', 'file', 'upload (s)', 'download (s)'], rows), md5Only };
 }
 
 /** Runs the cases and returns their markdown section. */
-export async function run({ quick = false } = {}) {
+export async function run({ quick = false, quiet = false } = {}) {
   const backends = await startBackends();
   try {
     const count = quick ? 20_000 : 1_000_000;
     const query = await queryRows(backends.env, count, quick ? 20 : 200);
-    const transfer = await transferRows(backends.env, quick ? 64 * MIB : 1024 * MIB);
-    return [
+    const { table: transfer, md5Only } = await transferRows(
+      backends.env,
+      quick ? 64 * MIB : 1024 * MIB,
+      quick ? 2 : 5,
+    );
+    const label = `Backends: download of one file of ${formatBytes(md5Only.size)} verified by MD5 alone (s3rver's ETag)`;
+    const goals = [
+      cpuGoal(`${label}: CPU against curl + openssl md5`, md5Only.toolCpuMs, md5Only.referenceCpuMs, 1.1),
+      wallGoal(`${label}: speed against curl + openssl md5`, md5Only.referenceMs / md5Only.toolMs, 1, quiet),
+    ];
+    const markdown = [
       '### Backends: PostgreSQL index and S3-compatible store beside the embedded default',
       '',
       `Filtered query \`${FILTER_TEXT}\` over ${count.toLocaleString('en')} records (\`MetadataIndex.queryChunks\`, in-process; load = building the index):`,
@@ -170,12 +223,41 @@ export async function run({ quick = false } = {}) {
       '',
       transfer,
       '',
+      `MD5 alone: the object on s3rver (which states only its ETag, the MD5 of an object stored without a ` +
+        `checksum, as real S3 does) fetched by \`mission-data download\`, verified by that MD5, against \`curl -L ` +
+        `-o FILE\` then \`openssl md5 -binary FILE\` timed together; median of ${md5Only.repetitions} interleaved ` +
+        'runs of each after a warm-up run.',
+      '',
+      markdownTable(
+        [
+          'case',
+          'mission-data',
+          'curl + openssl md5',
+          'speed ratio',
+          'CPU: mission-data',
+          'CPU: reference',
+          'CPU ratio',
+        ],
+        [
+          [
+            `one file of ${formatBytes(md5Only.size)}`,
+            `${seconds(md5Only.toolMs)} s`,
+            `${seconds(md5Only.referenceMs)} s`,
+            (md5Only.referenceMs / md5Only.toolMs).toFixed(2),
+            cpuSeconds(md5Only.toolRuns),
+            cpuSeconds(md5Only.referenceRuns),
+            (md5Only.toolCpuMs / md5Only.referenceCpuMs).toFixed(2),
+          ],
+        ],
+      ),
+      '',
     ].join('\n');
+    return { markdown, goals, peaks: [{ label, bytes: md5Only.peakRss }] };
   } finally {
     await backends.stop();
   }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.stdout.write(await run({ quick: process.argv.includes('--quick') }));
+  process.stdout.write((await run({ quick: process.argv.includes('--quick') })).markdown);
 }
