@@ -157,6 +157,8 @@ async function sendFollowing(
  * Content-Length and Content-MD5 need no signature.
  */
 export function signedHeadersOnly(url: URL, headers: Record<string, string>): Record<string, string> {
+  // The common case, asked for every object: no x-amz-* header to weigh against the signature.
+  if (!Object.keys(headers).some((name) => name.toLowerCase().startsWith('x-amz-'))) return headers;
   const signed = (url.searchParams.get('X-Amz-SignedHeaders') ?? '').toLowerCase().split(';');
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
