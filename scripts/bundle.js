@@ -63,9 +63,6 @@ const result = await build({
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
   metafile: true,
-  // Classes keep their names (\`err.name\`, \`String(err)\`): without it, one whose name another module also uses
-  // is renamed (AbortedError became _AbortedError).
-  keepNames: true,
   logLevel: 'warning',
   plugins: [withoutHttp2, undiciIndexLeftOut],
 });

@@ -247,6 +247,29 @@ export class ListenError extends MissionDataError {
   }
 }
 
+/**
+ * The classes' names as written here, whatever a bundler makes of the identifiers (one that another module
+ * also uses gets renamed: `AbortedError` became `_AbortedError`): `err.name` and `String(err)` read them. Set
+ * on these classes alone, rather than with the bundler's option that wraps every function it emits.
+ */
+for (const [name, type] of Object.entries({
+  MissionDataError,
+  ValidationError,
+  UsageError,
+  ConfigError,
+  ApiError,
+  NetworkError,
+  ProtocolError,
+  LocalFileError,
+  InterruptedBySignal,
+  AbortedError,
+  BusyError,
+  StoreError,
+  ListenError,
+})) {
+  Object.defineProperty(type, 'name', { value: name });
+}
+
 /** True for errors this package throws on purpose (as opposed to bugs). */
 export function isMissionDataError(error: unknown): error is MissionDataError {
   return error instanceof MissionDataError;
