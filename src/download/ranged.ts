@@ -32,7 +32,7 @@ export class RangedDownload {
   /**
    * Parts land out of order, so the part's length does not say what it holds: its record names the bytes on
    * disk (the finished spans and the written start of every other one) for a run that takes it over after this
-   * one was killed, at least every 4 MiB a connection writes or every second.
+   * one was killed, on the cadence of `progress-record.ts` (every 4 MiB a connection writes, or every second).
    */
   readonly #cadence: RecordCadence;
   readonly #controller: ConnectionController | undefined;

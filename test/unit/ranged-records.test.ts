@@ -101,11 +101,25 @@ describe('spans from a record', () => {
 });
 
 describe('RecordCadence', () => {
+  it('records at most ten times a second however fast the bytes come: 4 MiB wait for 100 ms since the last record', () => {
+    let now = 0;
+    let records = 0;
+    const cadence = new RecordCadence(() => (records += 1), { now: () => now });
+    const lane = cadence.lane();
+    // 1 GiB in a second, 1 MiB a millisecond: 256 records under the bytes rule alone.
+    for (let ms = 1; ms <= 1024; ms += 1) {
+      now = ms;
+      lane.wrote(MIB);
+    }
+    expect(records).toBe(10);
+  });
+
   it('records once a connection wrote 4 MiB since the last record, or a second passed and a byte came', () => {
     let now = 0;
     let records = 0;
     const cadence = new RecordCadence(() => (records += 1), { now: () => now });
     const [a, b] = [cadence.lane(), cadence.lane()];
+    now = 100;
     a.wrote(3 * MIB);
     b.wrote(3 * MIB);
     expect(records).toBe(0);
@@ -114,10 +128,10 @@ describe('RecordCadence', () => {
     // The record named b's bytes too: b starts afresh.
     b.wrote(3 * MIB);
     expect(records).toBe(1);
-    now = 999;
+    now = 1099;
     b.wrote(1);
     expect(records).toBe(1);
-    now = 1000;
+    now = 1100;
     b.wrote(1);
     expect(records).toBe(2);
     // Nothing written, nothing recorded, however long.
