@@ -1,0 +1,136 @@
+/**
+ * What each change saved: `node bench/ladder.js [--quick] COMMIT...` builds the command line of each commit (a
+ * detached worktree under the system's temporary folder, sharing this checkout's node_modules) and times each
+ * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB and 1,000
+ * files of 64 KiB (16 at a time), CPU (user + system) beside wall time, medians. curl runs in the same rounds
+ * for scale. Not part of `npm run bench`: a tool for a closing note, run with nothing else on the machine.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkFiles, writeLargeFile } from './lib/files.js';
+import { command, compareRuns } from './lib/measure.js';
+import { startServerProcess } from './lib/server.js';
+import { markdownTable, median, seconds } from './lib/stats.js';
+import { generateStore, largeKey } from './lib/store.js';
+import { touchObjects } from './lib/warm-up.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const commits = args.filter((arg) => arg !== '--quick');
+if (commits.length === 0) {
+  console.error('usage: node bench/ladder.js [--quick] COMMIT...');
+  process.exit(2);
+}
+
+/** Builds `commit` in a worktree of its own; returns the path of its bin. */
+function build(commit, base) {
+  const dir = join(base, commit);
+  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, commit], { stdio: 'ignore' });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'ignore' });
+  return join(dir, 'bin/mission-data.js');
+}
+
+const MIB = 1024 * 1024;
+const size = quick ? 64 * MIB : 1024 * MIB;
+const count = quick ? 100 : 1000;
+const repetitions = quick ? 2 : 7;
+const base = await mkdtemp(join(tmpdir(), 'mission-data-ladder-'));
+let server;
+try {
+  const bins = commits.map((commit) => ({ commit, bin: build(commit, base) }));
+  const storeDir = join(base, 'store');
+  writeLargeFile(join(storeDir, ...largeKey(size).split('/')), size);
+  const small = await generateStore(storeDir, { count, size: 64 * 1024 });
+  server = await startServerProcess(storeDir);
+  await touchObjects(server.url, [largeKey(size), ...small.keys]);
+  const outDir = join(base, 'out');
+  const input = `${small.keys.join('\n')}\n`;
+  const curlConfig = join(base, 'small.curl');
+  writeFileSync(
+    curlConfig,
+    small.keys
+      .map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${outDir}/f${i}"\n`)
+      .join(''),
+  );
+  const cases = [
+    {
+      label: `one file of ${size / MIB} MiB`,
+      files: { count: 1, size },
+      run: (bin) => [bin, 'download', largeKey(size), '--url', server.url, '--data-dir', outDir, '-q'],
+      curl: [
+        '-sS',
+        '-f',
+        '-L',
+        '--create-dirs',
+        '-o',
+        join(outDir, 'large'),
+        `${server.url}/download/${largeKey(size)}`,
+      ],
+      input: '',
+    },
+    {
+      label: `${count} files of 64 KiB, 16 at a time`,
+      files: { count, size: 64 * 1024 },
+      run: (bin) => [
+        bin,
+        'download',
+        '-',
+        '--concurrency',
+        '16',
+        '--url',
+        server.url,
+        '--data-dir',
+        outDir,
+        '-q',
+      ],
+      curl: ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig],
+      input,
+    },
+  ];
+  const rows = [];
+  for (const which of cases) {
+    const results = await compareRuns({
+      repetitions,
+      prepare: () => {
+        rmSync(outDir, { recursive: true, force: true });
+        mkdirSync(outDir, { recursive: true });
+      },
+      verify: (name) => checkFiles(name, outDir, which.files),
+      runs: [
+        ...bins.map(({ commit, bin }) => ({
+          name: commit,
+          make: () => command(commit, process.execPath, which.run(bin), { input: which.input }),
+        })),
+        { name: 'curl', make: () => command('curl', 'curl', which.curl) },
+      ],
+    });
+    for (const name of [...commits, 'curl']) {
+      const result = results[name];
+      rows.push([
+        which.label,
+        name,
+        `${seconds(result.ms)} s`,
+        `${seconds(result.cpuMs)} s`,
+        `${seconds(median(result.runs.map((run) => run.userMs)))} + ${seconds(median(result.runs.map((run) => run.systemMs)))}`,
+        (result.cpuMs / results.curl.cpuMs).toFixed(2),
+      ]);
+    }
+  }
+  console.log(
+    markdownTable(['case', 'build', 'wall (median)', 'CPU (median)', 'user + system', 'CPU × curl'], rows),
+  );
+} finally {
+  await server?.close();
+  for (const commit of commits) {
+    const dir = join(base, commit);
+    if (existsSync(dir))
+      execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' });
+  }
+  rmSync(base, { recursive: true, force: true });
+}
