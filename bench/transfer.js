@@ -34,6 +34,7 @@ const LABELS = {
   tool: 'mission-data',
   reference: 'curl',
   floor: 'bare raw-socket loop',
+  floorCrc: 'bare raw-socket loop with CRC-32',
   undici: 'bare undici loop',
 };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
@@ -136,10 +137,14 @@ async function largeDownload(context, size, https = false) {
   const key = largeKey(size);
   const { server, env, curl, over } = target(context, https);
   const url = `${server.url}/download/${key}`;
-  const floor = (script, label) => () => {
-    mkdirSync(context.outDir, { recursive: true });
-    return command(label, process.execPath, [script, url, join(context.outDir, 'large')], { env });
-  };
+  const floor =
+    (script, label, ...extra) =>
+    () => {
+      mkdirSync(context.outDir, { recursive: true });
+      return command(label, process.execPath, [script, url, join(context.outDir, 'large'), ...extra], {
+        env,
+      });
+    };
   const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
@@ -164,6 +169,7 @@ async function largeDownload(context, size, https = false) {
           ]),
       },
       { name: 'floor', make: floor(BARE_DOWNLOAD, LABELS.floor) },
+      { name: 'floorCrc', make: floor(BARE_DOWNLOAD, LABELS.floorCrc, '--crc32') },
       { name: 'undici', make: floor(BARE_UNDICI_DOWNLOAD, LABELS.undici) },
     ],
   });
@@ -179,6 +185,8 @@ async function largeDownload(context, size, https = false) {
     floorMs: results.floor.ms,
     undiciMs: results.undici.ms,
     floor: againstFloor(results, label, time),
+    floorCrc: againstFloor(results, label, time, 'floorCrc'),
+    floorCrcMs: results.floorCrc.ms,
     undici: againstFloor(results, label, time, 'undici'),
   };
 }
@@ -413,13 +421,17 @@ async function hashing(context) {
 function floorNote(large, manySmall) {
   const ratio = (result, ms) => `${(result.referenceMs / ms).toFixed(2)}× curl`;
   const each = (result) =>
-    `${result.label}: raw ${seconds(result.floorMs)} s (${ratio(result, result.floorMs)}), undici ` +
-    `${seconds(result.undiciMs)} s (${ratio(result, result.undiciMs)})`;
+    `${result.label}: raw ${seconds(result.floorMs)} s (${ratio(result, result.floorMs)})` +
+    (result.floorCrcMs === undefined
+      ? ''
+      : `, raw with CRC-32 ${seconds(result.floorCrcMs)} s (${ratio(result, result.floorCrcMs)})`) +
+    `, undici ${seconds(result.undiciMs)} s (${ratio(result, result.undiciMs)})`;
   return (
     'Floors: the interleaved runs of cases 1 and 2 also timed bare clients that do nothing else mission-data does ' +
     '(no checksum, no part file, no name, folder or link checks, no record): bench/lib/bare-download.js and ' +
     'bare-batch.js on raw `net`/`tls` sockets reading into one reused buffer (`onread`) and writing each read ' +
-    'with `writeSync` (the floor of any Node client here), and bench/lib/bare-undici-download.js and ' +
+    'with `writeSync` (the floor of any Node client here; in case 1 also with the CRC-32 of every byte, the floor ' +
+    'of one that verifies what the reference server states), and bench/lib/bare-undici-download.js and ' +
     "bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
     `${[...large, ...manySmall].map(each).join('; ')}.`
   );
@@ -476,7 +488,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
     const all = [...large, secureLarge, manySmall, secureSmall, manyTiny, upload, uploadNoChecksum].filter(
       Boolean,
     );
-    const withFloors = (result) => [result, result.floor, result.undici];
+    const withFloors = (result) => [result, result.floor, result.floorCrc, result.undici];
     const rows = [
       ...large.flatMap(withFloors),
       ...withFloors(secureLarge),
@@ -487,7 +499,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       uploadNoChecksum,
       hashed,
     ]
-      .filter(Boolean)
+      .filter((result) => result?.row)
       .map((result) => result.row);
     const memoryGrowth = (largest?.peakRss ?? 0) / (large[0]?.peakRss ?? 1) - 1;
     const firstByteGap = firstBytes.toolMs - firstBytes.referenceMs;
