@@ -175,6 +175,8 @@ export class PartFile {
 
   /** Writes the part's record, so that a later run can resume it even if this one is killed. */
   record(record: Omit<PartRecord, 'pid' | 'host'>): void {
+    // A part already committed, kept or discarded has its last record (or none): a late one would be a stray.
+    if (this.#ended) return;
     const contents: PartRecord = { ...record, pid: process.pid, host: hostname() };
     const file = recordPath(this.path);
     const temporary = `${file}.tmp`;

@@ -45,6 +45,8 @@ export class RecordCadence {
   readonly #gapMs: number;
   readonly #now: () => number;
   #lastAt: number;
+  /** A record the bytes rule asked for within the gap, written once the gap is over (if no other came first). */
+  #deferred: ReturnType<typeof setTimeout> | undefined;
   /** Counts the records written: a lane's bytes counted before the latest one are already named. */
   #epoch = 0;
 
@@ -70,13 +72,20 @@ export class RecordCadence {
         }
         since += bytes;
         const elapsed = this.#now() - this.#lastAt;
-        if ((since >= this.#everyBytes && elapsed >= this.#gapMs) || elapsed >= this.#everyMs) this.record();
+        if (elapsed >= this.#everyMs || (since >= this.#everyBytes && elapsed >= this.#gapMs)) this.record();
+        else if (since >= this.#everyBytes && this.#deferred === undefined) {
+          // Written when the gap is over even if no byte comes after these (a stream that hangs here).
+          this.#deferred = setTimeout(() => this.record(), this.#gapMs - elapsed);
+          this.#deferred.unref?.();
+        }
       },
     };
   }
 
   /** Writes the record now. */
   record(): void {
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
     this.#epoch += 1;
     this.#lastAt = this.#now();
     this.#write();

@@ -13,6 +13,14 @@ import type { PartFile } from './part-file.js';
 const WRITE_BATCH_BYTES = 1024 * 1024;
 /** Keeps a batch of tiny chunks below the platform's iovec limit. */
 const WRITE_BATCH_CHUNKS = 512;
+/** A lent chunk at least this large is written as it is; smaller ones (TLS hands over 16 KiB) are gathered. */
+const DIRECT_WRITE_BYTES = 256 * 1024;
+/** Where the small lent chunks of one body are gathered for one write: taken from a pool, given back at its end. */
+const STAGING_BYTES = 1024 * 1024;
+const stagingPool: Buffer[] = [];
+/** Buffers kept in the pool at most (as many as bodies are received at once, usually). */
+const STAGING_POOL_MAX = 64;
+
 /** Progress is reported at most once per this many bytes received. */
 const PROGRESS_STEP_BYTES = 64 * 1024;
 
@@ -72,9 +80,10 @@ export interface PumpJob {
 
 /**
  * Copies a body to the part file from `from`. A body whose chunks are lent (the wire client's: views of its read
- * buffer) has each chunk written as it comes, one system call per read of the socket; one whose chunks are its
- * own (undici's) is written in batches of ~1 MiB, one `writev` each instead of a system call per 64 KiB network
- * chunk. Errors of the body are returned (the caller may resume); errors writing the file and bodies longer than
+ * buffer) has each large chunk written as it comes (one system call per read of the socket: a plain socket reads
+ * up to 1 MiB at once), and its small ones (a TLS record is 16 KiB) copied into a staging buffer written once it
+ * holds ~1 MiB; one whose chunks are its own (undici's) is written in batches of ~1 MiB, one `writev` each
+ * instead of a system call per 64 KiB network chunk. Errors of the body are returned (the caller may resume); errors writing the file and bodies longer than
  * announced are thrown. At `limit` the bytes so far are written and `extend` may give a further limit to carry on
  * to (the body goes on into the next part, no new request); without one the body is dropped there. Always
  * settles: a body already ended or destroyed (by an abort that came before this call) ends it at once, as does a
@@ -82,29 +91,54 @@ export interface PumpJob {
  */
 export function pump(job: PumpJob): Promise<PumpOutcome> {
   const { body, part, checksum, signal, report } = job;
-  // Lent chunks are gone once their callback returns: written at once, never batched.
-  const batchBytes = body.transient ? 0 : WRITE_BATCH_BYTES;
+  // Lent chunks are gone once their callback returns: written, or copied into the staging buffer, before then.
+  const lent = body.transient;
   return new Promise((resolve, reject) => {
     let position = job.from;
     let end = job.limit;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    let staging: Buffer | undefined;
+    let staged = 0;
     let reported = job.from;
     let settled = false;
 
     const flush = () => {
       if (pendingBytes === 0) return;
-      part.write(pending, pendingBytes, position);
+      part.write(staged > 0 ? [(staging as Buffer).subarray(0, staged)] : pending, pendingBytes, position);
       position += pendingBytes;
       checksum?.flushed?.(position);
       pending = [];
       pendingBytes = 0;
+      staged = 0;
       job.written?.(position);
+    };
+    /** Takes a chunk to write: kept as it is (its own), written at once (lent and large), or staged (lent, small). */
+    const add = (chunk: Buffer) => {
+      if (!lent) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        return;
+      }
+      if (chunk.length >= DIRECT_WRITE_BYTES) {
+        flush();
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        flush();
+        return;
+      }
+      staging ??= stagingPool.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+      if (staged + chunk.length > staging.length) flush();
+      chunk.copy(staging, staged);
+      staged += chunk.length;
+      pendingBytes += chunk.length;
     };
     const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
     const cleanUp = () => {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
+      if (staging && stagingPool.length < STAGING_POOL_MAX) stagingPool.push(staging);
+      staging = undefined;
     };
     const fail = (error: Error) => {
       if (settled) return;
@@ -131,8 +165,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
       while (end !== undefined && chunk.length >= end - (position + pendingBytes)) {
         const room = end - (position + pendingBytes);
         checksum?.update(chunk.subarray(0, room));
-        pending.push(chunk.subarray(0, room));
-        pendingBytes += room;
+        add(chunk.subarray(0, room));
         let further: number | undefined;
         try {
           // The bytes up to the limit are on disk before anyone is told they are.
@@ -153,8 +186,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
         if (chunk.length === 0) return;
       }
       checksum?.update(chunk);
-      pending.push(chunk);
-      pendingBytes += chunk.length;
+      add(chunk);
       if (job.total !== undefined && position + pendingBytes > job.total) {
         fail(new ProtocolError(`The server sent more than the announced ${job.total} bytes.`));
         return;
@@ -164,7 +196,7 @@ export function pump(job: PumpJob): Promise<PumpOutcome> {
         reported = received;
         report(received);
       }
-      if (pendingBytes >= batchBytes || pending.length >= WRITE_BATCH_CHUNKS) {
+      if (!lent && (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS)) {
         try {
           flush();
         } catch (error) {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../src/core/errors.js';
 import { PartFile } from '../../src/download/part-file.js';
 import { pump } from '../../src/download/pump.js';
-import { readableBody } from '../../src/http/body.js';
+import { type AnswerBody, readableBody } from '../../src/http/body.js';
 
 let dir: string;
 let part: PartFile;
@@ -88,5 +88,45 @@ describe('pump', () => {
     const outcome = await settled;
     expect(outcome.position).toBe(40);
     expect(String(outcome.error)).toContain('reset');
+  });
+
+  it('a lent body (one buffer read into again and again) lands whole, small chunks gathered, large ones as they come', async () => {
+    const sizes = [16 * 1024, 16 * 1024, 300 * 1024, 5, 16 * 1024, 1024 * 1024, 700 * 1024, 1];
+    const total = sizes.reduce((sum, size) => sum + size, 0);
+    const expected = Buffer.alloc(total);
+    for (let i = 0; i < total; i += 1) expected[i] = (i * 7 + (i >> 11)) % 256;
+    const shared = Buffer.alloc(1024 * 1024);
+    const body: AnswerBody = {
+      transient: true,
+      async consume(onChunk) {
+        let at = 0;
+        for (const size of sizes) {
+          expected.copy(shared, 0, at, at + size);
+          onChunk(shared.subarray(0, size));
+          // The connection reads its next bytes into the same memory.
+          shared.fill(0xee);
+          at += size;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return undefined;
+      },
+      destroy: () => undefined,
+      dump: async () => undefined,
+      text: async () => '',
+    };
+    const written: number[] = [];
+    const outcome = await pump({
+      body,
+      part,
+      from: 0,
+      total,
+      report: noReport,
+      written: (at) => written.push(at),
+    });
+    expect(outcome).toEqual({ position: total });
+    // Three writes gathered small chunks, two wrote large ones as they came: not one per chunk.
+    expect(written.length).toBeLessThan(sizes.length);
+    await part.commit();
+    expect((await readFile(join(dir, 'file.cdf'))).equals(expected)).toBe(true);
   });
 });

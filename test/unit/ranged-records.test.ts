@@ -114,6 +114,15 @@ describe('RecordCadence', () => {
     expect(records).toBe(10);
   });
 
+  it('a record the bytes asked for within the gap is written when the gap is over, though no byte comes after', async () => {
+    let records = 0;
+    const cadence = new RecordCadence(() => (records += 1), { gapMs: 30 });
+    cadence.lane().wrote(9 * MIB);
+    expect(records).toBe(0);
+    await new Promise((done) => setTimeout(done, 80));
+    expect(records).toBe(1);
+  });
+
   it('records once a connection wrote 4 MiB since the last record, or a second passed and a byte came', () => {
     let now = 0;
     let records = 0;
