@@ -66,9 +66,11 @@ describe('mission-data serve', () => {
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
     expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
-    expect(served.stderr()).toMatch(/^GET \/query\?instrument=mag 200 \d+\.\dms$/m);
+    expect(served.stderr()).toMatch(/^GET \/query\?instrument=mag 200 \d+\.\dms id=[0-9a-f]{16}$/m);
     // Object URLs are logged without their credentials.
-    expect(served.stderr()).toMatch(/^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms$/m);
+    expect(served.stderr()).toMatch(
+      /^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms id=[0-9a-f]{16}$/m,
+    );
     expect(served.stderr()).not.toContain('X-Signature');
     expect(existsSync(store)).toBe(true);
   });
