@@ -332,7 +332,9 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
         if (json) {
           const { event: name, ...fields } = happened;
           event(name, fields, name === 'backend-down' ? 'error' : 'info');
-        } else io.stderr.write(`${eventLine(happened)}\n`);
+        } else if (!options.quiet && (happened.event !== 'draining' || happened.running > 0)) {
+          io.stderr.write(`${eventLine(happened)}\n`);
+        }
       },
       onBackgroundError: (error) => {
         const detail = describeError(error, options.debug);
