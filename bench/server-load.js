@@ -177,8 +177,9 @@ export async function run({ quick = false } = {}) {
       if (confirmed >= total) break;
       await new Promise((done) => setTimeout(done, 200));
     }
-    // The log is complete once the store has stopped.
     await Promise.all(servers.splice(0).map((server) => server.close()));
+    const operators = await operatorsOverhead(env, selected, quick);
+    // The log is complete once the store has stopped.
     await backends.stop();
     stopped = true;
     const counts = countRequests(requestLog);
@@ -203,6 +204,10 @@ export async function run({ quick = false } = {}) {
       '',
       latencies,
       '',
+      `What metrics and JSON logs cost: \`/query\` with no uploads, the same ${QUERY_THREADS} threads, on two fresh servers per case, ${operators.rounds} round${operators.rounds === 1 ? '' : 's'} of ${operators.seconds} s a case taken in turn; with metrics, each server is scraped once a second as Prometheus would. Goal: p50 and p99 within 5 % of the first row.`,
+      '',
+      operators.table,
+      '',
       `Confirmation: ${confirmed} of ${total} objects found by \`/query\`; the servers read ${sum(counts.reads)} of them back (at most ${most(counts.reads)} times each) and copied ${sum(counts.copies)} (at most ${most(counts.copies)} times each): an upload whose signed Content-MD5 the store checked is confirmed from its HEAD. They sent ${sum(counts.heads)} HEADs (${(sum(counts.heads) / total).toFixed(1)} an object), counted in the store's request log${counts.headMs.length > 0 ? `; the store took ${median(counts.headMs).toFixed(1)} ms to answer one at the median, ${percentile(counts.headMs, 99).toFixed(1)} ms at p99` : ''}.`,
       '',
     ].join('\n');
@@ -211,6 +216,84 @@ export async function run({ quick = false } = {}) {
     if (!stopped) await backends.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The cases of the operators' overhead: serve's options beyond `--store … --port 0 --wire gateway`. */
+const OPERATOR_CASES = [
+  ['no metrics, no request log', ['--no-metrics', '--quiet']],
+  ['metrics (scraped every 1 s), no request log', ['--quiet']],
+  ['metrics (scraped every 1 s) and JSON request logs', ['--log-format', 'json']],
+];
+
+/**
+ * `/query` p50/p99 with and without metrics and JSON logs: each case on two new servers of the same bucket and
+ * database, the cases taken in turn for a few rounds so drift of the machine falls on all of them alike.
+ */
+async function operatorsOverhead(env, selected, quick) {
+  const rounds = quick ? 1 : 3;
+  const seconds = quick ? 2 : 8;
+  const results = OPERATOR_CASES.map(() => ({ samples: [], failures: 0 }));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [at, [, options]] of OPERATOR_CASES.entries()) {
+      const pair = [];
+      try {
+        for (let server = 0; server < 2; server += 1) {
+          pair.push(
+            await startListeningProcess(
+              [
+                new URL('../bin/mission-data.js', import.meta.url).pathname,
+                'serve',
+                '--store',
+                's3://archive/load',
+                '--port',
+                '0',
+                '--wire',
+                'gateway',
+                ...options,
+              ],
+              `serve ${options.join(' ')}`,
+              env,
+            ),
+          );
+        }
+        const scraped = !options.includes('--no-metrics');
+        const until = performance.now() + seconds * 1000;
+        const done = () => performance.now() >= until;
+        const scrapes = scraped
+          ? Promise.all(
+              pair.map(async (server) => {
+                while (!done()) {
+                  await (await fetch(`${server.url}/metrics`)).arrayBuffer();
+                  await new Promise((wake) => setTimeout(wake, 1_000));
+                }
+              }),
+            )
+          : Promise.resolve();
+        const measured = await queryLoad(pair, done, selected);
+        await scrapes;
+        results[at].samples.push(...measured.samples);
+        results[at].failures += measured.failures;
+      } finally {
+        await Promise.all(pair.map((server) => server.close()));
+      }
+    }
+  }
+  const base = results[0];
+  const rows = OPERATOR_CASES.map(([label], at) => {
+    const row = latencyRow(label, results[at]);
+    if (at === 0 || base.samples.length === 0) return [...row, '', ''];
+    const change = (p) =>
+      `${((percentile(results[at].samples, p) / percentile(base.samples, p) - 1) * 100).toFixed(1)} %`;
+    return [...row, change(50), change(99)];
+  });
+  return {
+    rounds,
+    seconds,
+    table: markdownTable(
+      ['case', 'queries', 'p50', 'p99', 'max', '5xx or failed', 'p50 vs first', 'p99 vs first'],
+      rows,
+    ),
+  };
 }
 
 function day(file) {

@@ -112,9 +112,11 @@ export class ApiError extends MissionDataError {
   readonly url: string;
   /** Who answered: the configured service, or the object store behind a URL the service handed out. */
   readonly peer: Peer;
+  /** The id the server gave the request (`X-Request-Id`), which its log line carries. */
+  readonly requestId: string | undefined;
 
   constructor(
-    details: { method: string; url: string; status: number; message: string },
+    details: { method: string; url: string; status: number; message: string; requestId?: string | undefined },
     options: ErrorOptions & {
       code?: ErrorCode;
       retryAfterMs?: number | undefined;
@@ -124,10 +126,11 @@ export class ApiError extends MissionDataError {
       meaning?: string | undefined;
     } = {},
   ) {
+    const id = details.requestId === undefined ? '' : `request id ${details.requestId}`;
     super(
       options.meaning === undefined
-        ? `${details.method} ${details.url}: ${details.status} ${details.message}`
-        : `${options.meaning} (${details.status} from ${details.method} ${details.url})`,
+        ? `${details.method} ${details.url}: ${details.status} ${details.message}${id && ` (${id})`}`
+        : `${options.meaning} (${details.status} from ${details.method} ${details.url}${id && `, ${id}`})`,
       options.code ?? 'E_API',
       ExitCode.Failure,
       options,
@@ -138,6 +141,7 @@ export class ApiError extends MissionDataError {
     this.retryAfterMs = options.retryAfterMs;
     this.storeCode = options.storeCode;
     this.peer = options.peer ?? 'service';
+    this.requestId = details.requestId;
   }
 }
 

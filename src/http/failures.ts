@@ -52,7 +52,13 @@ export function apiError(
   meaning?: string,
 ): ApiError {
   return new ApiError(
-    { method, url: url.href, status: answer.status, message: messageOf(answer) },
+    {
+      method,
+      url: url.href,
+      status: answer.status,
+      message: messageOf(answer),
+      requestId: requestIdOf(answer.headers['x-request-id']),
+    },
     {
       meaning,
       code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
@@ -60,6 +66,12 @@ export function apiError(
       retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
     },
   );
+}
+
+/** The server's id of a request, as its `X-Request-Id` answer header gave it (a short printable word). */
+export function requestIdOf(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^[\x21-\x7e]{1,128}$/.test(value) ? value : undefined;
 }
 
 function statusHint(status: number, url: URL, peer: Peer): string | undefined {
@@ -105,7 +117,7 @@ export async function objectError(
   const storeCode = text.trimStart().startsWith('<') ? markupElement(text, 'Code') : undefined;
   const retryAfter = response.headers['retry-after'];
   return new ApiError(
-    { method, url: shown, status, message },
+    { method, url: shown, status, message, requestId: requestIdOf(response.headers['x-request-id']) },
     {
       code: status === 404 ? 'E_NOT_FOUND' : 'E_API',
       hint: statusHint(status, url, 'object store'),

@@ -28,6 +28,9 @@ export interface BreakerTimings {
   reprobeMs?: number;
 }
 
+/** Told when the breaker opens (with what fails) and closes again (with the outage that ended). */
+export type BreakerListener = (change: { opened: Outage } | { closed: Outage }) => void;
+
 /** The answer a request gets while the breaker is open, thrown by `guard`. */
 export class BackendUnavailable extends Error {
   override name = 'BackendUnavailable';
@@ -59,7 +62,15 @@ export class Breaker {
   #reprobe: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(store: ObjectStore, index: MetadataIndex, timings: BreakerTimings = {}) {
+  readonly #onChange: BreakerListener | undefined;
+
+  constructor(
+    store: ObjectStore,
+    index: MetadataIndex,
+    timings: BreakerTimings = {},
+    onChange?: BreakerListener,
+  ) {
+    this.#onChange = onChange;
     this.#store = store;
     this.#index = index;
     this.#probeTimeoutMs = timings.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
@@ -127,13 +138,18 @@ export class Breaker {
   #settle(report: HealthReport, startedMs: number): void {
     const failing = [report.store, report.index].filter((part) => !part.ok);
     if (failing.length === 0) {
+      const ended = this.#outage;
       this.#outage = undefined;
+      if (ended) this.#onChange?.({ closed: ended });
       return;
     }
     const problem = failing.map((part) => part.problem).join(' ');
     const opening = this.#outage === undefined;
     this.#outage = { problem, sinceMs: this.#outage?.sinceMs ?? startedMs, report };
-    if (opening) for (const tell of this.#waiting) tell(this.#outage);
+    if (opening) {
+      this.#onChange?.({ opened: this.#outage });
+      for (const tell of this.#waiting) tell(this.#outage);
+    }
     if (!this.#stopped) {
       clearTimeout(this.#reprobe);
       this.#reprobe = setTimeout(() => void this.probe(), this.#reprobeMs);

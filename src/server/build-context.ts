@@ -30,7 +30,10 @@ export function buildContext(
   return {
     store,
     index,
-    breaker: new Breaker(store, index),
+    breaker: new Breaker(store, index, {}, (change) => {
+      if ('opened' in change) options.onEvent?.({ event: 'backend-down', problem: change.opened.problem });
+      else options.onEvent?.({ event: 'backend-up', downForMs: Date.now() - change.closed.sinceMs });
+    }),
     signer,
     uploads: confirmsUploads(store)
       ? new UploadConfirmer(store, index, options.onBackgroundError)

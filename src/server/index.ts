@@ -8,9 +8,10 @@
 import { closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
 import { buildContext } from './build-context.js';
 import { httpServer, listen, networkLoss, serverUrl } from './http-server.js';
+import { metricsServer, ServerMetrics } from './metrics-server.js';
 import { checkOptions, type ReferenceServerOptions } from './options.js';
 import { requestHandler } from './request-handler.js';
-import { PendingWork, Shutdown } from './shutdown.js';
+import { type DrainReport, PendingWork, Requests, Shutdown } from './shutdown.js';
 
 export type { ChecksumAlgorithm } from '../core/checksum.js';
 export {
@@ -26,8 +27,9 @@ export { isBucketStore } from './backends.js';
 export type { Dialect } from './context.js';
 export { isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { AmzChecksum, FaultOptions } from './faults.js';
-export type { ReferenceServerOptions, ServingOptions, StoreLocation } from './options.js';
+export type { ReferenceServerOptions, ServerEvent, ServingOptions, StoreLocation } from './options.js';
 export type { RequestLogEntry } from './request-handler.js';
+export type { DrainReport } from './shutdown.js';
 export type { WireMode } from './wire.js';
 
 /** A running reference server. */
@@ -49,8 +51,16 @@ export interface ReferenceServer {
   readonly objectCount: number;
   /** Adds a record for every object in the store that passes the naming rules and has none; serving goes on. */
   reindex(): Promise<ReindexReport>;
+  /** Where `/metrics` is answered (`<url>/metrics`, or on its own port); undefined when metrics are off. */
+  metricsUrl: string | undefined;
   /** Stops listening, ends every connection and waits for interrupted uploads to be cleaned up. */
   close(): Promise<void>;
+  /**
+   * Drains, then closes: new requests are answered 503 (`Retry-After`, `Connection: close`) and `/health` says
+   * `draining`, while the requests under way finish within `boundMs` (the `drainTimeoutMs` option by default);
+   * whatever still runs then is cut off as by `close()`.
+   */
+  drain(boundMs?: number): Promise<DrainReport>;
 }
 
 /** Starts the reference server on a store (a folder, or a bucket URL); resolves once it listens. */
@@ -65,19 +75,65 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     throw error;
   }
   const work = new PendingWork();
+  const requests = new Requests();
   let url = '';
-  const context = buildContext(backends, options, settings, () => url, work);
-  const server = httpServer(options.tls, requestHandler(context, options.log));
+  const keepMetrics = options.metrics ?? true;
+  const metrics = keepMetrics
+    ? new ServerMetrics({
+        index: backends.index,
+        get breaker() {
+          return context.breaker;
+        },
+        get turns() {
+          return context.uploadTurns;
+        },
+        draining: () => requests.draining,
+      })
+    : undefined;
+  const served = metrics
+    ? { ...backends, store: metrics.store(backends.store), index: metrics.index(backends.index) }
+    : backends;
+  const context = buildContext(served, options, settings, () => url, work);
+  const metricsHere = metrics !== undefined && options.metricsPort === undefined;
+  const server = httpServer(
+    options.tls,
+    requestHandler(context, {
+      log: options.log,
+      metrics,
+      metricsHere,
+      metricsToken: options.metricsToken,
+      requests,
+    }),
+  );
   let port: number;
+  const extraServers = [];
+  let metricsUrl: string | undefined;
   try {
     port = await listen(server, settings.port, settings.host);
+    if (metrics && options.metricsPort !== undefined) {
+      const extra = metricsServer(metrics, options.metricsToken);
+      extraServers.push(extra);
+      const metricsPort = await listen(extra, options.metricsPort, settings.host);
+      metricsUrl = `${serverUrl('http', settings.host, metricsPort)}/metrics`;
+    }
   } catch (error) {
+    server.close();
+    for (const extra of extraServers) extra.close();
     await closeBackends(backends);
     throw error;
   }
   url = serverUrl(settings.scheme, settings.host, port);
+  if (metricsHere) metricsUrl = `${url}/metrics`;
   context.uploads?.start(options.confirmIntervalMs);
-  const shutdown = new Shutdown(server, work, context.uploads, backends, context.breaker);
+  const shutdown = new Shutdown(
+    server,
+    work,
+    context.uploads,
+    backends,
+    context.breaker,
+    requests,
+    extraServers,
+  );
   context.faults.interrupt = networkLoss(server, port, settings.host, () => shutdown.started);
   return {
     url,
@@ -87,6 +143,13 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
     indexLocation: backends.index.location,
     objectCount,
     reindex: () => reindex(backends.store, backends.index),
+    metricsUrl,
     close: () => shutdown.close(),
+    drain: (boundMs = settings.drainTimeoutMs) => {
+      if (!requests.draining) {
+        options.onEvent?.({ event: 'draining', running: requests.running, boundMs });
+      }
+      return shutdown.drain(boundMs);
+    },
   };
 }

@@ -69,9 +69,28 @@ export interface ServingOptions
   uploadConcurrency?: number | undefined;
   /** An upload that sends no body bytes for this long is answered 408 and dropped (default 60 000 ms). */
   uploadIdleTimeoutMs?: number | undefined;
+  /** Keep metrics and answer them at `/metrics` (default true). */
+  metrics?: boolean | undefined;
+  /** Answer `/metrics` on a port of its own (on `host`; 0 picks a free one), not on the API's port. */
+  metricsPort?: number | undefined;
+  /** A bearer token `/metrics` needs (`Authorization: Bearer <token>`); none by default. */
+  metricsToken?: string | undefined;
+  /** How long a drain (`drain()`, `serve` on SIGTERM) lets the requests under way finish (default 5 000 ms). */
+  drainTimeoutMs?: number | undefined;
+  /** Called with what happens to the server beside requests: a backend stops or starts answering, a drain. */
+  onEvent?: ((event: ServerEvent) => void) | undefined;
   /** Fault modes: what S3 and real networks do that this server does not by default (see `faults.ts`). */
   faults?: FaultOptions | undefined;
 }
+
+/** What happens to a server beside its requests, for its log. */
+export type ServerEvent =
+  | { event: 'backend-down'; problem: string }
+  | { event: 'backend-up'; downForMs: number }
+  | { event: 'draining'; running: number; boundMs: number };
+
+/** How long a drain waits for the requests under way, by default. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 
 /** The options every server has a value of, checked, with their defaults filled in. */
 export interface ServerSettings {
@@ -85,6 +104,7 @@ export interface ServerSettings {
   dialect: Dialect;
   /** `https` with `tls`, `http` otherwise. */
   scheme: 'http' | 'https';
+  drainTimeoutMs: number;
 }
 
 /** Checks the options before anything is opened, throwing at the first that is wrong, and fills in the defaults. */
@@ -111,7 +131,31 @@ export function checkOptions(options: ReferenceServerOptions): ServerSettings {
       `Invalid upload concurrency ${uploadConcurrency}: give a whole number of at least 1.`,
     );
   }
-  return { store, port, host, wire, dialect, scheme: options.tls ? 'https' : 'http', uploadConcurrency };
+  const { drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS, metricsPort, metricsToken } = options;
+  if (!Number.isFinite(drainTimeoutMs) || drainTimeoutMs < 0) {
+    throw new UsageError(
+      `Invalid drain timeout ${drainTimeoutMs}: give a number of milliseconds, 0 or more.`,
+    );
+  }
+  if (
+    metricsPort !== undefined &&
+    (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)
+  ) {
+    throw new UsageError(`Invalid metrics port ${metricsPort}: give a whole number from 0 to 65535.`);
+  }
+  if (metricsToken !== undefined && metricsToken.length < 8) {
+    throw new UsageError('The metrics token must have at least 8 characters.');
+  }
+  return {
+    store,
+    port,
+    host,
+    wire,
+    dialect,
+    scheme: options.tls ? 'https' : 'http',
+    uploadConcurrency,
+    drainTimeoutMs,
+  };
 }
 
 /** `storeDir` was given once in this process and said to be deprecated (as Node says each deprecation once). */

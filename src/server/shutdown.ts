@@ -1,6 +1,7 @@
 /**
- * How a running server stops: it stops listening and ends every connection, waits for the work under way
- * (interrupted uploads being cleaned up) and for background confirmations to stop, then closes the store and
+ * How a running server stops: with a drain first, when asked (new requests answered 503 while the requests
+ * under way finish, within a bound), then it stops listening and ends every connection, waits for the work under
+ * way (interrupted uploads being cleaned up) and for background confirmations to stop, then closes the store and
  * the index.
  */
 import type { Server } from 'node:http';
@@ -29,6 +30,58 @@ export class PendingWork {
   }
 }
 
+/** The requests a server is answering, and whether it drains (answers new requests 503 before it stops). */
+export class Requests {
+  #running = 0;
+  #draining = false;
+  #idle: Array<() => void> = [];
+
+  /** True once the server began to drain. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** Requests under way (those answered 503 by the drain not counted). */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Answers one request, counted while it runs. */
+  async run(work: () => Promise<void>): Promise<void> {
+    this.#running += 1;
+    try {
+      await work();
+    } finally {
+      this.#running -= 1;
+      if (this.#running === 0) for (const done of this.#idle.splice(0)) done();
+    }
+  }
+
+  /** Begins the drain; resolves once no request runs, or after `boundMs`: true when none was left running. */
+  async drain(boundMs: number): Promise<boolean> {
+    this.#draining = true;
+    if (this.#running === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<true>((done) => this.#idle.push(() => done(true)));
+    const late = new Promise<false>((done) => {
+      timer = setTimeout(() => done(false), boundMs);
+    });
+    try {
+      return await Promise.race([idle, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** What a drain came to. */
+export interface DrainReport {
+  /** Requests still running when the bound was reached, cut off by the stop (0 when all finished). */
+  cut: number;
+  /** How long the drain took, in ms. */
+  durationMs: number;
+}
+
 /** The stopping of one server, which happens once however often it is asked for. */
 export class Shutdown {
   readonly #server: Server;
@@ -36,7 +89,10 @@ export class Shutdown {
   readonly #uploads: UploadConfirmer | undefined;
   readonly #backends: Backends;
   readonly #breaker: Breaker | undefined;
+  readonly #requests: Requests | undefined;
+  readonly #extraServers: Server[];
   #closing: Promise<void> | undefined;
+  #draining: Promise<DrainReport> | undefined;
 
   constructor(
     server: Server,
@@ -44,7 +100,11 @@ export class Shutdown {
     uploads: UploadConfirmer | undefined,
     backends: Backends,
     breaker?: Breaker,
+    requests?: Requests,
+    extraServers: Server[] = [],
   ) {
+    this.#requests = requests;
+    this.#extraServers = extraServers;
     this.#breaker = breaker;
     this.#server = server;
     this.#work = work;
@@ -63,7 +123,35 @@ export class Shutdown {
     return this.#closing;
   }
 
+  /**
+   * Drains, then stops: new requests are answered 503 (with `Retry-After` and `Connection: close`) and `/health`
+   * says the server is draining, while the requests under way finish, for at most `boundMs`; then `close()`.
+   * Every call returns the one drain; a `close()` meanwhile stops at once.
+   */
+  drain(boundMs: number): Promise<DrainReport> {
+    this.#draining ??= (async () => {
+      const started = Date.now();
+      const requests = this.#requests;
+      // Idle kept-alive connections are closed now and as requests end, so clients open new ones elsewhere.
+      const idleCloser = setInterval(() => this.#server.closeIdleConnections(), 100);
+      let cut = 0;
+      try {
+        this.#server.closeIdleConnections();
+        if (requests && !(await requests.drain(boundMs))) cut = requests.running;
+      } finally {
+        clearInterval(idleCloser);
+      }
+      await this.close();
+      return { cut, durationMs: Date.now() - started };
+    })();
+    return this.#draining;
+  }
+
   async #stop(): Promise<void> {
+    for (const extra of this.#extraServers) {
+      extra.close();
+      extra.closeAllConnections();
+    }
     const server = this.#server;
     const closed = new Promise<void>((resolvePromise) => {
       if (server.listening) server.close(() => resolvePromise());

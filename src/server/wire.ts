@@ -38,10 +38,18 @@ function bodyChunks(body: ApiResponse['body']): readonly Buffer[] {
   return body instanceof RawJson ? body.chunks : [Buffer.from(JSON.stringify(body), 'utf8')];
 }
 
-/** The envelope as JSON, without re-serializing a pre-encoded body. */
-export function envelopeChunks(response: ApiResponse): Buffer[] {
+/**
+ * The envelope as JSON, without re-serializing a pre-encoded body. An error's envelope also carries the request's
+ * id (`requestId`), so the body a user pastes names the server's log line; readers of the envelope take only
+ * its three fields.
+ */
+export function envelopeChunks(response: ApiResponse, requestId?: string): Buffer[] {
   const head = `{"statusCode":${response.statusCode},"headers":${JSON.stringify(response.headers)},"body":`;
-  return [Buffer.from(head, 'utf8'), ...bodyChunks(response.body), CLOSE_BRACE];
+  const tail =
+    requestId !== undefined && response.statusCode >= 400
+      ? Buffer.from(`,"requestId":${JSON.stringify(requestId)}}`)
+      : CLOSE_BRACE;
+  return [Buffer.from(head, 'utf8'), ...bodyChunks(response.body), tail];
 }
 
 const CLOSE_BRACE = Buffer.from('}');
@@ -94,7 +102,8 @@ export function sendApiResponse(
     }
   } else {
     status = mode === 'envelope' ? response.statusCode : 200;
-    chunks = envelopeChunks(response);
+    const requestId = res.getHeader('x-request-id');
+    chunks = envelopeChunks(response, typeof requestId === 'string' ? requestId : undefined);
     for (const [key, value] of Object.entries(response.headers)) {
       const lower = key.toLowerCase();
       if (

@@ -9,7 +9,7 @@ import type { ProxySettings } from '../core/proxy.js';
 import { displayUrl } from '../core/urls.js';
 import { readableBody, type SentAnswer } from '../http/body.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
-import { apiError, transportError } from '../http/failures.js';
+import { apiError, requestIdOf, transportError } from '../http/failures.js';
 import { countBytes, type ObjectTransport, type OutgoingRequest } from '../http/objects.js';
 import { createAgent, loadTransport } from '../http/undici.js';
 import { WireClient } from '../http/wire/pool.js';
@@ -124,7 +124,10 @@ export class ServiceTransport implements ObjectTransport {
           body: readableBody(response.body),
         };
       }
-      this.#options.log?.(`${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms)`);
+      const id = requestIdOf(answer.headers['x-request-id']);
+      this.#options.log?.(
+        `${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms${id ? `, request id ${id}` : ''})`,
+      );
       return answer;
     } catch (error) {
       this.#options.log?.(

@@ -66,9 +66,11 @@ describe('mission-data serve', () => {
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
     expect(served.stdout()).toBe(`Listening on ${served.url}\n`);
-    expect(served.stderr()).toMatch(/^GET \/query\?instrument=mag 200 \d+\.\dms$/m);
+    expect(served.stderr()).toMatch(/^GET \/query\?instrument=mag 200 \d+\.\dms id=[0-9a-f]{16}$/m);
     // Object URLs are logged without their credentials.
-    expect(served.stderr()).toMatch(/^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms$/m);
+    expect(served.stderr()).toMatch(
+      /^GET \/objects\/imap\/mag\/l1a\/2025\/01\/x\.cdf 403 \d+\.\dms id=[0-9a-f]{16}$/m,
+    );
     expect(served.stderr()).not.toContain('X-Signature');
     expect(existsSync(store)).toBe(true);
   });
@@ -123,9 +125,51 @@ describe('mission-data serve', () => {
     expect(served.stderr()).toBe('');
   });
 
-  it('SIGTERM during an upload ends it, exits 0 and leaves no partial object', async () => {
+  it('SIGTERM drains: an upload under way finishes, new requests get 503 and /health says draining, exit 0', async () => {
+    const store = join(home, 'draining');
+    const served = await serve(['--port', '0', '--store', store, '--demo', '--drain-timeout', '10']);
+    const name = 'imap_mag_l2_norm_20250302_20250302_v01-00.cdf';
+    const putUrl = new URL(
+      outcomeOf(await rawRequest(served.url, `/upload/${name}`), 'envelope').body as string,
+    );
+    const size = 1024 * 1024;
+    const upload = httpRequest({
+      host: putUrl.hostname,
+      port: putUrl.port,
+      path: `${putUrl.pathname}${putUrl.search}`,
+      method: 'PUT',
+      agent: false,
+      headers: { 'Content-Length': String(size) },
+    });
+    const uploadEnded = new Promise<string>((done) => {
+      upload.on('response', (res) => done(`answered ${res.statusCode}`));
+      upload.on('error', () => done('connection closed'));
+    });
+    upload.write(Buffer.alloc(size / 2, 'x'));
+    expect(await eventually(async () => (await readdir(join(store, '.incoming'))).length === 1)).toBe(true);
+    const signalled = Date.now();
+    served.child.kill('SIGTERM');
+    expect(await eventually(async () => served.stderr().includes('Draining: 1 request under way'))).toBe(
+      true,
+    );
+    const health = await rawRequest(served.url, '/health');
+    expect(health.status).toBe(503);
+    expect(JSON.parse(health.text)).toMatchObject({ status: 'draining' });
+    const refused = await rawRequest(served.url, '/query?instrument=mag');
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers.connection).toBe('close');
+    expect(outcomeOf(refused, 'envelope').body).toMatch(/this server is stopping; try again/);
+    upload.end(Buffer.alloc(size / 2, 'x'));
+    expect(await uploadEnded).toBe('answered 200');
+    expect(await served.exit).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(existsSync(join(store, 'imap/mag/l2/2025/03', name))).toBe(true);
+  });
+
+  it('SIGTERM during an upload that stalls cuts it at the drain bound, exits 0 and leaves no partial object', async () => {
     const store = join(home, 'busy');
-    const served = await serve(['--port', '0', '--store', store, '--demo']);
+    const served = await serve(['--port', '0', '--store', store, '--demo', '--drain-timeout', '1']);
     const name = 'imap_mag_l2_norm_20250301_20250301_v01-00.cdf';
     const putUrl = new URL(
       outcomeOf(await rawRequest(served.url, `/upload/${name}`), 'envelope').body as string,
@@ -145,14 +189,47 @@ describe('mission-data serve', () => {
     upload.write(Buffer.alloc(64 * 1024, 'x'));
     const incoming = join(store, '.incoming');
     expect(await eventually(async () => (await readdir(incoming)).length === 1)).toBe(true);
+    const signalled = Date.now();
     served.child.kill('SIGTERM');
     expect(await served.exit).toBe(0);
+    const tookMs = Date.now() - signalled;
+    expect(tookMs).toBeGreaterThanOrEqual(900);
+    expect(tookMs).toBeLessThan(4_000);
     expect(await uploadEnded).toBe('connection closed');
     expect(await readdir(incoming)).toEqual([]);
     expect(existsSync(join(store, 'imap/mag/l2/2025/03'))).toBe(false);
     expect(served.stderr()).toMatch(
       /^PUT \/objects\/imap\/mag\/l2\/2025\/03\/\S+ \d+ \(connection closed early\)/m,
     );
+    expect(served.stderr()).toContain('Stopped: 1 request cut off by the drain bound.');
+  });
+
+  it('a second signal during the drain exits at once', async () => {
+    const store = join(home, 'twice');
+    const served = await serve(['--port', '0', '--store', store, '--demo', '--drain-timeout', '60']);
+    const name = 'imap_mag_l2_norm_20250303_20250303_v01-00.cdf';
+    const putUrl = new URL(
+      outcomeOf(await rawRequest(served.url, `/upload/${name}`), 'envelope').body as string,
+    );
+    const upload = httpRequest({
+      host: putUrl.hostname,
+      port: putUrl.port,
+      path: `${putUrl.pathname}${putUrl.search}`,
+      method: 'PUT',
+      agent: false,
+      headers: { 'Content-Length': String(1024 * 1024) },
+    });
+    upload.on('error', () => undefined);
+    upload.write(Buffer.alloc(1024, 'x'));
+    expect(await eventually(async () => (await readdir(join(store, '.incoming'))).length === 1)).toBe(true);
+    served.child.kill('SIGTERM');
+    expect(await eventually(async () => served.stderr().includes('Draining: 1 request under way'))).toBe(
+      true,
+    );
+    const signalled = Date.now();
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(143);
+    expect(Date.now() - signalled).toBeLessThan(2_000);
   });
 
   it('--demo fills an empty store and answers queries from it', async () => {

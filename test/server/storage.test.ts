@@ -174,7 +174,9 @@ describe.runIf(CAN_MOUNT)('a full store (a tmpfs of 4 MiB)', () => {
     const put = await theOnlyPut(served);
     expect(put).toMatchObject({ status: 507, aborted: false });
     expect(errnoOf(put)).toBe('ENOSPC');
-    expect(formatRequestLog(put)).toMatch(/^PUT \/objects\/imap\/mag\/\S+ 507 \(error ENOSPC\) \d+\.\dms$/);
+    expect(formatRequestLog(put)).toMatch(
+      /^PUT \/objects\/imap\/mag\/\S+ 507 \(error ENOSPC\) \d+\.\dms id=\S+$/,
+    );
     // Nothing is left behind, and the freed space takes a file that fits.
     const storeDir = served.server.store;
     expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);

@@ -10,6 +10,7 @@ import {
   isStoreEmpty,
   type ReindexReport,
   type RequestLogEntry,
+  type ServerEvent,
   startReferenceServer,
   type WireMode,
   writeDemoArchive,
@@ -45,14 +46,70 @@ export interface ServeCommandOptions {
   urlLife?: number | undefined;
   /** How many `/upload` requests are worked on at once (`--upload-concurrency`). */
   uploadConcurrency?: number | undefined;
+  /** False with `--no-metrics`. */
+  metrics?: boolean | undefined;
+  /** `/metrics` on a port of its own (`--metrics-port`, or MISSION_DATA_METRICS_PORT). */
+  metricsPort?: number | undefined;
+  /** The bearer token `/metrics` needs (`--metrics-token`, or MISSION_DATA_METRICS_TOKEN). */
+  metricsToken?: string | undefined;
+  /** `human` (the default) or `json` (`--log-format`, or MISSION_DATA_LOG_FORMAT). */
+  logFormat?: 'human' | 'json' | undefined;
+  /** Seconds a drain on SIGTERM lets the requests under way finish (`--drain-timeout`). */
+  drainTimeout?: number | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
 }
 
-/** One stderr line per request: method, path (never credentials), status, the error behind it, and time. */
+/**
+ * One JSON object per request, for a log shipper: time, id, method, route template, path (never credentials),
+ * status, duration, bytes, peer, and the error's label when there was one.
+ */
+export function jsonRequestLog(entry: RequestLogEntry, now = new Date()): string {
+  return JSON.stringify({
+    time: now.toISOString(),
+    level: entry.error !== undefined || entry.status >= 500 ? 'error' : 'info',
+    event: 'request',
+    id: entry.id,
+    method: entry.method,
+    route: entry.route,
+    path: entry.path,
+    status: entry.status,
+    durationMs: Math.round(entry.durationMs * 10) / 10,
+    bytes: entry.bytes ?? 0,
+    peer: entry.peer ?? null,
+    ...(entry.aborted ? { aborted: true } : {}),
+    ...(entry.error === undefined
+      ? {}
+      : { error: errorLabel(entry.error).replace(/^ \(error (.*)\)$/, '$1') }),
+  });
+}
+
+/** One JSON object per event (start, a backend down or back, a drain, the stop). */
+export function jsonEventLog(
+  event: string,
+  fields: Record<string, unknown>,
+  level: 'info' | 'warn' | 'error' = 'info',
+  now = new Date(),
+): string {
+  return JSON.stringify({ time: now.toISOString(), level, event, ...fields });
+}
+
+/** A server event as the human log says it. */
+function eventLine(event: ServerEvent): string {
+  switch (event.event) {
+    case 'backend-down':
+      return `Backend failing: ${event.problem}`;
+    case 'backend-up':
+      return `Backends answer again (after ${Math.round(event.downForMs / 1000)} s).`;
+    case 'draining':
+      return `Draining: ${event.running} request${event.running === 1 ? '' : 's'} under way, up to ${event.boundMs / 1000} s.`;
+  }
+}
+
+/** One stderr line per request: method, path (never credentials), status, the error behind it, time and id. */
 export function formatRequestLog(entry: RequestLogEntry): string {
   const outcome = entry.aborted ? `${entry.status} (connection closed early)` : String(entry.status);
-  return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms`;
+  return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms id=${entry.id}`;
 }
 
 /**
@@ -248,6 +305,9 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
   // The AWS SDK warns at every start, in seven lines, that a later release needs a newer Node: nothing for the
   // operator of this server to act on. It reads the setting when the S3 client is made; one given is kept.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const json = options.logFormat === 'json';
+  const event = (name: string, fields: Record<string, unknown>, level: 'info' | 'warn' | 'error' = 'info') =>
+    io.stderr.write(`${jsonEventLog(name, fields, level)}\n`);
   let server: Awaited<ReturnType<typeof startReferenceServer>>;
   try {
     server = await startReferenceServer({
@@ -264,13 +324,32 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
       s3Region: options.s3Region,
       indexUrl: options.index,
       tls,
-      onBackgroundError: (error) =>
-        io.stderr.write(`Error while confirming uploads: ${describeError(error, options.debug)}\n`),
+      metrics: options.metrics ?? true,
+      metricsPort: options.metricsPort,
+      metricsToken: options.metricsToken,
+      ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout * 1000 }),
+      onEvent: (happened) => {
+        if (json) {
+          const { event: name, ...fields } = happened;
+          event(name, fields, name === 'backend-down' ? 'error' : 'info');
+        } else if (!options.quiet && (happened.event !== 'draining' || happened.running > 0)) {
+          io.stderr.write(`${eventLine(happened)}\n`);
+        }
+      },
+      onBackgroundError: (error) => {
+        const detail = describeError(error, options.debug);
+        if (json) event('background-error', { error: detail }, 'error');
+        else io.stderr.write(`Error while confirming uploads: ${detail}\n`);
+      },
       log: (entry) => {
+        if (json) {
+          if (!options.quiet || entry.error !== undefined) io.stderr.write(`${jsonRequestLog(entry)}\n`);
+          return;
+        }
         if (!options.quiet) io.stderr.write(`${formatRequestLog(entry)}\n`);
         if (entry.error !== undefined) {
           const detail = describeError(entry.error, options.debug);
-          io.stderr.write(`Error while answering ${entry.method} ${entry.path}: ${detail}\n`);
+          io.stderr.write(`Error while answering ${entry.method} ${entry.path} [${entry.id}]: ${detail}\n`);
         }
       },
     });
@@ -278,7 +357,17 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
     throw listenError(error, options);
   }
   io.stdout.write(`Listening on ${server.url}\n`);
-  if (!options.quiet) io.stderr.write(startLines(options, server));
+  if (json) {
+    event('start', {
+      url: server.url,
+      store: server.store,
+      index: server.indexLocation,
+      files: server.objectCount,
+      wire: options.wire,
+      dialect: options.dialect ?? 'both',
+      metrics: server.metricsUrl ?? null,
+    });
+  } else if (!options.quiet) io.stderr.write(startLines(options, server));
   if (options.reindex) {
     // The service answers meanwhile; records appear as the batches are added.
     server.reindex().then(
@@ -290,6 +379,14 @@ export async function serve(options: ServeCommandOptions, io: CommandIO): Promis
     if (io.signal.aborted) resolvePromise();
     else io.signal.addEventListener('abort', () => resolvePromise(), { once: true });
   });
-  await server.close();
+  // A drain: the requests under way finish (within --drain-timeout) while new ones are sent elsewhere; a second
+  // signal ends the process at once (main.ts).
+  const report = await server.drain();
+  if (json) event('stop', { drainMs: report.durationMs, cut: report.cut });
+  else if (report.cut > 0 && !options.quiet) {
+    io.stderr.write(
+      `Stopped: ${report.cut} request${report.cut === 1 ? '' : 's'} cut off by the drain bound.\n`,
+    );
+  }
   return ExitCode.Success;
 }

@@ -62,6 +62,31 @@ export const serve: CommandDeclaration = {
         'uploads worked on at once while queries or downloads are answered (default 2; 16 with none); the others wait their turn',
         positiveInteger('--upload-concurrency', 1_000),
       )
+      .option('--no-metrics', 'keep no metrics and answer no /metrics')
+      .addOption(
+        new Option('--metrics-port <port>', 'answer /metrics on this port, not the API one')
+          .argParser(port)
+          .env('MISSION_DATA_METRICS_PORT'),
+      )
+      .addOption(
+        new Option('--metrics-token <token>', '/metrics needs Authorization: Bearer <token>').env(
+          'MISSION_DATA_METRICS_TOKEN',
+        ),
+      )
+      .addOption(
+        new Option('--log-format <format>', 'a line of text or a JSON object per request and event')
+          .choices(['human', 'json'])
+          .default('human')
+          .env('MISSION_DATA_LOG_FORMAT'),
+      )
+      .addOption(
+        new Option(
+          '--drain-timeout <seconds>',
+          'on SIGTERM, seconds the requests under way may take to finish (default 5)',
+        )
+          .argParser(positiveInteger('--drain-timeout', 3_600))
+          .env('MISSION_DATA_DRAIN_TIMEOUT'),
+      )
       .option('-q, --quiet', 'do not log requests')
       .option('--debug', 'print stack traces')
       .action((options) => run(async () => (await import('../commands/serve.js')).serve(options, io))),
