@@ -3,11 +3,10 @@
  * (made by openssl, trusted through NODE_EXTRA_CA_CERTS), a query, a download in one stream and one over
  * several connections, and an upload; and a certificate that is not trusted, refused in words.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 import {
   assertBuilt,
   bytesFor,
@@ -40,23 +39,7 @@ beforeAll(async () => {
   store = await tempDir('mission-store-');
   await putFile(store, SMALL, SMALL_BYTES);
   await putFile(store, LARGE, LARGE_BYTES);
-  await promisify(execFile)('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    join(home, 'key.pem'),
-    '-out',
-    join(home, 'cert.pem'),
-  ]);
+  await selfSignedCertificate(home);
   served = await spawnServe(
     ['--port', '0', '--store', store, '--quiet', '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
     { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home } },

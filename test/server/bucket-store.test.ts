@@ -1,19 +1,14 @@
-/**
- * The reference server on a bucket (s3rver) with the in-memory or PostgreSQL index, in-process: reservations
- * released after the URL's life, a signed Content-MD5, `/health`, reindexing objects put by other tools, HTTPS.
- */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import { startPostgres, startS3Store } from '../helpers/backends.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 import { cleanup, scienceName, tempDir, waitFor } from '../helpers/e2e.js';
 
 let s3: Awaited<ReturnType<typeof startS3Store>>;
@@ -152,23 +147,7 @@ describe('reference server on a bucket', () => {
     const dir = await tempDir('tls-');
     let server: ReferenceServer | undefined;
     try {
-      await promisify(execFile)('openssl', [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ]);
+      await selfSignedCertificate(dir);
       const [cert, key] = await Promise.all([
         readFile(join(dir, 'cert.pem')),
         readFile(join(dir, 'key.pem')),

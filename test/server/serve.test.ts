@@ -1,12 +1,12 @@
 /** `mission-data serve`, spawned from the built bin: the Listening line, request logs, demo data, clean stop. */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/demo-archive.js';
+import { selfSignedCertificate } from '../helpers/certificate.js';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
 
@@ -352,22 +352,7 @@ describe('mission-data serve', () => {
   });
 
   it('TLS files that do not fit are named as the files, never as a bug: swapped, or of another key', async () => {
-    const make = (name: string) =>
-      promisify(execFile)('openssl', [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-keyout',
-        join(home, `${name}-key.pem`),
-        '-out',
-        join(home, `${name}-cert.pem`),
-      ]);
+    const make = (name: string) => selfSignedCertificate(home, `${name}-`);
     await Promise.all([make('a'), make('b')]);
     const run = (cert: string, key: string) =>
       runCli(['serve', '--port', '0', '--store', 's', '--tls-cert', cert, '--tls-key', key], {
