@@ -1,9 +1,10 @@
 /** `http://` to a server that speaks TLS (issue 36): the reset or garbled answer it gets comes with a hint. */
 import { describe, expect, it } from 'vitest';
+import type { Peer } from '../../src/core/errors.js';
 import { transportError } from '../../src/http/failures.js';
 
 const timeouts = { connectMs: 10_000, idleMs: 30_000 };
-const failure = (url: string, code: string, peer: 'service' | 'store' = 'service') =>
+const failure = (url: string, code: string, peer: Peer = 'service') =>
   transportError({
     method: 'GET',
     url: new URL(url),
@@ -23,6 +24,6 @@ describe('a plain http URL whose connection is reset or answered with no HTTP', 
 
   it('says nothing of it for an https URL, or for the store the service named', () => {
     expect(failure('https://archive.example/query', 'ECONNRESET').hint).toBeUndefined();
-    expect(failure('http://store.example/objects/a', 'ECONNRESET', 'store').hint).toBeUndefined();
+    expect(failure('http://store.example/objects/a', 'ECONNRESET', 'object store').hint).toBeUndefined();
   });
 });
