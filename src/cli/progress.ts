@@ -201,7 +201,7 @@ export class TransferReporter {
   private line(file: SettledFile): string {
     const word = this.words.statuses[file.status] ?? file.status;
     if (this.options.failures.includes(file.status)) {
-      const reason = file.note ?? file.error?.message ?? 'failed';
+      const reason = withoutName(file.note ?? file.error?.message ?? 'failed', file.label);
       return reason === word ? `${word} ${file.label}` : `${word} ${file.label}: ${reason}`;
     }
     // A resumed file says so, and how much of it came in this run (`resumed: 854.0 MiB of 2.0 GiB fetched`).
@@ -332,5 +332,23 @@ export class TransferReporter {
     if (!this.lineShown) return;
     this.stream.write('\r\u001b[2K');
     this.lineShown = false;
+  }
+}
+
+/**
+ * A failure's message without the file's name at its head, which the line already gives: `upload <key>: ` goes,
+ * and a PUT to a URL naming the file keeps its method and host (`PUT http://host: 403 …`).
+ */
+function withoutName(reason: string, label: string): string {
+  const name = label.split(/[\\/]/).pop() ?? label;
+  if (name === '') return reason;
+  const head = /^(upload|PUT) (\S+): /.exec(reason);
+  if (!head?.[2]?.includes(name)) return reason;
+  const rest = reason.slice(head[0].length);
+  if (head[1] === 'upload') return rest;
+  try {
+    return `${head[1]} ${new URL(head[2]).origin}: ${rest}`;
+  } catch {
+    return `${head[1]}: ${rest}`;
   }
 }

@@ -4,7 +4,7 @@
  * every byte has arrived and matched (see `part-file.ts` and `receive.ts`). A file verified before and
  * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
-import type { Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
@@ -28,6 +28,7 @@ import {
 } from './plan.js';
 import { DEFAULT_PART_SIZE } from './ranged.js';
 import { ChecksumMismatch, receiveObject } from './receive.js';
+import { DownloadRuns } from './runs.js';
 import {
   DEFAULT_DOWNLOAD_CONCURRENCY,
   type DownloadHttp,
@@ -82,6 +83,8 @@ export async function downloadFiles(
     verified: await VerifiedRecord.open(options.dataDir),
     realRoot: await realpath(options.dataDir),
     learned: undefined,
+    // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
+    runs: DownloadRuns.join(options.dataDir),
   };
   if (options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot);
   const lookups = new Lookups(batch, files, concurrency);
@@ -103,6 +106,7 @@ export async function downloadFiles(
   } finally {
     link?.dispose();
     batch.verified.close();
+    batch.runs?.leave();
     batch.learned?.save();
   }
   return results;
@@ -182,7 +186,17 @@ async function downloadOne(
     // Looked up ahead of its turn, before the batch stopped: not begun, so not started.
     const stopped = batch.stop.notAttempted();
     if (stopped) return result('failed', 0, false, stopped);
-    const { url, present } = found;
+    const { url } = found;
+    let { present } = found;
+    // Another run works in this data root (see `runs.ts`): what was looked up ahead of this turn may be old. Its
+    // file may have landed since (its record line is written before its rename, so a file seen here is in the
+    // record once re-read), or its part may be there; what it fetched is counted, not fetched again.
+    const others = batch.runs?.others() ?? [];
+    if (others.length > 0) batch.verified.flush();
+    if (batch.runs?.shared && !options.force) {
+      present = lstatSync(localPath, { throwIfNoEntry: false });
+      if (await landedVerified(batch, file.path, present, signal)) return result('skipped', 0, recorded());
+    }
     // An expired URL is asked for again, once, and the transfer continues from the bytes held. The renewal is
     // part of the attempt that met the expiry: one request, no retries of its own.
     const source = renewingSource(http, url, () => http.resolveDownload(file.path, signal, true));
@@ -196,7 +210,20 @@ async function downloadOne(
     let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
     for (;;) {
       try {
-        const part = await PartFile.claim(localPath, listed);
+        const part = await PartFile.claim(
+          localPath,
+          listed,
+          batch.runs && (() => batch.runs?.others() ?? []),
+        );
+        if (batch.runs?.shared && !options.force) {
+          // The other run's part may have become the file between this turn's first look and the claim: its
+          // part or its file is always there to see (a rename), so a look at the file after the claim is enough.
+          const now = lstatSync(localPath, { throwIfNoEntry: false });
+          if (now && (await landedVerified(batch, file.path, now, signal))) {
+            await part.stepBack();
+            return result('skipped', 0, recorded());
+          }
+        }
         began = true;
         return await fetchInto(part, source, url, present);
       } catch (error) {
@@ -211,9 +238,10 @@ async function downloadOne(
           });
         }
       }
-      // Another process is downloading this file: wait for it, then look again (its copy is verified).
+      // Another process is downloading this file: wait for it, then look again (its copy is verified). The wait
+      // varies: two runs that stepped back from one file at once come back apart.
       listed = undefined;
-      await sleep(BUSY_POLL_MS, signal);
+      await sleep(BUSY_POLL_MS * (0.5 + Math.random()), signal);
       await batch.verified.refresh();
       const now = await lstat(localPath).catch(() => undefined);
       if (!options.force && now && batch.verified.matches(file.path, now))
@@ -275,15 +303,13 @@ async function downloadOne(
           { code: 'E_UNSAFE_PATH' },
         );
       }
-      const stats = await part.commit();
-      if (received.verifiedBy) {
-        batch.verified.add(
-          file.path,
-          stats,
-          sumOf(received.verifiedBy),
-          received.size >= IMMEDIATE_RECORD_BYTES,
-        );
-      }
+      const { verifiedBy } = received;
+      await part.commit((stats) => {
+        if (!verifiedBy) return;
+        // Written at once when another run may be waiting for it (a large file, or a run seen in the data root).
+        const now = received.size >= IMMEDIATE_RECORD_BYTES || (batch.runs?.others().length ?? 0) > 0;
+        batch.verified.add(file.path, stats, sumOf(verifiedBy), now);
+      });
       return {
         ...result(
           present ? 'replaced' : 'downloaded',
@@ -309,6 +335,36 @@ async function downloadOne(
       // Nothing held back is told after the file's end.
       pace.stop();
     }
+  }
+}
+
+/** How long a file another run put in place is given for its record line to be written (see `landedVerified`). */
+const RECORD_WAIT_MS = 1000;
+
+/**
+ * True when the file at a destination is one the record vouches for, read again when needed. A run that put the
+ * file there writes its line before its rename once it knows of this run, and within one of its turns otherwise:
+ * while another run is live, its line is waited for a moment before the file is checked against the store.
+ */
+async function landedVerified(
+  batch: Batch,
+  path: string,
+  present: Stats | undefined,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (!present?.isFile()) return false;
+  const waitUntil = Date.now() + RECORD_WAIT_MS;
+  for (;;) {
+    if (batch.verified.matches(path, present)) return true;
+    await batch.verified.refresh();
+    if (batch.verified.matches(path, present)) return true;
+    if (Date.now() >= waitUntil) return false;
+    if ((batch.runs?.others().length ?? 0) === 0) {
+      // The other run may have written its last lines as it ended, since the read above.
+      await batch.verified.refresh();
+      return batch.verified.matches(path, present);
+    }
+    await sleep(25, signal);
   }
 }
 

@@ -27,7 +27,15 @@ import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from '../core/errors.js';
 import { localError, NO_FOLLOW } from './local-root.js';
-import { finishedRanges, leftovers, ownerAlive, type PartRecord, recordPath } from './part-leftovers.js';
+import {
+  finishedRanges,
+  type Leftover,
+  leftoverAt,
+  leftovers,
+  ownerAlive,
+  type PartRecord,
+  recordPath,
+} from './part-leftovers.js';
 
 /** A part another live process is writing. */
 export class PartBusy extends Error {
@@ -64,23 +72,50 @@ export class PartFile {
   /**
    * Claims the part of `destination` (whose folder must exist): takes over a part a dead process left (to
    * resume it) or creates a new one, and removes leftovers that cannot be resumed. Throws `PartBusy` when a
-   * live process is writing this file. `folderNames` is the folder's listing, when the caller took one.
+   * live process is writing this file. `folderNames` is the folder's listing, when the caller took one (it may
+   * be older than the other runs' parts); `otherRuns` names the pids of the download runs working in the data
+   * root now, whose parts of this file are looked at by name (see `runs.ts`).
    */
-  static async claim(destination: string, folderNames?: ReadonlySet<string>): Promise<PartFile> {
+  static async claim(
+    destination: string,
+    folderNames?: ReadonlySet<string>,
+    otherRuns?: () => readonly number[],
+  ): Promise<PartFile> {
     if (claimedHere.has(destination)) throw new PartBusy(process.pid, `${destination}.part.${process.pid}`);
     claimedHere.add(destination);
     try {
-      return await PartFile.#claim(destination, folderNames);
+      const part = await PartFile.#claim(destination, folderNames, otherRuns?.() ?? []);
+      // Two runs may reach one file at once, each finding no part of the other and making its own. Each looks
+      // again once its part exists: of two parts made at once, the later look sees the earlier part, so at
+      // least one of the two steps back (both may: each then comes back after a wait of its own length).
+      const rival = otherRuns ? await livePartOf(destination, otherRuns()) : undefined;
+      if (rival) {
+        await part.stepBack();
+        throw new PartBusy(rival.pid, rival.path);
+      }
+      return part;
     } catch (error) {
       claimedHere.delete(destination);
       throw error;
     }
   }
 
-  static async #claim(destination: string, folderNames: ReadonlySet<string> | undefined): Promise<PartFile> {
+  static async #claim(
+    destination: string,
+    folderNames: ReadonlySet<string> | undefined,
+    otherRuns: readonly number[],
+  ): Promise<PartFile> {
     const ours = `${destination}.part.${process.pid}`;
     let adopted: { path: string; record: PartRecord | undefined } | undefined;
-    for (const leftover of await leftovers(destination, folderNames)) {
+    const found = await leftovers(destination, folderNames);
+    for (const pid of otherRuns) {
+      const path = `${destination}.part.${pid}`;
+      if (!found.some((leftover) => leftover.path === path)) {
+        const named = await leftoverAt(path, pid);
+        if (named) found.push(named);
+      }
+    }
+    for (const leftover of found) {
       if (await ownerAlive(leftover)) throw new PartBusy(leftover.pid, leftover.path);
       const kind = await lstat(leftover.path).catch(() => undefined);
       if (adopted === undefined && leftover.record !== undefined && kind?.isFile()) {
@@ -203,10 +238,13 @@ export class PartFile {
   /**
    * Closes the part and renames it over the destination (replacing a file or a link there, never following it);
    * resolves to the file's stats, as the destination now has them (a rename keeps inode, size and times).
+   * `beforeRename` is told those stats first: a record of the file made then is true the moment another process
+   * can see the file.
    */
-  async commit(): Promise<Stats> {
+  async commit(beforeRename?: (stats: Stats) => void): Promise<Stats> {
     const stats = fstatSync(this.#open());
     this.#close();
+    beforeRename?.(stats);
     try {
       renameSync(this.path, this.destination);
     } catch (error) {
@@ -232,6 +270,16 @@ export class PartFile {
     }
     this.#closeQuietly();
     this.#end();
+  }
+
+  /** Leaves the file to another run: a new part is removed, a resumed one kept for whoever comes next. */
+  async stepBack(): Promise<void> {
+    if (this.resumed) {
+      this.#closeQuietly();
+      this.#end();
+      return;
+    }
+    await this.discard();
   }
 
   /** Closes and removes the part and its record; never throws: the error being reported is the one that matters. */
@@ -268,6 +316,15 @@ export class PartFile {
     this.#ended = true;
     claimedHere.delete(this.destination);
   }
+}
+
+/** The part of one of `pids` beside `destination` whose owner still works on it, if any. */
+async function livePartOf(destination: string, pids: readonly number[]): Promise<Leftover | undefined> {
+  for (const pid of pids) {
+    const leftover = await leftoverAt(`${destination}.part.${pid}`, pid);
+    if (leftover && (await ownerAlive(leftover))) return leftover;
+  }
+  return undefined;
 }
 
 function removeQuietly(path: string): void {

@@ -2,7 +2,7 @@
  * What other runs left beside a destination: their parts (`<name>.part.<pid>`) and the records that say what
  * each holds, and whether the process that wrote one still works on it.
  */
-import { constants } from 'node:fs';
+import { constants, lstatSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -144,6 +144,15 @@ export async function leftovers(destination: string, folderNames?: ReadonlySet<s
     found.push({ path, pid: Number(rest), record: await readRecord(path) });
   }
   return found;
+}
+
+/**
+ * The part at `path` (of process `pid`) when there is one: one `lstat` of a name, for a batch that knows which
+ * other runs work in its data root (see `runs.ts`) and must not list the folder per file.
+ */
+export async function leftoverAt(path: string, pid: number): Promise<Leftover | undefined> {
+  if (!lstatSync(path, { throwIfNoEntry: false })) return undefined;
+  return { path, pid, record: await readRecord(path) };
 }
 
 /** Whether the owner of a leftover still works on it. */

@@ -9,6 +9,7 @@ import { ValidationError } from '../core/errors.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../naming/layout.js';
 import type { LearnedConnections } from './learned-connections.js';
 import { ensureFolderInside } from './local-root.js';
+import type { DownloadRuns } from './runs.js';
 import type { DownloadHttp, DownloadOptions } from './types.js';
 import type { VerifiedRecord } from './verified.js';
 
@@ -26,6 +27,8 @@ export interface Batch {
   verified: VerifiedRecord;
   /** The data root's real path (it may itself be a link). */
   realRoot: string;
+  /** This run's entry among the download runs of the data root (undefined when its state folder cannot hold one). */
+  runs: DownloadRuns | undefined;
   /** With `--connections auto`: the numbers earlier runs measured, per host. */
   learned: LearnedConnections | undefined;
 }

@@ -6,7 +6,7 @@
  * It lives at `<data root>/.mission-data/verified.jsonl`, appended to with one `write` per line (O_APPEND),
  * so processes sharing a data root add to it safely; what one process appends, another reads on its next miss.
  */
-import { closeSync, constants, openSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NO_FOLLOW, writeNewFile } from './local-root.js';
@@ -95,9 +95,11 @@ export class VerifiedRecord {
     return sum?.slice(0, sum.indexOf(':'));
   }
 
-  /** Reads what other processes appended since the last read. */
+  /** Reads what other processes appended since the last read; one `lstat` when nothing was. */
   async refresh(): Promise<void> {
     if (!this.file) return;
+    const now = lstatSync(this.file, { throwIfNoEntry: false });
+    if (now === undefined || (now.size === this.#offset && this.#offset > 0)) return;
     let handle: Awaited<ReturnType<typeof open>>;
     try {
       handle = await open(this.file, constants.O_RDONLY | NO_FOLLOW);

@@ -227,10 +227,15 @@ export function transportError(failure: TransportFailure): Error {
   if (code && LOCAL_FILE_CODES.has(code)) {
     return new LocalFileError(`${where}: cannot read the local file: ${detail}`, { cause: error });
   }
+  // A TLS server that is sent plain http resets the connection or answers with bytes that are no HTTP.
+  const maybeTls =
+    peer === 'service' && url.protocol === 'http:'
+      ? `If the server at ${url.host} speaks https, use an https:// URL.`
+      : undefined;
   if (code && CONNECTION_DROP_CODES.has(code)) {
-    return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK');
+    return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK', maybeTls);
   }
-  return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK');
+  return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK', maybeTls);
 }
 
 /** Codes of a connection that could not be made at all: through a proxy, it is the proxy's connection. */

@@ -136,6 +136,18 @@ export async function uploadFiles(
   return results;
 }
 
+/**
+ * Refuses what `uploadFiles` refuses before any request: a bad name, or (unless `ignoreFolder`) a file found in a
+ * folder that disagrees with its name (`E_WRONG_FOLDER`). A dry run asks it first, to answer as the upload would.
+ */
+export async function refuseAsUploadWould(
+  paths: readonly string[],
+  options: { dataDir: string; cwd?: string | undefined; ignoreFolder?: boolean | undefined },
+): Promise<void> {
+  const planned = planUploads(paths);
+  if (!options.ignoreFolder) await refuseMisplaced(planned, options.dataDir, options.cwd ?? process.cwd());
+}
+
 /** A file `upload` would send, as a dry run sees it: its storage key and where it was found, or why not. */
 export interface UploadPreview {
   /** The path as given. */

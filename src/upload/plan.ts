@@ -1,4 +1,5 @@
 /** What `upload` will send and where each file is found: names checked, files located, folders compared. */
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { runPool } from '../core/batch.js';
@@ -29,6 +30,11 @@ export function planUploads(paths: readonly string[]): PlannedUpload[] {
   const hints = new Set<string>();
   const planned = new Map<string, PlannedUpload>();
   for (const argument of paths) {
+    // A folder is not a file whose name breaks the rules: said as such (uploads take files, one by one).
+    if (/[\\/]$/.test(argument) || statSync(argument, { throwIfNoEntry: false })?.isDirectory()) {
+      problems.push(`${argument} is a folder: give the files in it (for example ${join(argument, '*')}).`);
+      continue;
+    }
     // The service keys a file by its name alone, so the name is what must follow the rules.
     const name = argument.split(/[\\/]/).pop() ?? '';
     let file: MissionFile;

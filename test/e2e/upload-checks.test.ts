@@ -66,8 +66,9 @@ describe('upload and the folder a file lies in (point 8)', () => {
     expect(await server.objects()).toEqual([]);
 
     const dry = await cli(['upload', '--dry-run', wrong]);
-    expect(dry.code).toBe(1);
-    expect(dry.stdout).toMatch(/cannot upload .*: .* is in the wrong folder/);
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).toMatch(/Error: .* is in the wrong folder/);
+    expect((await cli(['upload', '--dry-run', '--ignore-folder', wrong])).code).toBe(0);
 
     const anyway = await cli(['upload', '--ignore-folder', wrong]);
     expect(anyway.code).toBe(0);
@@ -103,7 +104,7 @@ describe('a file the store holds with other bytes (point 12)', () => {
     const again = await cli(['upload', key]);
     expect(again.code).toBe(1);
     expect(again.stderr).not.toMatch(/\bGET\b/);
-    expect(again.stderr).toContain(`failed ${key}: upload ${key}: 409 already stored with other bytes`);
+    expect(again.stderr).toContain(`failed ${key}: 409 already stored with other bytes`);
     expect(again.stderr).toContain(
       'Hint: The store never replaces a file: give the new product the next version, e.g. imap_mag_l1a_norm_20250411_20250411_v01-04.cdf, and upload that.',
     );
@@ -123,7 +124,7 @@ describe.skipIf(ON_BACKENDS)('upload failures', () => {
       await placeAt(KEY, 'april l1a');
       const result = await runCli(['upload', '--url', closed.url, `data/${KEY}`], { cwd: home });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`${KEY}: upload ${KEY}: 401 `);
+      expect(result.stderr).toContain(`failed ${KEY}: 401 `);
       expect(result.stderr).not.toMatch(/GET \S+\/upload\//);
     } finally {
       await closed.close();
@@ -163,5 +164,41 @@ describe.skipIf(ON_BACKENDS)('an empty file', () => {
     });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain('1 already stored (same bytes)');
+  });
+});
+
+describe('upload words of issue 36', () => {
+  it('a dry run of a file in the wrong folder answers as the upload does: exit 2 and the --ignore-folder hint', async () => {
+    const wrong = `imap/mag/l1b/2025/04/${NAME}`;
+    await placeAt(wrong, 'april l1a');
+    const dry = await cli(['upload', '--dry-run', wrong]);
+    const real = await cli(['upload', wrong]);
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).not.toMatch(/not found/);
+    expect(dry.stderr).toContain('pass --ignore-folder');
+    expect(dry.stderr).toBe(real.stderr);
+  });
+
+  it('a folder given to upload is said to be a folder', async () => {
+    await placeAt(KEY, 'april');
+    const folder = await runCli(['upload', 'data/imap/mag/l1a/2025/04', '--url', server.url], {
+      cwd: home,
+      timeoutMs: 30_000,
+    });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain('data/imap/mag/l1a/2025/04 is a folder: give the files in it');
+    expect(folder.stderr).not.toMatch(/Invalid filename/);
+  });
+
+  it('a failure line names the file once', async () => {
+    await placeAt(KEY, 'april');
+    const refused = await runCli(['upload', KEY, '--url', 'http://127.0.0.1:9', '--retries', '0'], {
+      cwd: home,
+      timeoutMs: 30_000,
+    });
+    expect(refused.code).toBe(1);
+    const line = refused.stderr.split('\n').find((text) => text.startsWith('failed ')) ?? '';
+    expect(line).toMatch(/^failed imap\/mag\/l1a\/2025\/04\/imap_mag\S+: connection refused/);
+    expect(line.split(NAME).length - 1).toBe(1);
   });
 });

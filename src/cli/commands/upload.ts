@@ -29,8 +29,10 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
   const client = clientFor(options, io);
   try {
     if (options.dryRun) {
-      const { previewUploads } = await import('../../upload/engine.js');
+      const { previewUploads, refuseAsUploadWould } = await import('../../upload/engine.js');
       const { dataDir } = await client.config();
+      // A batch the upload refuses (exit 2, with its hint) is refused by its dry run in the same words.
+      await refuseAsUploadWould(paths, { dataDir, ignoreFolder: options.ignoreFolder });
       return printPreview(
         await previewUploads(paths, { dataDir, ignoreFolder: options.ignoreFolder }),
         io,

@@ -1,0 +1,128 @@
+/**
+ * The download runs working in one data root: each batch puts an entry `<pid>-<tag>@<host>` in
+ * `<data root>/.mission-data/runs/` before it claims its first part and removes it at its end.
+ *
+ * Why a folder of entries: a batch must see, at each file's turn, the part another run is writing for that file
+ * (`<name>.part.<pid>`), without a listing of the file's folder per file (a batch of 12,000 small files would pay
+ * for it). Knowing the other runs' pids, one `lstat` of `<name>.part.<pid>` per other run answers it; alone, the
+ * cost is one `stat` of this folder per file. A run that starts later is seen at the next turn: its entry changes
+ * the folder's modification time. Timestamps are coarse (a clock tick), so a folder changed within the last
+ * second is listed again at every look, and a change in the same tick as the last listing is never missed.
+ */
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { processAlive } from '../core/process-alive.js';
+import { STATE_FOLDER } from './verified.js';
+
+const RUNS_FOLDER = 'runs';
+/** A folder changed more recently than this is listed again at every look (see above). */
+const RECENT_MS = 1000;
+
+/** The host as an entry's name carries it. */
+function hostTag(): string {
+  return hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+}
+
+/** This run's entry among the runs of a data root, and what it sees of the others. */
+export class DownloadRuns {
+  readonly #folder: string;
+  readonly #entry: string;
+  readonly #host = hostTag();
+  #seenMtimeMs = Number.NaN;
+  /** The other runs seen at the last listing; `local` when of this host (whose pids can be asked). */
+  #others: Array<{ pid: number; local: boolean }> = [];
+  /** See `shared`. */
+  #shared = false;
+
+  private constructor(folder: string, entry: string) {
+    this.#folder = folder;
+    this.#entry = entry;
+  }
+
+  /**
+   * Puts this run's entry in the data root; undefined when the state folder cannot take it (the batch then
+   * behaves as a run alone, as before).
+   */
+  static join(root: string): DownloadRuns | undefined {
+    const folder = join(root, STATE_FOLDER, RUNS_FOLDER);
+    const entry = `${process.pid}-${Math.random().toString(36).slice(2, 8)}@${hostTag()}`;
+    try {
+      mkdirSync(folder, { recursive: true });
+      if (!statSync(folder).isDirectory()) return undefined;
+      writeFileSync(join(folder, entry), '', { flag: 'wx', mode: 0o644 });
+    } catch {
+      return undefined;
+    }
+    const runs = new DownloadRuns(folder, entry);
+    try {
+      runs.#list(statSync(folder).mtimeMs);
+    } catch {
+      // Looked at again at the first file's turn.
+    }
+    if (runs.#others.length > 0) runs.#shared = true;
+    return runs;
+  }
+
+  /** True once another run was seen in this data root, or came or went, during this batch. */
+  get shared(): boolean {
+    return this.#shared;
+  }
+
+  /**
+   * The pids of the other live download runs of this host (and of the runs of other hosts, which cannot be
+   * asked). Cheap alone: one `stat` of the folder.
+   */
+  others(): readonly number[] {
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(this.#folder).mtimeMs;
+    } catch {
+      return this.#others.map((run) => run.pid);
+    }
+    if (mtimeMs !== this.#seenMtimeMs) {
+      // A run came or went since the last look: even one that came and went between two looks may have put
+      // files in place that this batch looked up ahead of their turn.
+      this.#shared = true;
+      this.#list(mtimeMs);
+    } else if (Date.now() - mtimeMs < RECENT_MS) this.#list(mtimeMs);
+    else if (this.#others.length > 0) {
+      this.#others = this.#others.filter((run) => !run.local || processAlive(run.pid));
+    }
+    if (this.#others.length === 0) return [];
+    this.#shared = true;
+    return this.#others.map((run) => run.pid);
+  }
+
+  /** Removes this run's entry. */
+  leave(): void {
+    rmSync(join(this.#folder, this.#entry), { force: true });
+  }
+
+  #list(mtimeMs: number): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.#folder);
+    } catch {
+      return;
+    }
+    this.#seenMtimeMs = mtimeMs;
+    const others: Array<{ pid: number; local: boolean }> = [];
+    for (const name of names) {
+      if (name === this.#entry) continue;
+      const found = /^(\d+)-[a-z0-9]+@(.+)$/.exec(name);
+      if (!found) continue;
+      const pid = Number(found[1]);
+      const local = found[2] === this.#host;
+      // Another batch of this process: `PartFile`'s own claims keep the two apart.
+      if (local && pid === process.pid) continue;
+      if (local && !processAlive(pid)) {
+        // Left by a run that was killed: nobody else removes it.
+        rmSync(join(this.#folder, name), { force: true });
+        continue;
+      }
+      others.push({ pid, local });
+    }
+    this.#others = others;
+  }
+}

@@ -1,0 +1,29 @@
+/** `http://` to a server that speaks TLS (issue 36): the reset or garbled answer it gets comes with a hint. */
+import { describe, expect, it } from 'vitest';
+import type { Peer } from '../../src/core/errors.js';
+import { transportError } from '../../src/http/failures.js';
+
+const timeouts = { connectMs: 10_000, idleMs: 30_000 };
+const failure = (url: string, code: string, peer: Peer = 'service') =>
+  transportError({
+    method: 'GET',
+    url: new URL(url),
+    error: Object.assign(new Error('other side closed'), { code }),
+    peer,
+    timeouts,
+  }) as Error & { hint?: string };
+
+describe('a plain http URL whose connection is reset or answered with no HTTP', () => {
+  it('hints at https for the service', () => {
+    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'HPE_INVALID_CONSTANT']) {
+      expect(failure('http://archive.example:8443/query', code).hint).toBe(
+        'If the server at archive.example:8443 speaks https, use an https:// URL.',
+      );
+    }
+  });
+
+  it('says nothing of it for an https URL, or for the store the service named', () => {
+    expect(failure('https://archive.example/query', 'ECONNRESET').hint).toBeUndefined();
+    expect(failure('http://store.example/objects/a', 'ECONNRESET', 'object store').hint).toBeUndefined();
+  });
+});
