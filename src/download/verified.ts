@@ -41,6 +41,8 @@ export class VerifiedRecord {
   #appendFd: number | undefined;
   /** Lines not written yet: they go out in one write per batch of files, not one per file. */
   #pending: string[] = [];
+  /** The read of appended lines under way (see `refresh`). */
+  #reading: Promise<void> = Promise.resolve();
 
   private constructor(readonly file: string | undefined) {}
 
@@ -95,8 +97,18 @@ export class VerifiedRecord {
     return sum?.slice(0, sum.indexOf(':'));
   }
 
-  /** Reads what other processes appended since the last read; one `lstat` when nothing was. */
-  async refresh(): Promise<void> {
+  /**
+   * Reads what other processes appended since the last read; one `lstat` when nothing was. Reads run one after
+   * another: two at once would each advance the offset by what they read, and the next read would start past
+   * lines it never took.
+   */
+  refresh(): Promise<void> {
+    const read = this.#reading.then(() => this.#readAppended());
+    this.#reading = read.catch(() => undefined);
+    return read;
+  }
+
+  async #readAppended(): Promise<void> {
     if (!this.file) return;
     const now = lstatSync(this.file, { throwIfNoEntry: false });
     if (now === undefined || (now.size === this.#offset && this.#offset > 0)) return;
