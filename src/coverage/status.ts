@@ -91,6 +91,8 @@ export async function buildStatus(
     localFiles: held.length,
     unrecorded,
     archiveFiles: archive.length,
+    currentFiles: latest.size,
+    currentHere: latest.size - counts.missing - counts.outdated,
   };
 }
 

@@ -95,4 +95,8 @@ export interface StatusReport {
   unrecorded: number;
   /** Files of the archive in scope (every version). */
   archiveFiles: number;
+  /** Of those, the current ones: the latest version of each product and day (what a copy in step holds). */
+  currentFiles: number;
+  /** Current files the data root holds in their latest version. */
+  currentHere: number;
 }

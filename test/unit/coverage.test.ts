@@ -116,6 +116,8 @@ describe('statusTargets', () => {
       localFiles: 3,
       unrecorded: 0,
       archiveFiles: 4,
+      currentFiles: 3,
+      currentHere: 1,
     };
     expect(statusTargets(report, 'missing')).toEqual(['c']);
     expect(statusTargets(report, 'update')).toEqual(['a', 'c', 'e']);

@@ -57,12 +57,13 @@ export function statusLine(entry: StatusEntry): string {
 /** The counts, for stderr. */
 export function statusSummary(report: StatusReport, strict = false): string {
   const { counts } = report;
-  const files = `${report.archiveFiles} ${report.archiveFiles === 1 ? 'file' : 'files'} in the archive, ${report.localFiles} of them here`;
+  // The archive's current files (the latest version of each product and day), not every version it keeps.
+  const current = `${report.currentFiles} current ${report.currentFiles === 1 ? 'file' : 'files'} in the archive`;
   const extrasOnly = !report.inStep && holdsArchive(report, strict);
   const head =
     report.inStep || extrasOnly
-      ? `In step: ${files}.`
-      : `${counts.missing} missing, ${counts.outdated} outdated, ${counts.extra} extra, ${counts.changed} changed (${files}).`;
+      ? `In step: ${current}, ${report.currentFiles === 1 ? 'here' : 'all here'}.`
+      : `${counts.missing} missing, ${counts.outdated} outdated, ${counts.extra} extra, ${counts.changed} changed (${current}, ${report.currentHere} of them here).`;
   const unchecked =
     report.unrecorded > 0
       ? ` ${report.unrecorded} local ${report.unrecorded === 1 ? 'file was' : 'files were'} not downloaded by mission-data here, so ${report.unrecorded === 1 ? 'its' : 'their'} bytes were not compared.`
