@@ -20,7 +20,7 @@ function flagAdvice(error: MissionDataError): { joiner: string; advice: string }
       };
     }
   }
-  if (error.code === 'E_DATA_ROOT') {
+  if (error.code === 'E_DATA_ROOT' || error.code === 'E_NO_SPACE') {
     return {
       joiner: ': ',
       advice: 'pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',

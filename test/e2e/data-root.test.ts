@@ -160,6 +160,9 @@ describe('a full disk', () => {
       for (const name of names) {
         await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
       }
+      // One more that is refused before its bytes come (larger than the whole disk): another failure, one hint.
+      const large = scienceName('swe', 20);
+      await putFile(sweStore, `imap/swe/l1a/2024/01/${large}`, bytesFor(large, 6_000_000));
       sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
       const data = join(mount, 'data');
       const result = await runCli(
@@ -168,7 +171,10 @@ describe('a full disk', () => {
       );
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('the disk is full (ENOSPC)');
-      expect(result.stderr).toMatch(/^\d downloaded, \d failed; /m);
+      expect(result.stderr).toMatch(/^\d downloaded, \d+ failed; /m);
+      // The disk's two ways of saying it is full share one hint, printed once.
+      expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
+      expect(result.stderr).toContain('Hint: Free some space, or choose a data root on another disk: pass --data-dir');
       const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
       expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
       expect(result.stderr).not.toContain('of unfinished files kept');
