@@ -57,4 +57,12 @@ export type { QueryFilters, QueryRecord, QueryTable } from './naming/query-vocab
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
 export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';
+export type {
+  VerifiedAgainst,
+  VerifyEntry,
+  VerifyOptions,
+  VerifyProgress,
+  VerifyReport,
+  VerifyStatus,
+} from './sync/verify.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

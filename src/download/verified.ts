@@ -31,6 +31,13 @@ export interface VerifiedEntry {
   ino: number;
   /** The checksum it was verified with, as `<algorithm>:<hex>`. */
   sum: string;
+  /** When it was last verified (ms since the epoch): its download, or the last `verify` that found it whole. */
+  at?: number | undefined;
+  /**
+   * Set by a `verify` that found the file's bytes no longer those of `sum` (the `<algorithm>:<hex>` it got): the
+   * line then vouches for nothing, so `download` checks it against the store again and `status` calls it changed.
+   */
+  bad?: string | undefined;
 }
 
 /** The verified-download record of one data root. */
@@ -82,6 +89,7 @@ export class VerifiedRecord {
     const entry = this.#entries.get(path);
     return (
       entry !== undefined &&
+      entry.bad === undefined &&
       stats.isFile() &&
       entry.size === stats.size &&
       entry.mtimeMs === stats.mtimeMs &&
@@ -93,6 +101,11 @@ export class VerifiedRecord {
   algorithmOf(path: string): string | undefined {
     const sum = this.#entries.get(path)?.sum;
     return sum?.slice(0, sum.indexOf(':'));
+  }
+
+  /** Every file the record holds, in no particular order. */
+  entries(): IterableIterator<Readonly<VerifiedEntry>> {
+    return this.#entries.values();
   }
 
   /** Reads what other processes appended since the last read. */
@@ -130,8 +143,24 @@ export class VerifiedRecord {
    * (a large file, which another process may be waiting for), otherwise with the next few.
    */
   add(path: string, stats: Stats, sum: string, now = false): void {
-    const entry: VerifiedEntry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
-    this.#entries.set(path, entry);
+    const entry: VerifiedEntry = {
+      p: path,
+      size: stats.size,
+      mtimeMs: stats.mtimeMs,
+      ino: stats.ino,
+      sum,
+      at: Date.now(),
+    };
+    this.remember(entry, now);
+  }
+
+  /**
+   * Records a whole line (a `verify` pass: the file found whole at `at`, or found damaged with `bad`); `now`
+   * writes it at once, otherwise with the next few. A line replaces the file's earlier one; earlier lines stay in
+   * the file until a compaction, so a pass cut short loses only the lines not yet written.
+   */
+  remember(entry: VerifiedEntry, now = false): void {
+    this.#entries.set(entry.p, entry);
     if (!this.file) return;
     this.#pending.push(`${JSON.stringify(entry)}\n`);
     if (now || this.#pending.length >= FLUSH_EVERY_LINES) this.flush();
