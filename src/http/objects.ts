@@ -160,7 +160,10 @@ async function sendFollowing(
 export function signsChecksumMode(url: URL): boolean {
   // The common case, asked for every object: no such name anywhere in the URL.
   if (!url.search.includes('x-amz-checksum-mode')) return false;
-  return (url.searchParams.get('X-Amz-SignedHeaders') ?? '').toLowerCase().split(';').includes('x-amz-checksum-mode');
+  return (url.searchParams.get('X-Amz-SignedHeaders') ?? '')
+    .toLowerCase()
+    .split(';')
+    .includes('x-amz-checksum-mode');
 }
 
 /**

@@ -15,8 +15,8 @@ import {
 } from '../core/checksum.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/hash-pool.js';
-import { statusParams } from '../coverage/run.js';
 import { scanLocalCopy } from '../coverage/local-copy.js';
+import { statusParams } from '../coverage/run.js';
 import { downloadFiles } from '../download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../download/types.js';
 import { type VerifiedEntry, VerifiedRecord } from '../download/verified.js';
@@ -308,7 +308,12 @@ class VerifyPass {
       if ('status' in hashed) return hashed;
       const known = { ...base, algorithm, against: 'archive' as const };
       if (!hashed.digest.equals(stated.expected.digest)) {
-        return this.#corrupt(known, stated.expected, hashed.digest, `the archive's (${stated.expected.source})`);
+        return this.#corrupt(
+          known,
+          stated.expected,
+          hashed.digest,
+          `the archive's (${stated.expected.source})`,
+        );
       }
       this.#markWhole(path, hashed, `${algorithm}:${stated.expected.digest.toString('hex')}`);
       return { ...known, status: 'ok' };
@@ -318,7 +323,8 @@ class VerifyPass {
       return {
         ...base,
         status: 'unverifiable',
-        reason: 'no record, and the archive states no checksum without the body (--download compares the bytes)',
+        reason:
+          'no record, and the archive states no checksum without the body (--download compares the bytes)',
       };
     }
     return this.#verifyByBytes(url, base);
@@ -340,13 +346,22 @@ class VerifyPass {
     }
     const { algorithm } = remote;
     if (remote.stated && !remote.stated.digest.equals(remote.digest)) {
-      return { ...base, status: 'unverifiable', reason: `the archive's bytes do not match its own ${remote.stated.source}` };
+      return {
+        ...base,
+        status: 'unverifiable',
+        reason: `the archive's bytes do not match its own ${remote.stated.source}`,
+      };
     }
     const hashed = await this.#hash(base.localPath, algorithm, base);
     if ('status' in hashed) return hashed;
     const known = { ...base, algorithm, against: 'download' as const };
     if (!hashed.digest.equals(remote.digest)) {
-      return this.#corrupt(known, { algorithm, digest: remote.digest }, hashed.digest, "the archive's bytes'");
+      return this.#corrupt(
+        known,
+        { algorithm, digest: remote.digest },
+        hashed.digest,
+        "the archive's bytes'",
+      );
     }
     this.#markWhole(base.path, hashed, `${algorithm}:${remote.digest.toString('hex')}`);
     return { ...known, status: 'ok' };
@@ -389,8 +404,7 @@ class VerifyPass {
       return {
         ...base,
         status: 'unreadable',
-        reason:
-          error.code === 'ENOENT' ? 'vanished during the pass' : `cannot be read: ${error.message}`,
+        reason: error.code === 'ENOENT' ? 'vanished during the pass' : `cannot be read: ${error.message}`,
       };
     }
   }
@@ -443,7 +457,13 @@ class VerifyPass {
 
   report(heldFiles: number): VerifyReport {
     const entries = [...this.#entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const counts: Record<VerifyStatus, number> = { ok: 0, corrupt: 0, unverifiable: 0, extra: 0, unreadable: 0 };
+    const counts: Record<VerifyStatus, number> = {
+      ok: 0,
+      corrupt: 0,
+      unverifiable: 0,
+      extra: 0,
+      unreadable: 0,
+    };
     for (const entry of entries) counts[entry.status] += 1;
     return {
       entries,

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import { AbortedError } from '../../src/core/errors.js';
-import { startReferenceServer, type ReferenceServer } from '../../src/server/index.js';
+import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import type { VerifyEntry } from '../../src/sync/verify.js';
 import {
   assertBuilt,
@@ -102,10 +102,18 @@ describe('verify of a data root', () => {
     const lines = found.stdout.trim().split('\n');
     expect(lines).toHaveLength(NAMES.length);
     expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^corrupt ${pathOf(FLIPPED)} \\(crc32 expected \\S+, got \\S+; its crc32 differs from the one verified\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^corrupt ${pathOf(FLIPPED)} \\(crc32 expected \\S+, got \\S+; its crc32 differs from the one verified\\)$`,
+        ),
+      ),
     );
     expect(lines).toContainEqual(
-      expect.stringMatching(new RegExp(`^corrupt ${pathOf(HAND_COPIED)} \\(md5 expected [0-9a-f]{32}, got [0-9a-f]{32}; its md5 differs from the archive's \\(ETag\\)\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^corrupt ${pathOf(HAND_COPIED)} \\(md5 expected [0-9a-f]{32}, got [0-9a-f]{32}; its md5 differs from the archive's \\(ETag\\)\\)$`,
+        ),
+      ),
     );
     for (const name of NAMES.slice(2)) expect(lines).toContain(`ok ${pathOf(name)}`);
     expect(found.stderr).toMatch(/3 ok, 2 corrupt, 0 unverifiable, 0 unreadable, 0 extra/);
@@ -258,7 +266,9 @@ describe('verify against an archive that states no MD5 (SSE-KMS)', () => {
   it('unverifiable: exit 0, or 1 with --strict; --download compares the bytes and finds the damage', async () => {
     const scope = [...SCOPE, '--start-date', '20240101', '--end-date', '20240102'];
     const plain = await cli(['verify', ...scope], root, kms.url);
-    expect(plain.stdout).toMatch(/^unverifiable imap\/mag\/l1a\/2024\/01\/\S+ \(no record, and the archive states no checksum/m);
+    expect(plain.stdout).toMatch(
+      /^unverifiable imap\/mag\/l1a\/2024\/01\/\S+ \(no record, and the archive states no checksum/m,
+    );
     expect(plain.stderr).toMatch(/0 ok, 0 corrupt, 2 unverifiable/);
     expect(plain.code).toBe(0);
     expect((await cli(['verify', ...scope, '--strict'], root, kms.url)).code).toBe(1);

@@ -78,7 +78,13 @@ export function parseSince(value: string): Date {
 }
 
 function countsOf(entries: readonly VerifyEntry[]): Record<VerifyStatus, number> {
-  const counts: Record<VerifyStatus, number> = { ok: 0, corrupt: 0, unverifiable: 0, extra: 0, unreadable: 0 };
+  const counts: Record<VerifyStatus, number> = {
+    ok: 0,
+    corrupt: 0,
+    unverifiable: 0,
+    extra: 0,
+    unreadable: 0,
+  };
   for (const entry of entries) counts[entry.status] += 1;
   return counts;
 }
@@ -90,8 +96,7 @@ function countsText(counts: Record<VerifyStatus, number>): string {
 /** The counts, for stderr. */
 export function verifySummary(report: VerifyReport, seconds: number): string {
   const repaired = report.repaired > 0 ? ` ${report.repaired} repaired.` : '';
-  const notDue =
-    report.notDue > 0 ? ` ${report.notDue} verified since the date given, left out.` : '';
+  const notDue = report.notDue > 0 ? ` ${report.notDue} verified since the date given, left out.` : '';
   return `${countsText(report.counts)} (${formatBytes(report.bytes)} hashed in ${seconds.toFixed(1)} s).${repaired}${notDue}\n`;
 }
 

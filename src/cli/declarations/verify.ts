@@ -21,7 +21,10 @@ export const verify: CommandDeclaration = {
           'output formats',
         ).default('text'),
       )
-      .option('--repair', 'fetch each corrupt file again; its old bytes are replaced only once the new verify')
+      .option(
+        '--repair',
+        'fetch each corrupt file again; its old bytes are replaced only once the new verify',
+      )
       .option(
         '--download',
         'a file with no record whose archive states no checksum (KMS, multipart) is fetched whole and compared byte for byte',
@@ -30,7 +33,10 @@ export const verify: CommandDeclaration = {
         '--not-verified-since <date>',
         'only files not verified since this date (YYYYMMDD or ISO 8601), so a nightly run can verify part of the root',
       )
-      .option('--strict', 'unverifiable and unreadable files count too: exit 1 unless every file is ok or extra')
+      .option(
+        '--strict',
+        'unverifiable and unreadable files count too: exit 1 unless every file is ok or extra',
+      )
       .option(
         '--threads <n>',
         'files hashed at once, each on a thread of its own',
