@@ -19,6 +19,7 @@ export {
   UsageError,
   ValidationError,
 } from './core/errors.js';
+export type { ChecksumAlgorithm } from './core/checksum.js';
 export type { ProxySettings, ProxyValue } from './core/proxy.js';
 export type { ReportOptions } from './coverage/run.js';
 export { statusTargets } from './coverage/status.js';
