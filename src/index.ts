@@ -1,6 +1,7 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
+export type { ChecksumAlgorithm } from './core/checksum.js';
 export type { Config, SettingName, SettingSource } from './core/config.js';
 export {
   AbortedError,
@@ -19,7 +20,6 @@ export {
   UsageError,
   ValidationError,
 } from './core/errors.js';
-export type { ChecksumAlgorithm } from './core/checksum.js';
 export type { ProxySettings, ProxyValue } from './core/proxy.js';
 export type { ReportOptions } from './coverage/run.js';
 export { statusTargets } from './coverage/status.js';
