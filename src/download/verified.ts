@@ -19,6 +19,8 @@ const RECORD_FILE = 'verified.jsonl';
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
  */
 const FLUSH_EVERY_LINES = 64;
+/** Bytes of the record read at once. */
+const READ_CHUNK_BYTES = 1024 * 1024;
 /** A record with many more lines than files is rewritten when opened. */
 const COMPACT_ABOVE_LINES = 10_000;
 
@@ -126,13 +128,7 @@ export class VerifiedRecord {
         this.#lines = 0;
       }
       if (size === this.#offset) return;
-      const buffer = Buffer.alloc(size - this.#offset);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.#offset);
-      const text = buffer.subarray(0, bytesRead).toString('utf8');
-      // A line still being written by another process is left for the next read.
-      const complete = text.lastIndexOf('\n') + 1;
-      this.#offset += Buffer.byteLength(text.slice(0, complete));
-      for (const line of text.slice(0, complete).split('\n')) this.#take(line);
+      await this.#readLines(handle, size);
     } finally {
       await handle.close();
     }
@@ -185,6 +181,28 @@ export class VerifiedRecord {
     if (this.#appendFd === undefined) return;
     closeSync(this.#appendFd);
     this.#appendFd = undefined;
+  }
+
+  /**
+   * Reads the lines from the last offset up to `size` in chunks of READ_CHUNK_BYTES, so a record of 100,000
+   * files (tens of MB after a few passes) is never held whole; a line still being written by another process
+   * (no newline yet) is left for the next read.
+   */
+  async #readLines(handle: Awaited<ReturnType<typeof open>>, size: number): Promise<void> {
+    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, size - this.#offset));
+    let carried = Buffer.alloc(0);
+    let position = this.#offset;
+    while (position < size) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const chunk = carried.length > 0 ? Buffer.concat([carried, buffer.subarray(0, bytesRead)]) : buffer;
+      const length = carried.length > 0 ? chunk.length : bytesRead;
+      const complete = chunk.subarray(0, length).lastIndexOf(10) + 1;
+      for (const line of chunk.subarray(0, complete).toString('utf8').split('\n')) this.#take(line);
+      this.#offset += complete;
+      carried = Buffer.from(chunk.subarray(complete, length));
+    }
   }
 
   #take(line: string): void {

@@ -4,7 +4,7 @@
  * hold, a vanished file).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -52,6 +52,27 @@ describe('the download record, as verify writes it', () => {
     // Appended: the first line is still there after the second.
     expect(lines).toHaveLength(2);
     expect(JSON.parse(lines[0] as string)).not.toHaveProperty('bad');
+  });
+
+  it('a record of many files is read in chunks: lines across a chunk boundary whole, a line still being written left', async () => {
+    const big = await mkdtemp(join(tmpdir(), 'mission-verify-big-'));
+    try {
+      await mkdir(join(big, '.mission-data'));
+      const line = (index: number) =>
+        `${JSON.stringify({ p: `imap/mag/l1a/2024/01/f${index}.cdf`, size: index, mtimeMs: 1, ino: 2, sum: 'md5:00', at: index })}\n`;
+      const text = Array.from({ length: 30_000 }, (_, index) => line(index)).join('');
+      expect(text.length).toBeGreaterThan(2 * 1024 * 1024);
+      const file = join(big, '.mission-data/verified.jsonl');
+      await writeFile(file, `${text}{"p":"imap/mag/l1a/2024/01/half`);
+      const record = await VerifiedRecord.read(big);
+      expect([...record.entries()]).toHaveLength(30_000);
+      expect(record.recorded('imap/mag/l1a/2024/01/f29999.cdf')).toMatchObject({ size: 29_999, at: 29_999 });
+      await appendFile(file, `.cdf","size":7,"mtimeMs":1,"ino":2,"sum":"md5:00"}\n`);
+      await record.refresh();
+      expect(record.recorded('imap/mag/l1a/2024/01/half.cdf')?.size).toBe(7);
+    } finally {
+      await rm(big, { recursive: true, force: true });
+    }
   });
 
   it('status compares a CRC-32C record instead of counting the file as not downloaded here', async () => {
