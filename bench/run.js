@@ -19,6 +19,7 @@ const GROUPS = {
   backends: () => import('./backends.js'),
   'server-load': () => import('./server-load.js'),
   sync: () => import('./sync.js'),
+  verify: () => import('./verify.js'),
 };
 
 /** The goal on the tool's peak resident memory, in every case that records it. */

@@ -20,6 +20,7 @@ import type { ReceivedRecord } from './service/records.js';
 import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
 import { checkSyncRequest, syncFiles } from './sync/run.js';
 import type { SyncOptions, SyncResult } from './sync/types.js';
+import { type VerifyOptions, type VerifyReport, verifyFiles, verifyParams } from './sync/verify.js';
 import { type UploadOptions, type UploadResult, uploadFiles } from './upload/engine.js';
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
@@ -122,6 +123,15 @@ export interface MissionDataClient {
    * (bytes no longer those verified when downloaded). Ingestion-day filters are refused: names do not carry them.
    */
   status(filters: QueryFilters, options?: ReportOptions): Promise<StatusReport>;
+  /**
+   * Hashes every file of the data root in the filters' scope (as `status`'s), whatever its times say: each is
+   * compared with the checksum recorded when it was verified, or (a file not downloaded here) with the one the
+   * archive states; `ok`, `corrupt`, `unverifiable`, `extra` or `unreadable` per file. `repair` fetches corrupt
+   * files again; `notVerifiedSince` limits the pass to files not verified since a date. The download record
+   * remembers when each file was last found whole. Rejects with an `AbortedError` carrying the entries settled
+   * so far as `results` when cancelled.
+   */
+  verify(filters: QueryFilters, options?: Omit<VerifyOptions, 'dataDir'>): Promise<VerifyReport>;
   /** The resolved configuration (URL, data root, where each came from). */
   config(): Promise<Config>;
   /** Closes the client's connections. */
@@ -216,6 +226,11 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       statusParams(filters);
       const { config, http } = await ready();
       return statusReport(http, filters, { ...reportOptions, dataDir: config.dataDir });
+    },
+    async verify(filters, verifyOptions = {}) {
+      verifyParams(filters, verifyOptions);
+      const { config, http } = await ready();
+      return verifyFiles(http, filters, { ...verifyOptions, dataDir: config.dataDir });
     },
     async config() {
       return (await ready()).config;

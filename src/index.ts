@@ -1,6 +1,7 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
+export type { ChecksumAlgorithm } from './core/checksum.js';
 export type { Config, SettingName, SettingSource } from './core/config.js';
 export {
   AbortedError,
@@ -57,4 +58,12 @@ export type { QueryFilters, QueryRecord, QueryTable } from './naming/query-vocab
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
 export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';
+export type {
+  VerifiedAgainst,
+  VerifyEntry,
+  VerifyOptions,
+  VerifyProgress,
+  VerifyReport,
+  VerifyStatus,
+} from './sync/verify.js';
 export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';

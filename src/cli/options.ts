@@ -38,9 +38,9 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  * where it does something (`query` writes no file, so the data root means nothing to it).
  */
 export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
-  '--data-dir': ['download', 'sync', 'upload', 'coverage', 'status', 'list', 'get', 'set', 'unset'],
-  '--retries': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'list', 'get'],
-  '--timeout': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'list', 'get'],
+  '--data-dir': ['download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get', 'set', 'unset'],
+  '--retries': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
+  '--timeout': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
 };
 
 /** The global options of one client command (or `config` subcommand). */
@@ -203,6 +203,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data status --instrument mag --start-date 20250101 --end-date 20250131',
     'mission-data status --instrument swe --data-level l1b --output-format json',
     'mission-data status --instrument mag && echo in step',
+  ],
+  verify: [
+    'mission-data verify --instrument mag',
+    'mission-data verify --instrument swe --start-date 20250101 --repair',
+    'mission-data verify --instrument mag --not-verified-since 20250101 --output-format json',
   ],
   serve: [
     'mission-data serve --demo',

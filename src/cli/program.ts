@@ -16,6 +16,7 @@ import { serve } from './declarations/serve.js';
 import { status } from './declarations/status.js';
 import { sync } from './declarations/sync.js';
 import { upload } from './declarations/upload.js';
+import { verify } from './declarations/verify.js';
 import type { CommandIO } from './io.js';
 import { GLOBAL_OPTIONS, globalOptionsFor, withOptions } from './options.js';
 import { nameUsageErrors } from './usage-errors.js';
@@ -27,6 +28,7 @@ const COMMANDS: readonly CommandDeclaration[] = [
   sync,
   coverage,
   status,
+  verify,
   upload,
   serve,
   completion,

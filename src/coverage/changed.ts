@@ -1,5 +1,5 @@
 import { lstat } from 'node:fs/promises';
-import type { ChecksumAlgorithm } from '../core/checksum.js';
+import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksum.js';
 import { digestOfFile } from '../core/file-digest.js';
 import type { VerifiedRecord } from '../download/verified.js';
 
@@ -10,7 +10,7 @@ export type RecordCheck =
   | { kind: 'unrecorded' }
   | { kind: 'changed'; reason: string };
 
-const ALGORITHMS: readonly ChecksumAlgorithm[] = ['md5', 'sha256', 'sha1', 'crc32'];
+const ALGORITHMS = Object.keys(DIGEST_BYTES) as ChecksumAlgorithm[];
 
 /** Compares the file at `localPath` (storage path `path`) with its line in the download record. */
 export async function checkAgainstRecord(
@@ -21,6 +21,7 @@ export async function checkAgainstRecord(
 ): Promise<RecordCheck> {
   const entry = record.recorded(path);
   if (!entry) return { kind: 'unrecorded' };
+  if (entry.bad !== undefined) return { kind: 'changed', reason: 'verify found its bytes damaged' };
   const stats = await lstat(localPath);
   if (stats.size === entry.size && stats.mtimeMs === entry.mtimeMs && stats.ino === entry.ino) {
     return { kind: 'same' };

@@ -19,6 +19,8 @@ const RECORD_FILE = 'verified.jsonl';
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
  */
 const FLUSH_EVERY_LINES = 64;
+/** Bytes of the record read at once. */
+const READ_CHUNK_BYTES = 1024 * 1024;
 /** A record with many more lines than files is rewritten when opened. */
 const COMPACT_ABOVE_LINES = 10_000;
 
@@ -31,6 +33,13 @@ export interface VerifiedEntry {
   ino: number;
   /** The checksum it was verified with, as `<algorithm>:<hex>`. */
   sum: string;
+  /** When it was last verified (ms since the epoch): its download, or the last `verify` that found it whole. */
+  at?: number | undefined;
+  /**
+   * Set by a `verify` that found the file's bytes no longer those of `sum` (the `<algorithm>:<hex>` it got): the
+   * line then vouches for nothing, so `download` checks it against the store again and `status` calls it changed.
+   */
+  bad?: string | undefined;
 }
 
 /** The verified-download record of one data root. */
@@ -84,6 +93,7 @@ export class VerifiedRecord {
     const entry = this.#entries.get(path);
     return (
       entry !== undefined &&
+      entry.bad === undefined &&
       stats.isFile() &&
       entry.size === stats.size &&
       entry.mtimeMs === stats.mtimeMs &&
@@ -95,6 +105,11 @@ export class VerifiedRecord {
   algorithmOf(path: string): string | undefined {
     const sum = this.#entries.get(path)?.sum;
     return sum?.slice(0, sum.indexOf(':'));
+  }
+
+  /** Every file the record holds, in no particular order. */
+  entries(): IterableIterator<Readonly<VerifiedEntry>> {
+    return this.#entries.values();
   }
 
   /**
@@ -127,13 +142,7 @@ export class VerifiedRecord {
         this.#lines = 0;
       }
       if (size === this.#offset) return;
-      const buffer = Buffer.alloc(size - this.#offset);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.#offset);
-      const text = buffer.subarray(0, bytesRead).toString('utf8');
-      // A line still being written by another process is left for the next read.
-      const complete = text.lastIndexOf('\n') + 1;
-      this.#offset += Buffer.byteLength(text.slice(0, complete));
-      for (const line of text.slice(0, complete).split('\n')) this.#take(line);
+      await this.#readLines(handle, size);
     } finally {
       await handle.close();
     }
@@ -144,8 +153,24 @@ export class VerifiedRecord {
    * (a large file, which another process may be waiting for), otherwise with the next few.
    */
   add(path: string, stats: Stats, sum: string, now = false): void {
-    const entry: VerifiedEntry = { p: path, size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, sum };
-    this.#entries.set(path, entry);
+    const entry: VerifiedEntry = {
+      p: path,
+      size: stats.size,
+      mtimeMs: stats.mtimeMs,
+      ino: stats.ino,
+      sum,
+      at: Date.now(),
+    };
+    this.remember(entry, now);
+  }
+
+  /**
+   * Records a whole line (a `verify` pass: the file found whole at `at`, or found damaged with `bad`); `now`
+   * writes it at once, otherwise with the next few. A line replaces the file's earlier one; earlier lines stay in
+   * the file until a compaction, so a pass cut short loses only the lines not yet written.
+   */
+  remember(entry: VerifiedEntry, now = false): void {
+    this.#entries.set(entry.p, entry);
     if (!this.file) return;
     this.#pending.push(`${JSON.stringify(entry)}\n`);
     if (now || this.#pending.length >= FLUSH_EVERY_LINES) this.flush();
@@ -170,6 +195,28 @@ export class VerifiedRecord {
     if (this.#appendFd === undefined) return;
     closeSync(this.#appendFd);
     this.#appendFd = undefined;
+  }
+
+  /**
+   * Reads the lines from the last offset up to `size` in chunks of READ_CHUNK_BYTES, so a record of 100,000
+   * files (tens of MB after a few passes) is never held whole; a line still being written by another process
+   * (no newline yet) is left for the next read.
+   */
+  async #readLines(handle: Awaited<ReturnType<typeof open>>, size: number): Promise<void> {
+    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, size - this.#offset));
+    let carried = Buffer.alloc(0);
+    let position = this.#offset;
+    while (position < size) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const chunk = carried.length > 0 ? Buffer.concat([carried, buffer.subarray(0, bytesRead)]) : buffer;
+      const length = carried.length > 0 ? chunk.length : bytesRead;
+      const complete = chunk.subarray(0, length).lastIndexOf(10) + 1;
+      for (const line of chunk.subarray(0, complete).toString('utf8').split('\n')) this.#take(line);
+      this.#offset += complete;
+      carried = Buffer.from(chunk.subarray(complete, length));
+    }
   }
 
   #take(line: string): void {

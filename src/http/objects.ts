@@ -76,6 +76,7 @@ export async function getObjectWith(
   const headers: Record<string, string> = {};
   if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
+  if (signsChecksumMode(target)) headers['x-amz-checksum-mode'] = 'ENABLED';
   const response = await sendFollowing(transport, 'GET', target, headers, options.signal);
   if (response.statusCode === 200 || response.statusCode === 206) {
     return { status: response.statusCode, headers: response.headers, body: response.body };
@@ -149,6 +150,20 @@ async function sendFollowing(
     }
     url = new URL(checkObjectUrl(next, source, method === 'GET' ? 'download' : 'upload', url));
   }
+}
+
+/**
+ * True when a pre-signed URL signs `x-amz-checksum-mode` (the service's S3 store signs it into its download URLs):
+ * the header is then sent on every GET of it, as the signature demands, and a whole-object answer states the
+ * object's stored `x-amz-checksum-*` (S3 sends none without it), so an object under KMS is verified too.
+ */
+export function signsChecksumMode(url: URL): boolean {
+  // The common case, asked for every object: no such name anywhere in the URL.
+  if (!url.search.includes('x-amz-checksum-mode')) return false;
+  return (url.searchParams.get('X-Amz-SignedHeaders') ?? '')
+    .toLowerCase()
+    .split(';')
+    .includes('x-amz-checksum-mode');
 }
 
 /**

@@ -35,6 +35,9 @@ export interface FaultOptions {
   outage?: { afterBytes: number; forMs: number } | undefined;
 }
 
+/** The request header that asks S3 for an object's stored checksums on a GET. */
+export const CHECKSUM_MODE_HEADER = 'x-amz-checksum-mode';
+
 /** The query parameter a redirected object URL carries, so it is not redirected again. */
 const REDIRECTED_PARAMETER = 'x-redirected';
 
@@ -124,15 +127,30 @@ export class Faults {
     return this.options.kms ? { 'x-amz-server-side-encryption': 'aws:kms' } : {};
   }
 
-  /** Headers a whole-object answer gets besides the store's own, and whether those checksum headers stay. */
+  /**
+   * A download URL as S3 hands it out when objects carry `checksums`: naming `x-amz-checksum-mode` among its
+   * signed headers (as the S3 store signs it), so a client must send the header to use it.
+   */
+  downloadUrl(url: string): string {
+    if ((this.options.checksums ?? []).length === 0) return url;
+    const signed = new URL(url);
+    signed.searchParams.set('X-Amz-SignedHeaders', `host;${CHECKSUM_MODE_HEADER}`);
+    return signed.toString();
+  }
+
+  /**
+   * Headers a whole-object answer gets besides the store's own, and whether those checksum headers stay. As on
+   * S3, the `x-amz-checksum-*` headers come only when the request sends `x-amz-checksum-mode: ENABLED`.
+   */
   async wholeObjectHeaders(
     store: ObjectStore,
     key: string,
     size: number,
     mtimeMs: number,
+    checksumMode = true,
   ): Promise<{ headers: Record<string, string>; keepOwn: boolean }> {
     const headers: Record<string, string> = {};
-    for (const algorithm of this.options.checksums ?? []) {
+    for (const algorithm of checksumMode ? (this.options.checksums ?? []) : []) {
       headers[`x-amz-checksum-${algorithm}`] = await this.#checksum(store, key, size, mtimeMs, algorithm);
     }
     return { headers, keepOwn: !this.options.kms && (this.options.checksums ?? []).length === 0 };

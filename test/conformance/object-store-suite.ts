@@ -7,12 +7,14 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signsChecksumMode } from '../../src/http/objects.js';
 import {
   confirmsUploads,
   type ObjectStore,
   PutRejected,
   takesUploads,
 } from '../../src/server/objects/object-store.js';
+import { HttpClient } from '../../src/service/client.js';
 
 /** An implementation under test. */
 export interface StoreFixture {
@@ -150,18 +152,46 @@ export function objectStoreConformance(
     it('pre-signs a GET that serves the bytes, and refuses it tampered or expired', async () => {
       await fixture.serve();
       const url = await store.presign('GET', key(1), { baseUrl: fixture.baseUrl });
-      const got = await fetch(url);
+      // A URL that signs x-amz-checksum-mode (the S3 store's) is used with the header, as the client sends it.
+      const mode: Record<string, string> = signsChecksumMode(new URL(url))
+        ? { 'x-amz-checksum-mode': 'ENABLED' }
+        : {};
+      const got = await fetch(url, { headers: mode });
       expect(got.status).toBe(200);
       expect(Buffer.from(await got.arrayBuffer())).toEqual(bytes);
-      const ranged = await fetch(url, { headers: { Range: 'bytes=0-3' } });
+      const ranged = await fetch(url, { headers: { Range: 'bytes=0-3', ...mode } });
       expect(ranged.status).toBe(206);
       expect(await ranged.text()).toBe('0123');
-      const tampered = await fetch(url.replace('v01-00.cdf', 'v01-01.cdf'));
+      const tampered = await fetch(url.replace('v01-00.cdf', 'v01-01.cdf'), { headers: mode });
       expect(tampered.status).toBe(403);
       const short = await store.presign('GET', key(1), { baseUrl: fixture.baseUrl, lifetimeSeconds: 1 });
       await new Promise((resolve) => setTimeout(resolve, 2_100));
       expect((await fetch(short)).status).toBe(403);
     });
+
+    // The S3 store (the one that confirms uploads) signs it; the folder store's own URLs need no header.
+    it.runIf(uploads === 'confirms')(
+      'signs x-amz-checksum-mode into a GET (S3 states stored checksums only then): without the header it is refused',
+      async () => {
+        await fixture.serve();
+        const url = await store.presign('GET', key(1), { baseUrl: fixture.baseUrl });
+        expect(signsChecksumMode(new URL(url))).toBe(true);
+        const withMode = await fetch(url, { headers: { 'x-amz-checksum-mode': 'ENABLED' } });
+        expect(withMode.status).toBe(200);
+        expect(Buffer.from(await withMode.arrayBuffer())).toEqual(bytes);
+        const without = await fetch(url);
+        await without.arrayBuffer();
+        expect(without.status).toBe(403);
+        const client = new HttpClient({ url: 'http://127.0.0.1:9', retries: 0 });
+        try {
+          const answer = await client.getObject(url, { start: 0, end: 3 });
+          expect(answer.status).toBe(206);
+          await answer.body.dump();
+        } finally {
+          await client.close();
+        }
+      },
+    );
 
     it('pre-signs a PUT that stores the bytes; with a signed Content-MD5 other bytes are refused', async () => {
       const sent = Buffer.from('uploaded through a signed URL');

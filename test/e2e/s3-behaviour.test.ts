@@ -84,6 +84,21 @@ describe('encrypted objects: an ETag that is not an MD5 is never compared as one
     },
   );
 
+  it('a KMS object stored with a CRC-32C checksum is verified on download: its URL signs x-amz-checksum-mode, which the client sends, and only then is the checksum stated', async () => {
+    const result = await download({ kms: true, checksums: ['crc32c'] });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true, checksum: 'crc32c' });
+    const address = new URL(`/download/${PATH}`, server?.url);
+    const redirect = await fetch(address, { redirect: 'manual' });
+    const url = new URL(redirect.headers.get('location') ?? '');
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host;x-amz-checksum-mode');
+    const without = await fetch(url);
+    await without.arrayBuffer();
+    expect(without.headers.get('x-amz-checksum-crc32c')).toBeNull();
+    const withMode = await fetch(url, { headers: { 'x-amz-checksum-mode': 'ENABLED' } });
+    await withMode.arrayBuffer();
+    expect(withMode.headers.get('x-amz-checksum-crc32c')).toMatch(/^[A-Za-z0-9+/]{6}==$/);
+  });
+
   it('--require-checksum makes an object without a usable checksum a failure (E_UNVERIFIED), nothing saved', async () => {
     const result = await download({ kms: true }, { requireChecksum: true });
     expect(result?.status).toBe('failed');

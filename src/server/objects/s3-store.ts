@@ -322,7 +322,13 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
     const Bucket = this.#bucket;
     const Key = this.#key(key);
     if (method === 'GET') {
-      return getSignedUrl(this.#client, new GetObjectCommand({ Bucket, Key }), { expiresIn });
+      // Signed as a header, not hoisted into the query: S3 states an object's stored x-amz-checksum-* only on a
+      // GET that sends x-amz-checksum-mode: ENABLED, so the client can verify objects stored under KMS (whose
+      // ETag is no MD5). A signed header must be sent on every request to the URL; the client does.
+      return getSignedUrl(this.#client, new GetObjectCommand({ Bucket, Key, ChecksumMode: 'ENABLED' }), {
+        expiresIn,
+        unhoistableHeaders: new Set(['x-amz-checksum-mode']),
+      });
     }
     const command = new PutObjectCommand({
       Bucket,

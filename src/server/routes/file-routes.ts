@@ -134,10 +134,12 @@ export async function download(
     found = await context.index.has(rest);
   }
   if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = await context.store.presign('GET', rest, {
-    baseUrl: context.baseUrl(req),
-    lifetimeSeconds: context.faults.options.urlLifeSeconds,
-  });
+  const url = context.faults.downloadUrl(
+    await context.store.presign('GET', rest, {
+      baseUrl: context.baseUrl(req),
+      lifetimeSeconds: context.faults.options.urlLifeSeconds,
+    }),
+  );
   return {
     statusCode: 302,
     headers: { 'Content-Type': 'text/html', Location: url },

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { ServerContext } from '../context.js';
+import { CHECKSUM_MODE_HEADER } from '../faults.js';
 import { contentMd5Of, crc32HeaderOf, type Digests, etagOf } from '../objects/checksums.js';
 import type { OpenObject } from '../objects/object-store.js';
 
@@ -122,7 +123,13 @@ export async function getObject(
   // Content-MD5 and x-amz-checksum-crc32 describe the body sent, so only the whole object carries them.
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
   else {
-    const extra = await faults.wholeObjectHeaders(context.store, key, size, mtime.getTime());
+    const extra = await faults.wholeObjectHeaders(
+      context.store,
+      key,
+      size,
+      mtime.getTime(),
+      req.headers[CHECKSUM_MODE_HEADER] === 'ENABLED',
+    );
     if (extra.keepOwn) {
       headers['Content-MD5'] = contentMd5Of(digests.md5);
       headers['x-amz-checksum-crc32'] = crc32HeaderOf(digests.crc32);
