@@ -98,8 +98,6 @@ interface Answer {
 
 /** Threads by default: two (a disk rarely serves more in parallel, and the machine has other work), at most the cores. */
 export const DEFAULT_HASH_THREADS = Math.max(1, Math.min(2, availableParallelism()));
-/** Jobs handed to a thread at once: the next waits in its queue, so it never idles for a round trip. */
-const JOBS_PER_THREAD = 2;
 
 /**
  * A small pool of hashing threads. Each `hash` takes one whole file; files beyond the threads wait their turn
@@ -107,10 +105,10 @@ const JOBS_PER_THREAD = 2;
  */
 export class FileHashPool {
   readonly #threads: number;
+  readonly #idle: Worker[] = [];
   readonly #all: Worker[] = [];
   readonly #queue: Job[] = [];
-  /** The jobs handed to each thread, oldest first: it takes the next as soon as it ends one (no round trip). */
-  readonly #running = new Map<Worker, Job[]>();
+  readonly #running = new Map<Worker, Job>();
   #nextId = 0;
   #closed = false;
 
@@ -140,7 +138,7 @@ export class FileHashPool {
     const reason = this.signal?.aborted
       ? abortedError(this.signal)
       : new Error('The hashing threads are closed.');
-    for (const job of [...this.#queue, ...[...this.#running.values()].flat()]) job.reject(reason);
+    for (const job of [...this.#queue, ...this.#running.values()]) job.reject(reason);
     this.#queue.length = 0;
     this.#running.clear();
     for (const worker of this.#all) void worker.terminate();
@@ -148,24 +146,13 @@ export class FileHashPool {
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
-      const worker = this.#pick();
+      const worker = this.#idle.pop() ?? (this.#all.length < this.#threads ? this.#spawn() : undefined);
       if (!worker) return;
       const job = this.#queue.shift() as Job;
-      const jobs = this.#running.get(worker) ?? [];
-      jobs.push(job);
-      this.#running.set(worker, jobs);
+      this.#running.set(worker, job);
       worker.ref();
       worker.postMessage({ id: job.id, path: job.path, algorithm: job.algorithm });
     }
-  }
-
-  /** A thread to give a job: an idle one, a new one while there may be more, else one with a job to spare. */
-  #pick(): Worker | undefined {
-    const load = (worker: Worker) => this.#running.get(worker)?.length ?? 0;
-    const idle = this.#all.find((worker) => load(worker) === 0);
-    if (idle) return idle;
-    if (this.#all.length < this.#threads) return this.#spawn();
-    return this.#all.find((worker) => load(worker) < JOBS_PER_THREAD);
   }
 
   #spawn(): Worker {
@@ -173,24 +160,24 @@ export class FileHashPool {
     this.#all.push(worker);
     worker.on('message', (answer: Answer) => this.#answer(worker, answer));
     worker.on('error', (error) => {
-      const jobs = this.#running.get(worker) ?? [];
+      const job = this.#running.get(worker);
       this.#running.delete(worker);
       this.#all.splice(this.#all.indexOf(worker), 1);
-      for (const job of jobs) job.reject(error);
+      job?.reject(error);
       this.#dispatch();
     });
     return worker;
   }
 
   #answer(worker: Worker, answer: Answer): void {
-    const jobs = this.#running.get(worker);
-    const job = jobs?.[0];
-    if (!jobs || !job || job.id !== answer.id) return;
+    const job = this.#running.get(worker);
+    if (!job || job.id !== answer.id) return;
     if (answer.progress) job.onBytes?.(answer.progress);
     if (answer.digest === undefined && answer.error === undefined) return;
-    jobs.shift();
+    this.#running.delete(worker);
     // An idle thread does not keep the process alive.
-    if (jobs.length === 0) worker.unref();
+    worker.unref();
+    this.#idle.push(worker);
     if (answer.error !== undefined) job.reject(new FileHashError(answer.error, answer.code));
     else {
       job.resolve({
