@@ -163,7 +163,7 @@ export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = [
   () =>
     new Option(
       '--connections <n>',
-      'connections one large file is fetched over, in parts (1: one stream; default 8); auto: measured, from 8 and more while they raise the speed, up to 32',
+      'connections one large file is fetched over, in parts (1: one stream); default auto: measured, from 8 and more while they raise the speed, up to 32',
     ).argParser(connectionCount),
   () =>
     new Option('--part-size <MiB>', 'size of the parts of a large file')

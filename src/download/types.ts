@@ -31,8 +31,9 @@ export interface DownloadOptions {
   /** Called once the targets are checked, with the number of distinct files to transfer. */
   onStart?: ((files: number) => void) | undefined;
   /**
-   * Connections one large file is fetched over at once, in parts (1: one stream); default 8. `'auto'` measures
-   * the number: one connection first, then more while each step raises the throughput, up to 32.
+   * Connections one large file is fetched over at once, in parts (1: one stream). By default (`'auto'`) the
+   * number is measured: 8 first (or what the last download from the host settled on), then more while each step
+   * raises the throughput, up to 32.
    */
   connections?: number | 'auto' | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
