@@ -7,7 +7,7 @@
  * for it). Knowing the other runs' pids, one `lstat` of `<name>.part.<pid>` per other run answers it; alone, the
  * cost is one `stat` of this folder per file. A run that starts later is seen at the next turn: its entry changes
  * the folder's modification time. Timestamps are coarse (a clock tick), so a folder changed within the last
- * second is listed again at every look, and a change in the same tick as the last listing is never missed.
+ * few ticks is listed again at every look, and a change in the same tick as the last listing is never missed.
  */
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -16,8 +16,14 @@ import { processAlive } from '../core/process-alive.js';
 import { STATE_FOLDER } from './verified.js';
 
 const RUNS_FOLDER = 'runs';
-/** A folder changed more recently than this is listed again at every look (see above). */
-const RECENT_MS = 1000;
+/**
+ * A folder changed more recently than this is listed again at every look (see above): a clock tick or two where
+ * the file system keeps fractions of a second (ext4, XFS, tmpfs: ticks of 10 ms at most), two seconds where its
+ * times are whole seconds (FAT keeps two). Listing at every look for a whole second cost a batch of 1,000 small
+ * files two thousand more system calls.
+ */
+const RECENT_MS = 50;
+const RECENT_COARSE_MS = 2000;
 
 /** The host as an entry's name carries it. */
 function hostTag(): string {
@@ -85,8 +91,9 @@ export class DownloadRuns {
       // files in place that this batch looked up ahead of their turn.
       this.#shared = true;
       this.#list(mtimeMs);
-    } else if (Date.now() - mtimeMs < RECENT_MS) this.#list(mtimeMs);
-    else if (this.#others.length > 0) {
+    } else if (Date.now() - mtimeMs < (Number.isInteger(mtimeMs / 1000) ? RECENT_COARSE_MS : RECENT_MS)) {
+      this.#list(mtimeMs);
+    } else if (this.#others.length > 0) {
       this.#others = this.#others.filter((run) => !run.local || processAlive(run.pid));
     }
     if (this.#others.length === 0) return [];
