@@ -84,7 +84,13 @@ export async function run({ quick = false, quiet = false } = {}) {
     for (const count of quick ? [16, 1] : [2000, 1]) {
       const work = await mkdtemp(join(tmpdir(), 'mission-bench-verify-'));
       cases.push(
-        await verifyCase({ count, size: Math.floor(total / count), repetitions: quick ? 1 : 5, env: backends.env, work }),
+        await verifyCase({
+          count,
+          size: Math.floor(total / count),
+          repetitions: quick ? 1 : 5,
+          env: backends.env,
+          work,
+        }),
       );
     }
   } finally {

@@ -174,7 +174,9 @@ describe('a full disk', () => {
       expect(result.stderr).toMatch(/^\d downloaded, \d+ failed; /m);
       // The disk's two ways of saying it is full share one hint, printed once.
       expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
-      expect(result.stderr).toContain('Hint: Free some space, or choose a data root on another disk: pass --data-dir');
+      expect(result.stderr).toContain(
+        'Hint: Free some space, or choose a data root on another disk: pass --data-dir',
+      );
       const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
       expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
       expect(result.stderr).not.toContain('of unfinished files kept');

@@ -11,6 +11,7 @@ import {
   cleanup,
   finished,
   listFiles,
+  ON_BACKENDS,
   putFile,
   scienceName,
   spawnCli,
@@ -59,7 +60,8 @@ function counted(stderr: string, word: string): number {
   return found ? Number(found[1]) : 0;
 }
 
-describe('two download runs of one batch on one data root', () => {
+// The bytes are counted in the reference server's request log: on the backends the object store serves them.
+describe.skipIf(ON_BACKENDS)('two download runs of one batch on one data root', () => {
   it('fetch each byte once between them, and both end 0 with the batch counted', async () => {
     const home = await tempDir();
     try {
@@ -84,7 +86,7 @@ describe('two download runs of one batch on one data root', () => {
   }, 180_000);
 });
 
-describe('two sync runs with overlapping filter sets on one data root', () => {
+describe.skipIf(ON_BACKENDS)('two sync runs with overlapping filter sets on one data root', () => {
   it('both complete, and the files both sets hold are fetched once', async () => {
     const home = await tempDir();
     try {

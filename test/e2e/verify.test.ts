@@ -17,6 +17,7 @@ import {
   assertBuilt,
   bytesFor,
   cleanup,
+  ON_BACKENDS,
   putFile,
   runCli,
   scienceName,
@@ -86,7 +87,9 @@ afterAll(async () => {
   await cleanup(home);
 });
 
-describe('verify of a data root', () => {
+// The reference server's folder store states CRC-32, which these cases read; on the backends s3rver states only
+// the ETag (the S3 cases are in s3-behaviour.test.ts).
+describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
   it('a flipped byte and a hand-copied file: status sees nothing of the flip, verify names both, --repair mends them, then all ok', async () => {
     await flipOneByte(local(dataDir, FLIPPED));
     const handCopy = Buffer.from(contentOf(HAND_COPIED));
