@@ -5,8 +5,8 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WireAnswer } from '../../src/http/wire/connection.js';
 import { WireClient } from '../../src/http/wire/pool.js';
+import type { WireAnswer } from '../../src/http/wire/types.js';
 
 /** One request as the server read it. */
 interface Seen {

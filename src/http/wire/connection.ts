@@ -7,7 +7,6 @@
  */
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { AnswerBody } from '../body.js';
 import {
   ChunkedDecoder,
   headEnd,
@@ -17,6 +16,16 @@ import {
   requestHead,
   WireError,
 } from './head.js';
+import { sendBuffers, sendUpload } from './send-upload.js';
+import {
+  abortError,
+  CODES,
+  type WireAnswer,
+  type WireRequest,
+  type WireTimeouts,
+  type WireUpload,
+} from './types.js';
+import { type BodySource, WireBody } from './wire-body.js';
 
 /** What one read of the socket may take at most (and what a connection holds in memory for reading). */
 const READ_BUFFER_BYTES = 1024 * 1024;
@@ -26,180 +35,11 @@ const READ_BUFFER_BYTES = 1024 * 1024;
  * every connection shares it.
  */
 const SPARE = Buffer.allocUnsafeSlow(64 * 1024);
-/** Bytes read from an upload's source per write. */
-const SEND_BUFFER_BYTES = 1024 * 1024;
-/** The rest of a body that `dump` reads to keep the connection; a longer rest closes it instead. */
-const DUMP_LIMIT_BYTES = 256 * 1024;
-
-/** The limits of a connection, in ms. */
-export interface WireTimeouts {
-  /** To connect (and finish the TLS handshake). */
-  connectMs: number;
-  /** Without a byte from the server while an answer is awaited or read. */
-  idleMs: number;
-}
-
-/** The body of a PUT: a source read synchronously at any position (a retry reads it again from 0). */
-export interface WireUpload {
-  size: number;
-  /** Fills `into` from byte `position` of the source; returns the bytes read (fewer only at its end). */
-  read(into: Buffer, position: number): number;
-  /** Called before the last bytes are sent: throws when the source is not as it was measured. */
-  check?: (() => void) | undefined;
-  /** Bytes handed to the network so far, in this attempt. */
-  onBytes?: ((sent: number) => void) | undefined;
-}
-
-/** One request of the wire client. */
-export interface WireRequest {
-  method: 'GET' | 'PUT';
-  url: URL;
-  headers: Record<string, string>;
-  upload?: WireUpload | undefined;
-  signal?: AbortSignal | undefined;
-}
-
-/** An answer: its head, and its body to consume (or dump, or destroy). */
-export interface WireAnswer {
-  statusCode: number;
-  headers: Record<string, string | string[]>;
-  body: WireBody;
-}
-
-/** Error codes (the ones undici uses, so a failure reads alike whichever client sent the request). */
-const CODES = {
-  connectTimeout: 'UND_ERR_CONNECT_TIMEOUT',
-  headersTimeout: 'UND_ERR_HEADERS_TIMEOUT',
-  bodyTimeout: 'UND_ERR_BODY_TIMEOUT',
-  closed: 'UND_ERR_SOCKET',
-  headersOverflow: 'UND_ERR_HEADERS_OVERFLOW',
-} as const;
 
 /** What the pool does with a connection: takes it back when it may serve again, forgets it when it closed. */
 export interface ConnectionOwner {
   release(connection: WireConnection): void;
   forget(connection: WireConnection): void;
-}
-
-/**
- * The body of an answer. Its chunks are views of the connection's read buffer: `consume`'s callback must use
- * each before it returns. Bytes that arrive before anyone consumes are copied aside (and the socket paused).
- */
-export class WireBody implements AnswerBody {
-  /** Chunks are valid only during the callback that hands them over. */
-  readonly transient = true;
-  #sink: ((chunk: Buffer) => void) | undefined;
-  #held: Buffer[] = [];
-  #ended = false;
-  #error: unknown;
-  #settle: ((error: unknown) => void) | undefined;
-  #consumed = false;
-  /** Whether `#held` holds views of the connection's buffer (kept intact while the socket is paused). */
-  #holdingViews = false;
-
-  constructor(
-    private readonly connection: WireConnection,
-    /** Bytes of the body still to come, when its length is known. */
-    private readonly remaining: () => number | undefined,
-  ) {}
-
-  /** Hands every byte to `onChunk` in order; resolves to undefined when the body ended whole, or its error. */
-  consume(onChunk: (chunk: Buffer) => void): Promise<unknown> {
-    if (this.#consumed) return Promise.reject(new Error('a body is consumed once'));
-    this.#consumed = true;
-    return new Promise((resolve) => {
-      this.#settle = resolve;
-      const held = this.#held;
-      this.#held = [];
-      // Bytes that came before the body ended (whole or not) are good; a destroy from `onChunk` stops them.
-      const endedBefore = this.#ended;
-      for (const chunk of held) {
-        if (this.#ended && !endedBefore) break;
-        onChunk(chunk);
-      }
-      this.#holdingViews = false;
-      if (this.#ended) {
-        resolve(this.#error);
-        return;
-      }
-      this.#sink = onChunk;
-      // An answer read whole while it waited for its reader: the connection may serve again (which ends this body).
-      this.connection.drained();
-      if (!this.#ended) this.connection.resume();
-    });
-  }
-
-  /** Stops the body; `consume` resolves to `error` (a plain "destroyed" when none). */
-  destroy(error?: Error): void {
-    if (this.#ended) return;
-    this.end(error ?? new WireError('the body was destroyed before its end', 'UND_ERR_ABORTED'));
-    this.connection.abandon();
-  }
-
-  /** Reads the rest and drops it, so the connection can serve again; closes it instead when much is left. */
-  async dump(): Promise<void> {
-    if (this.#ended) return;
-    if (this.#consumed || (this.remaining() ?? Number.POSITIVE_INFINITY) > DUMP_LIMIT_BYTES) {
-      this.destroy();
-      return;
-    }
-    await this.consume(() => undefined);
-  }
-
-  /** The whole body as text, at most `limit` bytes (past that `onLonger` is called and the rest dropped). */
-  async text(limit: number, onLonger: () => void): Promise<string> {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let longer = false;
-    const error = await this.consume((chunk) => {
-      if (total + chunk.length > limit) {
-        longer = true;
-        this.destroy();
-        return;
-      }
-      total += chunk.length;
-      chunks.push(Buffer.from(chunk));
-    });
-    if (longer) onLonger();
-    else if (error !== undefined) throw error;
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
-  /**
-   * From the connection: bytes of the body (`own`: in the connection's own buffer). Returns false when nobody
-   * consumes yet and more is to come (the socket is to pause).
-   */
-  push(chunk: Buffer, own: boolean): boolean {
-    if (this.#ended) return true;
-    if (this.#sink) {
-      this.#sink(chunk);
-      return true;
-    }
-    // Nobody reads yet: the socket pauses. A plain socket reads nothing more into its buffer meanwhile (and an
-    // answer read whole has the next reads land elsewhere), so the bytes stay where they are; TLS may hand over
-    // more decrypted bytes in the same turn, and the spare buffer is everyone's, so those bytes are copied.
-    if (own && this.connection.lendsWhilePaused) {
-      this.#held.push(chunk);
-      this.#holdingViews = true;
-    } else {
-      this.#held.push(Buffer.from(chunk));
-    }
-    return false;
-  }
-
-  /** Whether bytes of the body wait, unread, in the connection's buffer. */
-  get holdingViews(): boolean {
-    return this.#holdingViews;
-  }
-
-  /** From the connection (or `destroy`): the body ended, whole or with `error`. */
-  end(error?: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#error = error;
-    this.#sink = undefined;
-    this.#settle?.(error);
-  }
 }
 
 interface Exchange {
@@ -215,7 +55,7 @@ interface Exchange {
 }
 
 /** A connection of the wire client (see the file's comment). */
-export class WireConnection {
+export class WireConnection implements BodySource {
   readonly #socket: Socket;
   readonly #timeouts: WireTimeouts;
   readonly #owner: ConnectionOwner;
@@ -518,44 +358,20 @@ export class WireConnection {
     exchange.body?.end();
   }
 
-  /** Sends an upload's bytes after the head, two buffers taking turns; stops when an answer came first. */
+  /** Sends an upload's bytes after the head (see `send-upload.ts`); an answer that comes first stops it. */
   async #send(upload: WireUpload, exchange: Exchange): Promise<void> {
-    this.#sendBuffers ??= [
-      Buffer.allocUnsafeSlow(SEND_BUFFER_BYTES),
-      Buffer.allocUnsafeSlow(SEND_BUFFER_BYTES),
-    ];
-    const buffers = this.#sendBuffers;
-    const writing: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
-    let position = 0;
-    let turn = 0;
+    this.#sendBuffers ??= sendBuffers();
+    const current = () => this.#exchange === exchange;
     try {
-      while (position < upload.size) {
-        await writing[turn];
-        // An answer came (the server refused early) or the exchange failed: nothing more to send.
-        if (this.#exchange !== exchange || exchange.answered) return;
-        const buffer = buffers[turn] as Buffer;
-        const length = Math.min(buffer.length, upload.size - position);
-        let read = 0;
-        while (read < length) {
-          const got = upload.read(buffer.subarray(read, length), position + read);
-          if (got === 0) break;
-          read += got;
-        }
-        if (read < length || position + length === upload.size) upload.check?.();
-        if (read < length)
-          throw new WireError('the source ended before its size', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH');
-        writing[turn] = new Promise((resolve) =>
-          this.#socket.write(buffer.subarray(0, length), () => resolve()),
-        );
-        position += length;
-        upload.onBytes?.(position);
-        turn = 1 - turn;
-      }
-      if (upload.size === 0) upload.check?.();
-      await Promise.all(writing);
-      if (this.#exchange === exchange) exchange.sent = true;
+      const whole = await sendUpload(
+        this.#socket,
+        upload,
+        this.#sendBuffers,
+        () => !current() || exchange.answered,
+      );
+      if (whole && current()) exchange.sent = true;
     } catch (error) {
-      if (this.#exchange === exchange) this.#fail(error);
+      if (current()) this.#fail(error);
     }
   }
 
@@ -591,12 +407,4 @@ export class WireConnection {
     if (exchange.head) exchange.head.reject(error);
     else exchange.body?.end(whole ? undefined : error);
   }
-}
-
-/** The error of a request its signal stopped. */
-function abortError(signal: AbortSignal | undefined): Error {
-  return Object.assign(new Error('This operation was aborted', { cause: signal?.reason }), {
-    name: 'AbortError',
-    code: 'ABORT_ERR',
-  });
 }

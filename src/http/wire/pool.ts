@@ -4,13 +4,8 @@
  * carry (the server closed it while it sat idle, before any byte of an answer) is sent once more on a new one,
  * as browsers and curl do.
  */
-import {
-  type ConnectionOwner,
-  type WireAnswer,
-  WireConnection,
-  type WireRequest,
-  type WireTimeouts,
-} from './connection.js';
+import { type ConnectionOwner, WireConnection } from './connection.js';
+import type { WireAnswer, WireRequest, WireTimeouts } from './types.js';
 
 /** How long an idle connection is kept when the server did not say (Node's own server closes them after 5 s). */
 const DEFAULT_KEEP_ALIVE_MS = 4_000;
