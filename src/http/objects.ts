@@ -94,14 +94,8 @@ export async function putObjectWith(
   // Object stores reject chunked PUTs: the length is always declared.
   const headers: Record<string, string> = { 'content-length': String(options.size) };
   if (options.contentMd5) headers['content-md5'] = options.contentMd5;
-  const upload: UploadBody = {
-    size: options.size,
-    open: options.open,
-    read: options.read,
-    check: options.check,
-    onBytes: options.onBytes,
-  };
-  const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, upload);
+  // The options are the upload's body too (`PutObjectOptions` extends `UploadBody`).
+  const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, options);
   if (response.statusCode >= 200 && response.statusCode <= 299) {
     await response.body.dump().catch(() => undefined);
     const etag = response.headers.etag;

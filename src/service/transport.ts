@@ -97,12 +97,7 @@ export class ServiceTransport implements ObjectTransport {
           method,
           url,
           headers: outgoing.headers,
-          upload: upload?.read && {
-            size: upload.size,
-            read: upload.read,
-            check: upload.check,
-            onBytes: upload.onBytes,
-          },
+          upload: upload?.read ? { ...upload, read: upload.read } : undefined,
           signal,
         });
       } else {

@@ -457,17 +457,9 @@ class VerifyPass {
 
   report(heldFiles: number): VerifyReport {
     const entries = [...this.#entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const counts: Record<VerifyStatus, number> = {
-      ok: 0,
-      corrupt: 0,
-      unverifiable: 0,
-      extra: 0,
-      unreadable: 0,
-    };
-    for (const entry of entries) counts[entry.status] += 1;
     return {
       entries,
-      counts,
+      counts: countStatuses(entries),
       heldFiles,
       notDue: this.#notDue,
       bytes: this.#progress.bytesDone,
@@ -520,4 +512,17 @@ async function wholeObjectDigest(
   const ended = await answer.body.consume((chunk) => running.update(chunk));
   if (ended !== undefined) throw ended instanceof Error ? ended : new Error(String(ended));
   return { digest: await running.digest(), stated, algorithm };
+}
+
+/** How many files a pass found in each state. */
+export function countStatuses(entries: readonly VerifyEntry[]): Record<VerifyStatus, number> {
+  const counts: Record<VerifyStatus, number> = {
+    ok: 0,
+    corrupt: 0,
+    unverifiable: 0,
+    extra: 0,
+    unreadable: 0,
+  };
+  for (const entry of entries) counts[entry.status] += 1;
+  return counts;
 }

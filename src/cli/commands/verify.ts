@@ -6,7 +6,13 @@
 
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import type { VerifyEntry, VerifyProgress, VerifyReport, VerifyStatus } from '../../sync/verify.js';
+import {
+  countStatuses,
+  type VerifyEntry,
+  type VerifyProgress,
+  type VerifyReport,
+  type VerifyStatus,
+} from '../../sync/verify.js';
 import { formatBytes, formatPair, formatTimeLeft } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
@@ -75,18 +81,6 @@ export function parseSince(value: string): Date {
     });
   }
   return date;
-}
-
-function countsOf(entries: readonly VerifyEntry[]): Record<VerifyStatus, number> {
-  const counts: Record<VerifyStatus, number> = {
-    ok: 0,
-    corrupt: 0,
-    unverifiable: 0,
-    extra: 0,
-    unreadable: 0,
-  };
-  for (const entry of entries) counts[entry.status] += 1;
-  return counts;
 }
 
 function countsText(counts: Record<VerifyStatus, number>): string {
@@ -181,7 +175,7 @@ export async function verify(options: VerifyCommandOptions, io: CommandIO): Prom
     const entries = (error.results as VerifyEntry[]).sort((a, b) => (a.path < b.path ? -1 : 1));
     print(entries);
     io.stderr.write(
-      `${error.message} ${countsText(countsOf(entries))} so far; the record keeps what was verified.\n`,
+      `${error.message} ${countsText(countStatuses(entries))} so far; the record keeps what was verified.\n`,
     );
     return error.exitCode;
   } finally {
