@@ -64,8 +64,11 @@ export async function startRetryingProxy(backends: readonly string[]): Promise<R
           if (res.headersSent) {
             answered.push('error');
             res.destroy();
-          } else if (tries + 1 < MAX_TRIES) setTimeout(() => tryAt(tries + 1), 20).unref();
-          else {
+          } else if (tries + 1 < MAX_TRIES) {
+            // A backend that cannot take the request now (leaving, or a moment's overload): the next, after a
+            // wait that grows, as a balancer's retries with redispatch do (at most about 2.5 s in all).
+            setTimeout(() => tryAt(tries + 1), Math.min(20 * 2 ** tries, 640)).unref();
+          } else {
             answered.push(502);
             res.writeHead(502, { 'Content-Type': 'text/plain' });
             res.end('No backend answered.\n');
