@@ -11,13 +11,7 @@ import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPoo
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
-import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
-import { sameAsStored, sumOf } from './existing-file.js';
-import { LearnedConnections } from './learned-connections.js';
-import { checkWritableRoot, folderStaysInside } from './local-root.js';
-import { initialState, type ObjectSource, stateRecord } from './object-state.js';
-import { renewingSource } from './object-url.js';
-import { PartBusy, PartFile } from './part-file.js';
+import { sameAsStored, sumOf } from './batch/existing-file.js';
 import {
   type Batch,
   FolderCache,
@@ -25,9 +19,15 @@ import {
   Lookups,
   type PlannedDownload,
   planDownloads,
-} from './plan.js';
-import { DEFAULT_PART_SIZE } from './ranged.js';
-import { ChecksumMismatch, receiveObject } from './receive.js';
+} from './batch/plan.js';
+import { LearnedConnections } from './learned-connections.js';
+import { checkWritableRoot, folderStaysInside } from './local-root.js';
+import { initialState, type ObjectSource, stateRecord } from './object/object-state.js';
+import { renewingSource } from './object/object-url.js';
+import { ChecksumMismatch, receiveObject } from './object/receive.js';
+import { PartBusy, PartFile } from './part/part-file.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
+import { DEFAULT_PART_SIZE } from './ranged/ranged.js';
 import { DownloadRuns } from './runs.js';
 import {
   DEFAULT_DOWNLOAD_CONCURRENCY,

@@ -8,7 +8,7 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
 import { STATE_FOLDER } from './verified.js';
 
 /** The file under the state folder. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionController, ThroughputWindow } from '../../src/download/adaptive.js';
+import { ConnectionController, ThroughputWindow } from '../../src/download/ranged/adaptive.js';
 
 const MIB = 1024 * 1024;
 

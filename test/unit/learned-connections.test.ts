@@ -3,12 +3,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_CONNECTIONS } from '../../src/download/adaptive.js';
 import {
   CONNECTIONS_FILE,
   FORGET_AFTER_MS,
   LearnedConnections,
 } from '../../src/download/learned-connections.js';
+import { DEFAULT_CONNECTIONS } from '../../src/download/ranged/adaptive.js';
 import { makeTempDir } from '../server/helpers.js';
 
 let root: string;

@@ -5,10 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NoChecksum } from '../../src/core/checksum.js';
-import { heldBytes, type ObjectState, stateRecord } from '../../src/download/object-state.js';
-import { finishedRanges, fromRecorded, toRecorded, validRecord } from '../../src/download/part-leftovers.js';
-import { RecordCadence } from '../../src/download/progress-record.js';
-import { SpanBook, spansOf } from '../../src/download/spans.js';
+import { heldBytes, type ObjectState, stateRecord } from '../../src/download/object/object-state.js';
+import {
+  finishedRanges,
+  fromRecorded,
+  toRecorded,
+  validRecord,
+} from '../../src/download/part/part-leftovers.js';
+import { RecordCadence } from '../../src/download/part/progress-record.js';
+import { SpanBook, spansOf } from '../../src/download/ranged/spans.js';
 
 const MIB = 1024 * 1024;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BackgroundChecksum } from '../../src/core/background-checksum.js';
 import { InlineChecksum, NoChecksum } from '../../src/core/checksum.js';
 import { CombinedCrc32 } from '../../src/core/combined-crc32.js';
-import { checksumFor } from '../../src/download/receive.js';
+import { checksumFor } from '../../src/download/object/receive.js';
 
 const GIB = 1024 ** 3;
 

@@ -3,8 +3,8 @@
  * connection takes next, the hashing of the parts in order as soon as the bytes before them are in, and the
  * bytes on disk as the part's record names them. No I/O but the checksum's reading back.
  */
-import type { PartChecksum } from '../core/checksum.js';
-import { type HeldBytes, heldBytes, type ObjectState } from './object-state.js';
+import type { PartChecksum } from '../../core/checksum.js';
+import { type HeldBytes, heldBytes, type ObjectState } from '../object/object-state.js';
 
 /** One part of the object. */
 export interface Span {

@@ -7,10 +7,10 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { ProtocolError } from '../core/errors.js';
-import { type AnswerBody, discardBody } from '../http/body.js';
+import { ProtocolError } from '../../core/errors.js';
+import { type AnswerBody, discardBody } from '../../http/body.js';
+import { RecordCadence, type RecordLane, recordQuietly } from '../part/progress-record.js';
 import { ConnectionController, ThroughputWindow } from './adaptive.js';
-import { RecordCadence, type RecordLane, recordQuietly } from './progress-record.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
 import { type Span, SpanBook } from './spans.js';
 

@@ -2,7 +2,7 @@
  * A pre-signed object URL that is asked for again when it expires: a long download outlives a short-lived URL
  * (S3 answers 403 AccessDenied "Request has expired"), and the service signs a new one on request.
  */
-import { isExpiredUrl } from '../http/failures.js';
+import { isExpiredUrl } from '../../http/failures.js';
 import type { ObjectSource } from './object-state.js';
 
 /**

@@ -25,8 +25,8 @@ import {
 } from 'node:fs';
 import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { LocalFileError } from '../core/errors.js';
-import { localError, NO_FOLLOW } from './local-root.js';
+import { LocalFileError } from '../../core/errors.js';
+import { localError, NO_FOLLOW } from '../local-root.js';
 import {
   finishedRanges,
   type Leftover,

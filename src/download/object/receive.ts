@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import { BackgroundChecksum } from '../core/background-checksum.js';
-import { abortedError } from '../core/batch.js';
+import { BackgroundChecksum } from '../../core/background-checksum.js';
+import { abortedError } from '../../core/batch.js';
 import {
   type ChecksumAlgorithm,
   type ExpectedChecksum,
@@ -10,22 +10,22 @@ import {
   NoChecksum,
   type PartChecksum,
   showDigest,
-} from '../core/checksum.js';
-import { CombinedCrc32 } from '../core/combined-crc32.js';
-import { ApiError, ProtocolError } from '../core/errors.js';
-import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
-import { displayUrl } from '../core/urls.js';
-import { discardBody } from '../http/body.js';
-import type { ObjectResponse } from '../http/objects.js';
-import { header } from '../http/objects.js';
+} from '../../core/checksum.js';
+import { CombinedCrc32 } from '../../core/combined-crc32.js';
+import { ApiError, ProtocolError } from '../../core/errors.js';
+import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
+import { displayUrl } from '../../core/urls.js';
+import { discardBody } from '../../http/body.js';
+import type { ObjectResponse } from '../../http/objects.js';
+import { header } from '../../http/objects.js';
+import { checkFreeSpace } from '../local-root.js';
+import type { PartFile } from '../part/part-file.js';
+import { streamRecorder } from '../part/progress-record.js';
+import { receiveRanges } from '../ranged/ranged.js';
+import { RangesIgnored } from '../ranged/span-fetch.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
-import { checkFreeSpace } from './local-root.js';
 import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from './object-state.js';
-import type { PartFile } from './part-file.js';
-import { streamRecorder } from './progress-record.js';
 import { bodyEndedEarly, pump } from './pump.js';
-import { receiveRanges } from './ranged.js';
-import { RangesIgnored } from './span-fetch.js';
 
 /** One object to receive. */
 export interface ReceiveJob {

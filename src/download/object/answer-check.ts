@@ -3,11 +3,11 @@
  * forgetting what is on disk when it belongs to another version of the object: the stream (`receive.ts`)
  * asks it of each answer.
  */
-import { ProtocolError } from '../core/errors.js';
-import type { ObjectResponse } from '../http/objects.js';
-import { header, numericHeader } from '../http/objects.js';
+import { ProtocolError } from '../../core/errors.js';
+import type { ObjectResponse } from '../../http/objects.js';
+import { header, numericHeader } from '../../http/objects.js';
+import type { PartFile } from '../part/part-file.js';
 import type { ObjectState } from './object-state.js';
-import type { PartFile } from './part-file.js';
 
 /** The object's last byte, when its size is known (a range from byte 0 needs one to be a range at all). */
 export function lastByte(state: ObjectState): number | undefined {

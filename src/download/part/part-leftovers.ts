@@ -6,9 +6,9 @@ import { constants, lstatSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../core/checksum.js';
-import { processAlive } from '../core/process-alive.js';
-import { NO_FOLLOW } from './local-root.js';
+import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../../core/checksum.js';
+import { processAlive } from '../../core/process-alive.js';
+import { NO_FOLLOW } from '../local-root.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
 export interface PartRecord {

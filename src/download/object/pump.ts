@@ -2,12 +2,12 @@
  * Copying an answer's body into a part file: chunks taken as they arrive and written in batches at their
  * offsets, with what the checksum and the progress need on the way.
  */
-import { abortedError } from '../core/batch.js';
-import type { ChecksumFeed } from '../core/checksum.js';
-import { NetworkError, ProtocolError } from '../core/errors.js';
-import { errorCode } from '../core/failure-policy.js';
-import { type AnswerBody, discardBody } from '../http/body.js';
-import type { PartFile } from './part-file.js';
+import { abortedError } from '../../core/batch.js';
+import type { ChecksumFeed } from '../../core/checksum.js';
+import { NetworkError, ProtocolError } from '../../core/errors.js';
+import { errorCode } from '../../core/failure-policy.js';
+import { type AnswerBody, discardBody } from '../../http/body.js';
+import type { PartFile } from '../part/part-file.js';
 
 /** Received chunks are written in batches of this size (see `pump`). */
 const WRITE_BATCH_BYTES = 1024 * 1024;

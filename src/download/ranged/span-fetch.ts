@@ -4,15 +4,15 @@
  * while no other connection has taken them.
  */
 
-import { abortedError } from '../core/batch.js';
-import type { ChecksumFeed, PartChecksum } from '../core/checksum.js';
-import { ProtocolError } from '../core/errors.js';
-import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
-import { type AnswerBody, discardBody } from '../http/body.js';
-import { header } from '../http/objects.js';
-import type { ObjectSource, ObjectState, RangedPlan } from './object-state.js';
-import type { PartFile } from './part-file.js';
-import { bodyEndedEarly, pump } from './pump.js';
+import { abortedError } from '../../core/batch.js';
+import type { ChecksumFeed, PartChecksum } from '../../core/checksum.js';
+import { ProtocolError } from '../../core/errors.js';
+import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
+import { type AnswerBody, discardBody } from '../../http/body.js';
+import { header } from '../../http/objects.js';
+import type { ObjectSource, ObjectState, RangedPlan } from '../object/object-state.js';
+import { bodyEndedEarly, pump } from '../object/pump.js';
+import type { PartFile } from '../part/part-file.js';
 import type { Span } from './spans.js';
 
 /** A part request was answered with the whole object: the store does not honour ranges after all. */
