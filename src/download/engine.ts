@@ -92,7 +92,7 @@ export async function downloadFiles(
     // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
     runs: DownloadRuns.join(options.dataDir),
   };
-  if (batch.options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot);
+  if (batch.options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot, LIMITS);
   const lookups = new Lookups(batch, files, concurrency);
   try {
     await runPool(files.length, concurrency, async (index) => {
@@ -385,6 +385,9 @@ function resumable(error: unknown, signal: AbortSignal | undefined): boolean {
 function sumOfRanges(ranges: ReadonlyArray<[number, number]> | undefined): number {
   return (ranges ?? []).reduce((total, [from, to]) => total + to - from, 0);
 }
+
+/** What a measured download may start from, as the data root's record of learned numbers is told. */
+const LIMITS = { start: DEFAULT_CONNECTIONS, max: DEFAULT_MAX_CONNECTIONS };
 
 /**
  * Measured connections for an object at `url`: from the number the last download from its host settled on (the

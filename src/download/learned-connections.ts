@@ -8,7 +8,6 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
 import { STATE_FOLDER } from './verified.js';
 
 /** The file under the state folder. */
@@ -16,6 +15,12 @@ export const CONNECTIONS_FILE = 'connections.json';
 
 /** How long a measured number is trusted. */
 export const FORGET_AFTER_MS = 30 * 24 * 3_600_000;
+
+/** The numbers a download may start from: a kept number above `max` is not trusted; `start` where none is kept. */
+export interface ConnectionLimits {
+  start: number;
+  max: number;
+}
 
 /** What is kept of one host. */
 interface Learned {
@@ -37,11 +42,12 @@ export class LearnedConnections {
   private constructor(
     /** The record's path; undefined when the data root has no state folder to keep it in. */
     readonly path: string | undefined,
+    readonly limits: ConnectionLimits,
   ) {}
 
   /** The record of the data root whose real path is `root` (its state folder made by the batch already). */
-  static read(root: string, nowMs = Date.now()): LearnedConnections {
-    const learned = new LearnedConnections(join(root, STATE_FOLDER, CONNECTIONS_FILE));
+  static read(root: string, limits: ConnectionLimits, nowMs = Date.now()): LearnedConnections {
+    const learned = new LearnedConnections(join(root, STATE_FOLDER, CONNECTIONS_FILE), limits);
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(learned.path as string, 'utf8'));
@@ -56,7 +62,7 @@ export class LearnedConnections {
       if (
         Number.isSafeInteger(connections) &&
         connections >= 1 &&
-        connections <= DEFAULT_MAX_CONNECTIONS &&
+        connections <= limits.max &&
         Number.isFinite(measuredAtMs) &&
         nowMs - measuredAtMs < FORGET_AFTER_MS &&
         measuredAtMs <= nowMs + 60_000
@@ -69,7 +75,7 @@ export class LearnedConnections {
 
   /** The number a download from `host` starts with: the one last measured there, or the fixed default. */
   startFor(host: string): number {
-    return this.#hosts.get(host)?.connections ?? DEFAULT_CONNECTIONS;
+    return this.#hosts.get(host)?.connections ?? this.limits.start;
   }
 
   /** Keeps `connections` as what a download from `host` settled on (written by `save`). */

@@ -8,9 +8,10 @@ import {
   FORGET_AFTER_MS,
   LearnedConnections,
 } from '../../src/download/learned-connections.js';
-import { DEFAULT_CONNECTIONS } from '../../src/download/ranged/adaptive.js';
+import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from '../../src/download/ranged/adaptive.js';
 import { makeTempDir } from '../server/helpers.js';
 
+const LIMITS = { start: DEFAULT_CONNECTIONS, max: DEFAULT_MAX_CONNECTIONS };
 let root: string;
 let file: string;
 beforeEach(async () => {
@@ -25,18 +26,18 @@ afterEach(async () => {
 
 describe('LearnedConnections', () => {
   it('starts from the fixed default for a host it knows nothing of, and from what it learned next time', () => {
-    const first = LearnedConnections.read(root);
+    const first = LearnedConnections.read(root, LIMITS);
     expect(first.startFor('store.example:443')).toBe(DEFAULT_CONNECTIONS);
     first.learn('store.example:443', 32);
     first.save();
-    const next = LearnedConnections.read(root);
+    const next = LearnedConnections.read(root, LIMITS);
     expect(next.startFor('store.example:443')).toBe(32);
     expect(next.startFor('other.example:443')).toBe(DEFAULT_CONNECTIONS);
     expect(JSON.parse(readFileSync(file, 'utf8')).hosts['store.example:443'].connections).toBe(32);
   });
 
   it('writes nothing when nothing was learned', () => {
-    LearnedConnections.read(root).save();
+    LearnedConnections.read(root, LIMITS).save();
     expect(() => readFileSync(file)).toThrow(/ENOENT/);
   });
 
@@ -58,24 +59,24 @@ describe('LearnedConnections', () => {
         },
       }),
     );
-    const learned = LearnedConnections.read(root, now);
+    const learned = LearnedConnections.read(root, LIMITS, now);
     expect(learned.startFor('recent')).toBe(16);
     for (const host of ['old', 'zero', 'many', 'half', 'undated']) {
       expect(learned.startFor(host)).toBe(DEFAULT_CONNECTIONS);
     }
     for (const text of ['not json', 'null', '[]', '{"hosts": 3}']) {
       writeFileSync(file, text);
-      expect(LearnedConnections.read(root, now).startFor('recent')).toBe(DEFAULT_CONNECTIONS);
+      expect(LearnedConnections.read(root, LIMITS, now).startFor('recent')).toBe(DEFAULT_CONNECTIONS);
     }
   });
 
   it('fails no download when its record cannot be written', async () => {
     await chmod(join(root, '.mission-data'), 0o500);
-    const learned = LearnedConnections.read(root);
+    const learned = LearnedConnections.read(root, LIMITS);
     learned.learn('store.example:443', 16);
     expect(() => learned.save()).not.toThrow();
     await rm(join(root, '.mission-data'), { recursive: true, force: true }).catch(() => undefined);
-    const missing = LearnedConnections.read(root);
+    const missing = LearnedConnections.read(root, LIMITS);
     missing.learn('store.example:443', 16);
     expect(() => missing.save()).not.toThrow();
   });
