@@ -1,15 +1,16 @@
 /**
  * The layers of src/ and the one direction of imports between them (see each folder's README.md):
- * cli -> api/output -> sync -> download | upload | coverage -> service -> http -> naming -> core, and the reference
- * server on naming and core only. Every file of src/ belongs to a layer named here (or to the server): a new folder
- * gets its place in this list before anything imports it. `npm test` runs this through `npm run deps`; a violation
- * names both files.
+ * cli -> api/output -> sync -> download | upload | coverage -> data-root -> service -> http -> naming -> core, and
+ * the reference server on naming and core only. Every file of src/ belongs to a layer named here (or to the server):
+ * a new folder gets its place in this list before anything imports it. `npm test` runs this through `npm run deps`;
+ * a violation names both files.
  */
 const LAYERS = [
   ['core', '^src/core/'],
   ['naming', '^src/naming/'],
   ['http', '^src/http/'],
   ['service', '^src/service/'],
+  ['data-root', '^src/data-root/'],
   ['engines', '^src/(download|upload|coverage)/'],
   ['compositions', '^src/sync/'],
   ['library', '^src/(api|output)\\.ts$'],

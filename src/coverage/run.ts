@@ -1,6 +1,6 @@
 /** `coverage` and `status` as library calls: the filters checked, one query of the archive, one scan of the root. */
 import { ValidationError } from '../core/errors.js';
-import { VerifiedRecord } from '../download/verified.js';
+import { VerifiedRecord } from '../data-root/verified.js';
 import {
   FILTER_NAMES,
   hasFilter,

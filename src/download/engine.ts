@@ -11,6 +11,10 @@ import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPoo
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
+import { LearnedConnections } from '../data-root/learned-connections.js';
+import { DownloadRuns } from '../data-root/runs.js';
+import { checkWritableRoot, folderStaysInside } from '../data-root/safe-writes.js';
+import { allVerified, VerifiedRecord } from '../data-root/verified.js';
 import { sameAsStored, sumOf } from './batch/existing-file.js';
 import {
   type Batch,
@@ -20,15 +24,12 @@ import {
   type PlannedDownload,
   planDownloads,
 } from './batch/plan.js';
-import { LearnedConnections } from './learned-connections.js';
-import { checkWritableRoot, folderStaysInside } from './local-root.js';
 import { initialState, type ObjectSource, stateRecord } from './object/object-state.js';
 import { renewingSource } from './object/object-url.js';
 import { ChecksumMismatch, receiveObject } from './object/receive.js';
 import { PartBusy, PartFile } from './part/part-file.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
 import { DEFAULT_PART_SIZE } from './ranged/ranged.js';
-import { DownloadRuns } from './runs.js';
 import {
   DEFAULT_DOWNLOAD_CONCURRENCY,
   type DownloadHttp,
@@ -36,7 +37,6 @@ import {
   type DownloadProgress,
   type DownloadResult,
 } from './types.js';
-import { allVerified, VerifiedRecord } from './verified.js';
 
 /**
  * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming

@@ -7,18 +7,25 @@ import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import { scanLocalCopy } from '../coverage/local-copy.js';
 import { dayKey } from '../coverage/products.js';
+import { checkWritableRoot } from '../data-root/safe-writes.js';
+import { acquireLock } from '../data-root/sync-lock.js';
+import {
+  readState,
+  type SyncIdentity,
+  type SyncState,
+  stateFolder,
+  syncId,
+  writeState,
+} from '../data-root/sync-state.js';
+import { VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
-import { checkWritableRoot } from '../download/local-root.js';
 import type { DownloadResult } from '../download/types.js';
-import { VerifiedRecord } from '../download/verified.js';
 import { resolveLocalPath } from '../naming/layout.js';
 import { compareVersions } from '../naming/name-parts.js';
 import type { MissionFile } from '../naming/names.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
 import type { ReceivedRecord } from '../service/records.js';
-import { acquireLock } from './lock.js';
 import { chooseNewest } from './newest.js';
-import { readState, type SyncIdentity, type SyncState, stateFolder, syncId, writeState } from './state.js';
 import type { SyncFile, SyncHttp, SyncOptions, SyncResult } from './types.js';
 
 const DAY_MS = 86_400_000;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { twoSizes } from '../../src/download/local-root.js';
+import { twoSizes } from '../../src/data-root/safe-writes.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import {

@@ -7,7 +7,7 @@ import {
   CONNECTIONS_FILE,
   FORGET_AFTER_MS,
   LearnedConnections,
-} from '../../src/download/learned-connections.js';
+} from '../../src/data-root/learned-connections.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from '../../src/download/ranged/adaptive.js';
 import { makeTempDir } from '../server/helpers.js';
 

@@ -9,9 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import { duration } from '../../src/cli/options.js';
 import { BusyError } from '../../src/core/errors.js';
-import { acquireLock } from '../../src/sync/lock.js';
-import { chooseNewest, superseded } from '../../src/sync/newest.js';
-import { dayBefore } from '../../src/sync/run.js';
+import { acquireLock } from '../../src/data-root/sync-lock.js';
 import {
   emptyState,
   parseState,
@@ -21,7 +19,9 @@ import {
   stateFolder,
   syncId,
   writeState,
-} from '../../src/sync/state.js';
+} from '../../src/data-root/sync-state.js';
+import { chooseNewest, superseded } from '../../src/sync/newest.js';
+import { dayBefore } from '../../src/sync/run.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';

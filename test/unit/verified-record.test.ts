@@ -6,7 +6,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { VerifiedRecord } from '../../src/download/verified.js';
+import { VerifiedRecord } from '../../src/data-root/verified.js';
 
 let root: string;
 beforeEach(async () => {

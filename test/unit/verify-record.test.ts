@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChecksumAlgorithm, RunningChecksum } from '../../src/core/checksum.js';
 import { FileHashError, FileHashPool } from '../../src/core/hash-pool.js';
 import { checkAgainstRecord } from '../../src/coverage/changed.js';
-import { VerifiedRecord } from '../../src/download/verified.js';
+import { VerifiedRecord } from '../../src/data-root/verified.js';
 
 let root: string;
 const content = Buffer.alloc(9 * 1024 * 1024 + 17);

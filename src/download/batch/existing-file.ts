@@ -5,8 +5,8 @@
 import type { Stats } from 'node:fs';
 import { type ExpectedChecksum, expectedChecksum } from '../../core/checksum.js';
 import { digestOfFile } from '../../core/file-digest.js';
+import { localError } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
-import { localError } from '../local-root.js';
 import type { ObjectSource } from '../object/object-state.js';
 
 /** How the verified-download record names a checksum: `<algorithm>:<hex>`. */

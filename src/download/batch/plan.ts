@@ -6,12 +6,12 @@ import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
 import { ValidationError } from '../../core/errors.js';
+import type { LearnedConnections } from '../../data-root/learned-connections.js';
+import type { DownloadRuns } from '../../data-root/runs.js';
+import { ensureFolderInside } from '../../data-root/safe-writes.js';
+import type { VerifiedRecord } from '../../data-root/verified.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../../naming/layout.js';
-import type { LearnedConnections } from '../learned-connections.js';
-import { ensureFolderInside } from '../local-root.js';
-import type { DownloadRuns } from '../runs.js';
 import type { DownloadHttp, DownloadOptions } from '../types.js';
-import type { VerifiedRecord } from '../verified.js';
 
 export interface PlannedDownload {
   file: LocatedFile;

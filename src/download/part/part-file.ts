@@ -26,7 +26,7 @@ import {
 import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from '../../core/errors.js';
-import { localError, NO_FOLLOW } from '../local-root.js';
+import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
 import {
   finishedRanges,
   type Leftover,

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../../core/checksum.js';
 import { processAlive } from '../../core/process-alive.js';
-import { NO_FOLLOW } from '../local-root.js';
+import { NO_FOLLOW } from '../../data-root/safe-writes.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
 export interface PartRecord {

@@ -9,7 +9,7 @@
 import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NO_FOLLOW, writeNewFile } from './local-root.js';
+import { NO_FOLLOW, writeNewFile } from './safe-writes.js';
 
 /** The folder under the data root that holds the record. */
 export const STATE_FOLDER = '.mission-data';

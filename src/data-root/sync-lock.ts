@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { processAlive } from '../core/process-alive.js';
-import { NO_FOLLOW } from '../download/local-root.js';
+import { NO_FOLLOW } from './safe-writes.js';
 
 /** A lock another host holds is trusted for this long after it was taken, since its process cannot be asked. */
 const OTHER_HOST_LOCK_MS = 24 * 60 * 60 * 1000;

@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from '../core/zod.js';
-import { writeNewFile } from '../download/local-root.js';
-import { STATE_FOLDER } from '../download/verified.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
+import { writeNewFile } from './safe-writes.js';
+import { STATE_FOLDER } from './verified.js';
 
 /** The `format` every state file names, so a file of something else is told apart from a damaged one. */
 export const STATE_FORMAT = 'mission-data-sync/1';
