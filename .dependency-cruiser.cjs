@@ -71,6 +71,18 @@ module.exports = {
       to: { path: '^src/(download|upload)/', pathNot: '^src/$1/' },
     },
     {
+      name: 'engines-through-their-entry',
+      comment:
+        'sync and the engines take an engine only through its entry module (download/engine.ts, upload/engine.ts, coverage/run.ts) and its types.ts; what more they share belongs below them, in data-root or lower.',
+      severity: 'error',
+      from: { path: '^src/(download|upload|coverage|sync)/' },
+      to: {
+        path: '^src/(download|upload|coverage)/',
+        pathNot:
+          '^src/($1/|(download|upload)/engine\\.ts$|coverage/run\\.ts$|(download|upload|coverage)/types\\.ts$)',
+      },
+    },
+    {
       name: 'download-stands-alone',
       comment: 'coverage reads the download record; the download engine never needs coverage.',
       severity: 'error',

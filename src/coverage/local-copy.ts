@@ -6,6 +6,7 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
+import { isPartName } from '../data-root/part-names.js';
 import { type MissionFile, parsePath } from '../naming/names.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
 import { folderInRange, matchesFilters, scopeFolders } from './scope.js';
@@ -21,9 +22,6 @@ export interface LocalEntry {
   /** Why the name or place breaks the naming rules, when it does. */
   problem?: string | undefined;
 }
-
-/** A download's part file and its record (`<name>.part.<pid>[.json]`): leftovers the next download resumes. */
-const PART_FILE = /\.part\.\d+(\.json)?$/;
 
 /**
  * The files of `root` the filters select, and every file in their folders whose name or place breaks the naming
@@ -42,7 +40,7 @@ export async function scanLocalCopy(root: string, filters: QueryFilters): Promis
     }
     const folders: Promise<void>[] = [];
     for (const entry of entries) {
-      if (entry.name.startsWith('.') || PART_FILE.test(entry.name)) continue;
+      if (entry.name.startsWith('.') || isPartName(entry.name)) continue;
       const path = [...segments, entry.name];
       // Ancillary files live in a folder of their own; a science scan of every instrument leaves it out.
       if (segments.length === 1 && entry.name === 'ancillary' && filters.table !== 'ancillary') continue;

@@ -16,6 +16,12 @@ import { assertNameFilters } from './scope.js';
 import { buildStatus } from './status.js';
 import type { CoverageReport, StatusReport } from './types.js';
 
+// What the compositions of sync/ use of a data root's scan, a file's day and a status comparison: other folders
+// take coverage through this module only.
+export { type LocalEntry, scanLocalCopy } from './local-copy.js';
+export { dayKey } from './products.js';
+export { statusTargets } from './status.js';
+
 /** How `coverage` and `status` ask the archive. */
 export interface ReportOptions {
   signal?: AbortSignal | undefined;

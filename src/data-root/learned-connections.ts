@@ -8,7 +8,7 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { STATE_FOLDER } from './verified.js';
+import { STATE_FOLDER } from './state-folder.js';
 
 /** The file under the state folder. */
 export const CONNECTIONS_FILE = 'connections.json';

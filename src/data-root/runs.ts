@@ -13,7 +13,7 @@ import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../core/process-alive.js';
-import { STATE_FOLDER } from './verified.js';
+import { STATE_FOLDER } from './state-folder.js';
 
 const RUNS_FOLDER = 'runs';
 /**

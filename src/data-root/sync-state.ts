@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as z from '../core/zod.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import { writeNewFile } from './safe-writes.js';
-import { STATE_FOLDER } from './verified.js';
+import { stateFolder } from './state-folder.js';
 
 /** The `format` every state file names, so a file of something else is told apart from a damaged one. */
 export const STATE_FORMAT = 'mission-data-sync/1';
@@ -68,11 +68,6 @@ export function syncId(identity: SyncIdentity): string {
     identity.allVersions,
   ]);
   return `sync-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-}
-
-/** The folder that holds the sync files of `root`. */
-export function stateFolder(root: string): string {
-  return join(root, STATE_FOLDER);
 }
 
 /** A fresh state: nothing held, no cursor. */

@@ -9,10 +9,10 @@
 import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ExpectedChecksum } from '../core/checksum.js';
 import { NO_FOLLOW, writeNewFile } from './safe-writes.js';
+import { STATE_FOLDER } from './state-folder.js';
 
-/** The folder under the data root that holds the record. */
-export const STATE_FOLDER = '.mission-data';
 const RECORD_FILE = 'verified.jsonl';
 /**
  * Lines gathered before one append: a killed run loses at most these (the files are then checked against the
@@ -23,6 +23,11 @@ const FLUSH_EVERY_LINES = 64;
 const READ_CHUNK_BYTES = 1024 * 1024;
 /** A record with many more lines than files is rewritten when opened. */
 const COMPACT_ABOVE_LINES = 10_000;
+
+/** How the record names a checksum: `<algorithm>:<hex>`. */
+export function sumOf(checksum: ExpectedChecksum): string {
+  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
+}
 
 /** What the record holds of one file. */
 export interface VerifiedEntry {

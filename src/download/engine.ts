@@ -14,8 +14,8 @@ import { progressPace } from '../core/pace.js';
 import { LearnedConnections } from '../data-root/learned-connections.js';
 import { DownloadRuns } from '../data-root/runs.js';
 import { checkWritableRoot, folderStaysInside } from '../data-root/safe-writes.js';
-import { allVerified, VerifiedRecord } from '../data-root/verified.js';
-import { sameAsStored, sumOf } from './batch/existing-file.js';
+import { allVerified, sumOf, VerifiedRecord } from '../data-root/verified.js';
+import { sameAsStored } from './batch/existing-file.js';
 import {
   type Batch,
   FolderCache,

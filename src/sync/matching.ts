@@ -4,8 +4,7 @@
  */
 
 import { ValidationError } from '../core/errors.js';
-import { statusReport } from '../coverage/run.js';
-import { statusTargets } from '../coverage/status.js';
+import { statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';

@@ -4,7 +4,7 @@
  * files, so an older version ingested late would look like the latest one.
  */
 
-import { dayKey } from '../coverage/products.js';
+import { dayKey } from '../coverage/run.js';
 import { locateFile } from '../naming/layout.js';
 import { compareVersions } from '../naming/name-parts.js';
 import type { MissionFile } from '../naming/names.js';

@@ -5,18 +5,12 @@
 import { lstat, rm } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
-import { scanLocalCopy } from '../coverage/local-copy.js';
-import { dayKey } from '../coverage/products.js';
+import { dayKey, scanLocalCopy } from '../coverage/run.js';
+import { partPath, recordPath } from '../data-root/part-names.js';
 import { checkWritableRoot } from '../data-root/safe-writes.js';
+import { stateFolder } from '../data-root/state-folder.js';
 import { acquireLock } from '../data-root/sync-lock.js';
-import {
-  readState,
-  type SyncIdentity,
-  type SyncState,
-  stateFolder,
-  syncId,
-  writeState,
-} from '../data-root/sync-state.js';
+import { readState, type SyncIdentity, type SyncState, syncId, writeState } from '../data-root/sync-state.js';
 import { VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadResult } from '../download/types.js';
@@ -88,8 +82,8 @@ async function removeParts(files: readonly SyncFile[]): Promise<void> {
     files
       .filter((file) => file.status === 'failed')
       .flatMap((file) => {
-        const part = `${file.localPath}.part.${process.pid}`;
-        return [rm(part, { force: true }), rm(`${part}.json`, { force: true })];
+        const part = partPath(file.localPath, process.pid);
+        return [rm(part, { force: true }), rm(recordPath(part), { force: true })];
       }),
   ).catch(() => undefined);
 }

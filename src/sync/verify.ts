@@ -15,8 +15,7 @@ import {
 } from '../core/checksum.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/hash-pool.js';
-import { scanLocalCopy } from '../coverage/local-copy.js';
-import { statusParams } from '../coverage/run.js';
+import { scanLocalCopy, statusParams } from '../coverage/run.js';
 import { type VerifiedEntry, VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles } from '../download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../download/types.js';

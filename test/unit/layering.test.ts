@@ -68,8 +68,37 @@ describe('the layering rule (.dependency-cruiser.cjs, run by npm test)', () => {
       'src/upload/engine.ts': "import { d } from '../download/pump.js';\nexport const u = d;\n",
       'src/download/pump.ts': 'export const d = 1;\n',
     });
-    expect(await violations(base)).toEqual([
+    expect((await violations(base)).sort()).toEqual([
       'engines-stay-apart: src/upload/engine.ts -> src/download/pump.ts',
+      'engines-through-their-entry: src/upload/engine.ts -> src/download/pump.ts',
+    ]);
+  });
+
+  it('lets sync and the engines take one another only through the entry module and types.ts', async () => {
+    const base = await tree({
+      'src/sync/run.ts': [
+        "import { d } from '../download/engine.js';",
+        "import type { T } from '../download/types.js';",
+        "import { c } from '../coverage/run.js';",
+        "import { l } from '../coverage/local-copy.js';",
+        "import { v } from '../download/object/receive.js';",
+        "import { s } from './state.js';",
+        'export const r: T = [d, c, l, v, s];',
+        '',
+      ].join('\n'),
+      'src/sync/state.ts': 'export const s = 1;\n',
+      'src/coverage/run.ts': "import { l } from './local-copy.js';\nexport const c = l;\n",
+      'src/coverage/local-copy.ts': 'export const l = 1;\n',
+      'src/coverage/status.ts': "import { p } from '../download/batch/plan.js';\nexport const t = p;\n",
+      'src/download/engine.ts': "import { v } from './object/receive.js';\nexport const d = v;\n",
+      'src/download/types.ts': 'export type T = unknown;\n',
+      'src/download/object/receive.ts': 'export const v = 1;\n',
+      'src/download/batch/plan.ts': 'export const p = 1;\n',
+    });
+    expect((await violations(base)).sort()).toEqual([
+      'engines-through-their-entry: src/coverage/status.ts -> src/download/batch/plan.ts',
+      'engines-through-their-entry: src/sync/run.ts -> src/coverage/local-copy.ts',
+      'engines-through-their-entry: src/sync/run.ts -> src/download/object/receive.ts',
     ]);
   });
 

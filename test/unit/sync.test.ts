@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import { duration } from '../../src/cli/options.js';
 import { BusyError } from '../../src/core/errors.js';
+import { stateFolder } from '../../src/data-root/state-folder.js';
 import { acquireLock } from '../../src/data-root/sync-lock.js';
 import {
   emptyState,
@@ -16,7 +17,6 @@ import {
   readState,
   STATE_FORMAT,
   type SyncIdentity,
-  stateFolder,
   syncId,
   writeState,
 } from '../../src/data-root/sync-state.js';

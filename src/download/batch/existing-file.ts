@@ -9,11 +9,6 @@ import { localError } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
 import type { ObjectSource } from '../object/object-state.js';
 
-/** How the verified-download record names a checksum: `<algorithm>:<hex>`. */
-export function sumOf(checksum: ExpectedChecksum): string {
-  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
-}
-
 /**
  * Checks a file found at a destination against the stored object: its size (from a one-byte ranged GET) and,
  * when the store states one, its checksum. Resolves to the checksum it matched, or undefined when it differs or

@@ -7,6 +7,7 @@ import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
 import { ValidationError } from '../../core/errors.js';
 import type { LearnedConnections } from '../../data-root/learned-connections.js';
+import { isPartName } from '../../data-root/part-names.js';
 import type { DownloadRuns } from '../../data-root/runs.js';
 import { ensureFolderInside } from '../../data-root/safe-writes.js';
 import type { VerifiedRecord } from '../../data-root/verified.js';
@@ -84,7 +85,7 @@ export class FolderCache {
 /** The names of the parts in a folder: the leftovers a file's claim looks at. */
 async function partsIn(folder: string): Promise<ReadonlySet<string>> {
   const names = await readdir(folder).catch(() => [] as string[]);
-  return new Set(names.filter((name) => name.includes('.part.')));
+  return new Set(names.filter(isPartName));
 }
 
 /** What a file needs before its bytes are fetched: nothing (a verified copy), or the object's address. */

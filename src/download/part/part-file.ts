@@ -26,6 +26,7 @@ import {
 import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from '../../core/errors.js';
+import { recordPath } from '../../data-root/part-names.js';
 import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
 import {
   finishedRanges,
@@ -34,7 +35,6 @@ import {
   leftovers,
   ownerAlive,
   type PartRecord,
-  recordPath,
 } from './part-leftovers.js';
 
 /** A part another live process is writing. */

@@ -5,9 +5,10 @@
 import { constants, lstatSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../../core/checksum.js';
 import { processAlive } from '../../core/process-alive.js';
+import { partPidOf, recordPath } from '../../data-root/part-names.js';
 import { NO_FOLLOW } from '../../data-root/safe-writes.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
@@ -74,10 +75,6 @@ export function validRecord(data: unknown): data is PartRecord {
 
 /** A part left unchanged this long by an owner that seems alive is taken for abandoned (a reused pid). */
 const ABANDONED_AFTER_MS = 60_000;
-/** The record kept beside a part. */
-export function recordPath(partPath: string): string {
-  return `${partPath}.json`;
-}
 
 /**
  * The ranges of a record that can be true of a part of `length` bytes: well-formed, after `written` and not
@@ -128,7 +125,6 @@ export interface Leftover {
  */
 export async function leftovers(destination: string, folderNames?: ReadonlySet<string>): Promise<Leftover[]> {
   const folder = dirname(destination);
-  const prefix = `${basename(destination)}.part.`;
   let names: Iterable<string>;
   try {
     names = folderNames ?? (await readdir(folder));
@@ -137,11 +133,10 @@ export async function leftovers(destination: string, folderNames?: ReadonlySet<s
   }
   const found: Leftover[] = [];
   for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const rest = name.slice(prefix.length);
-    if (!/^\d+$/.test(rest)) continue;
+    const pid = partPidOf(destination, name);
+    if (pid === undefined) continue;
     const path = join(folder, name);
-    found.push({ path, pid: Number(rest), record: await readRecord(path) });
+    found.push({ path, pid, record: await readRecord(path) });
   }
   return found;
 }

@@ -1,0 +1,32 @@
+/**
+ * The names a download's part files take beside their destination: each process writes `<name>.part.<pid>`, with
+ * a record of what it holds in `<name>.part.<pid>.json`. A run resumes a part by its name, so these names stay
+ * as they are: a part an earlier version left is found and resumed.
+ */
+import { basename } from 'node:path';
+
+/** The part process `pid` writes for `destination`. */
+export function partPath(destination: string, pid: number): string {
+  return `${destination}.part.${pid}`;
+}
+
+/** The record kept beside a part. */
+export function recordPath(partPath: string): string {
+  return `${partPath}.json`;
+}
+
+/** A part file or its record (`<name>.part.<pid>[.json]`), by its name in the folder. */
+const PART_NAME = /\.part\.\d+(\.json)?$/;
+
+/** True when `name` (a name in a folder, not a path) is a part file or a part's record. */
+export function isPartName(name: string): boolean {
+  return PART_NAME.test(name);
+}
+
+/** The pid of the process that writes the part `name` of `destination`; undefined when `name` is no such part. */
+export function partPidOf(destination: string, name: string): number | undefined {
+  const prefix = `${basename(destination)}.part.`;
+  if (!name.startsWith(prefix)) return undefined;
+  const rest = name.slice(prefix.length);
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
+}
