@@ -10,6 +10,7 @@ import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/cli/commands/download-input.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
+import { partPath, recordPath } from '../../src/data-root/part-names.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../../src/download/types.js';
 import { readableBody } from '../../src/http/body.js';
@@ -717,6 +718,29 @@ describe('integrity', () => {
     expect(await readFile(destination)).toEqual(current);
     // The resume asked for the old version (If-Match), got 412, and fetched the new one whole.
     expect(server.requests.map((request) => request.range)).toEqual(['bytes=40000-', '']);
+    expect(await filesUnder(root, { parts: true })).toEqual([destination]);
+  });
+
+  it('resumes a part left under the names parts have always had, `<name>.part.<pid>` and its `.json` record', async () => {
+    const destination = join(root, PATH_A);
+    await mkdir(dirname(destination), { recursive: true });
+    const body = pattern(100_000, 28);
+    server.objects.set(PATH_A, body);
+    // Written by hand, not through the data root's naming: parts an earlier version left must still be found.
+    const pid = deadPid();
+    const leftover = `${destination}.part.${pid}`;
+    expect(partPath(destination, pid)).toBe(leftover);
+    expect(recordPath(leftover)).toBe(`${leftover}.json`);
+    await writeFile(leftover, body.subarray(0, 40_000));
+    await writeFile(
+      `${leftover}.json`,
+      JSON.stringify({ etag: `"${md5(body)}"`, size: body.length, written: 40_000, pid, host: hostname() }),
+    );
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: 60_000 });
+    expect(server.requests).toEqual([{ path: PATH_A, range: 'bytes=40000-' }]);
+    expect(server.sent.get(PATH_A)).toBe(60_000);
+    expect((await readFile(destination)).equals(body)).toBe(true);
     expect(await filesUnder(root, { parts: true })).toEqual([destination]);
   });
 
