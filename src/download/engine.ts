@@ -24,9 +24,9 @@ import {
   type PlannedDownload,
   planDownloads,
 } from './batch/plan.js';
-import { initialState, type ObjectSource, stateRecord } from './object/object-state.js';
 import { renewingSource } from './object/object-url.js';
 import { ChecksumMismatch, receiveObject } from './object/receive.js';
+import { initialState, type ObjectSource, stateRecord } from './part/object-state.js';
 import { PartBusy, PartFile } from './part/part-file.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
 import { DEFAULT_PART_SIZE } from './ranged/ranged.js';

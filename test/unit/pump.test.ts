@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AbortedError } from '../../src/core/errors.js';
-import { pump } from '../../src/download/object/pump.js';
 import { PartFile } from '../../src/download/part/part-file.js';
+import { pump } from '../../src/download/part/pump.js';
 import { type AnswerBody, readableBody } from '../../src/http/body.js';
 
 let dir: string;

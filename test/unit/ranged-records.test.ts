@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NoChecksum } from '../../src/core/checksum.js';
-import { heldBytes, type ObjectState, stateRecord } from '../../src/download/object/object-state.js';
+import { heldBytes, type ObjectState, stateRecord } from '../../src/download/part/object-state.js';
 import {
   finishedRanges,
   fromRecorded,

@@ -7,7 +7,7 @@ import { type ExpectedChecksum, expectedChecksum } from '../../core/checksum.js'
 import { digestOfFile } from '../../core/file-digest.js';
 import { localError } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
-import type { ObjectSource } from '../object/object-state.js';
+import type { ObjectSource } from '../part/object-state.js';
 
 /**
  * Checks a file found at a destination against the stored object: its size (from a one-byte ranged GET) and,

@@ -6,8 +6,8 @@
 import { ProtocolError } from '../../core/errors.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header, numericHeader } from '../../http/objects.js';
+import type { ObjectState } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
-import type { ObjectState } from './object-state.js';
 
 /** The object's last byte, when its size is known (a range from byte 0 needs one to be a range at all). */
 export function lastByte(state: ObjectState): number | undefined {

@@ -3,7 +3,7 @@
  * (S3 answers 403 AccessDenied "Request has expired"), and the service signs a new one on request.
  */
 import { isExpiredUrl } from '../../http/failures.js';
-import type { ObjectSource } from './object-state.js';
+import type { ObjectSource } from '../part/object-state.js';
 
 /**
  * The object source of one file whose URL is renewed once: requests for `first` go to the newest URL, and a

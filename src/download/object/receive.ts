@@ -19,13 +19,13 @@ import { checkFreeSpace } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header } from '../../http/objects.js';
+import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
 import { streamRecorder } from '../part/progress-record.js';
+import { bodyEndedEarly, pump } from '../part/pump.js';
 import { receiveRanges } from '../ranged/ranged.js';
 import { RangesIgnored } from '../ranged/span-fetch.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
-import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from './object-state.js';
-import { bodyEndedEarly, pump } from './pump.js';
 
 /** One object to receive. */
 export interface ReceiveJob {

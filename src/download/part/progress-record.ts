@@ -7,7 +7,7 @@
  * times a second. The record is replaced atomically (`PartFile.record`); these rules only say when.
  */
 import { performance } from 'node:perf_hooks';
-import { type HeldBytes, heldBytes, type ObjectState, stateRecord } from '../object/object-state.js';
+import { type HeldBytes, heldBytes, type ObjectState, stateRecord } from './object-state.js';
 import type { PartFile } from './part-file.js';
 
 /** A connection writes at most this many bytes the record does not name yet. */

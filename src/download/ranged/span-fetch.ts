@@ -10,9 +10,9 @@ import { ProtocolError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
 import { header } from '../../http/objects.js';
-import type { ObjectSource, ObjectState, RangedPlan } from '../object/object-state.js';
-import { bodyEndedEarly, pump } from '../object/pump.js';
+import type { ObjectSource, ObjectState, RangedPlan } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
+import { bodyEndedEarly, pump } from '../part/pump.js';
 import type { Span } from './spans.js';
 
 /** A part request was answered with the whole object: the store does not honour ranges after all. */

@@ -4,7 +4,7 @@
  * bytes on disk as the part's record names them. No I/O but the checksum's reading back.
  */
 import type { PartChecksum } from '../../core/checksum.js';
-import { type HeldBytes, heldBytes, type ObjectState } from '../object/object-state.js';
+import { type HeldBytes, heldBytes, type ObjectState } from '../part/object-state.js';
 
 /** One part of the object. */
 export interface Span {

@@ -7,7 +7,7 @@ import type { ChecksumFeed } from '../../core/checksum.js';
 import { NetworkError, ProtocolError } from '../../core/errors.js';
 import { errorCode } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
-import type { PartFile } from '../part/part-file.js';
+import type { PartFile } from './part-file.js';
 
 /** Received chunks are written in batches of this size (see `pump`). */
 const WRITE_BATCH_BYTES = 1024 * 1024;

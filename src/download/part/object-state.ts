@@ -5,8 +5,8 @@
  */
 import type { ExpectedChecksum } from '../../core/checksum.js';
 import type { HttpClient } from '../../service/client.js';
-import type { PartFile } from '../part/part-file.js';
-import { fromRecorded, type PartRecord, toRecorded } from '../part/part-leftovers.js';
+import type { PartFile } from './part-file.js';
+import { fromRecorded, type PartRecord, toRecorded } from './part-leftovers.js';
 
 /** The part of the service client receiving uses. */
 export type ObjectSource = Pick<HttpClient, 'getObject'>;
