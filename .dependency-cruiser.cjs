@@ -37,6 +37,27 @@ const upward = LAYERS.slice(0, -1).map(([name, path], at) => ({
   },
 }));
 
+/**
+ * The rooms of download/, lowest first: a room imports only the rooms below it (and download/types.ts), never
+ * download/engine.ts, which stands on them all.
+ */
+const DOWNLOAD_ROOMS = ['part', 'ranged', 'object', 'batch'];
+
+const downloadRooms = DOWNLOAD_ROOMS.map((room, at) => ({
+  name: `download-${room}-imports-upward`,
+  comment: `download/${room}/ may import only the rooms below it: ${
+    DOWNLOAD_ROOMS.slice(0, at).join(', ') || 'no other room'
+  } (and download/types.ts).`,
+  severity: 'error',
+  from: { path: `^src/download/${room}/` },
+  to: {
+    path: [
+      ...DOWNLOAD_ROOMS.slice(at + 1).map((above) => `^src/download/${above}/`),
+      '^src/download/engine\\.ts$',
+    ].join('|'),
+  },
+}));
+
 module.exports = {
   forbidden: [
     {
@@ -82,6 +103,7 @@ module.exports = {
           '^src/($1/|(download|upload)/engine\\.ts$|coverage/run\\.ts$|(download|upload|coverage)/types\\.ts$)',
       },
     },
+    ...downloadRooms,
     {
       name: 'download-stands-alone',
       comment: 'coverage reads the download record; the download engine never needs coverage.',

@@ -102,6 +102,26 @@ describe('the layering rule (.dependency-cruiser.cjs, run by npm test)', () => {
     ]);
   });
 
+  it("keeps download's rooms one above another: batch/, object/, ranged/, part/, under engine.ts", async () => {
+    const base = await tree({
+      'src/download/engine.ts': 'export const e = 1;\n',
+      'src/download/types.ts': 'export type T = unknown;\n',
+      'src/download/batch/plan.ts': "import { o } from '../object/receive.js';\nexport const b = o;\n",
+      'src/download/object/receive.ts': "import { r } from '../ranged/ranged.js';\nexport const o = r;\n",
+      'src/download/ranged/ranged.ts': "import { e } from '../engine.js';\nexport const r = e;\n",
+      'src/download/part/pump.ts': [
+        "import type { T } from '../types.js';",
+        "import { o } from '../object/receive.js';",
+        'export const p: T = o;',
+        '',
+      ].join('\n'),
+    });
+    expect((await violations(base)).sort()).toEqual([
+      'download-part-imports-upward: src/download/part/pump.ts -> src/download/object/receive.ts',
+      'download-ranged-imports-upward: src/download/ranged/ranged.ts -> src/download/engine.ts',
+    ]);
+  });
+
   it('fails a folder it does not name, both ways: an import into it and an import out of it', async () => {
     const base = await tree({
       'src/core/errors.ts': "import { x } from '../elsewhere/x.js';\nexport const e = x;\n",
