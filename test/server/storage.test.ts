@@ -260,6 +260,8 @@ describe('stores that fail without any mount', () => {
     expect((error as ApiError).message).toContain(
       'The object is larger than the store may write in one file (EFBIG); nothing was stored.',
     );
+    // The errno travels as a field of the answer, for the client's failure policy.
+    expect((error as ApiError).storeErrno).toBe('EFBIG');
     const put = await theOnlyPut(served);
     expect(put).toMatchObject({ status: 500, aborted: false });
     expect(errnoOf(put)).toBe('EFBIG');
@@ -340,6 +342,7 @@ describe('a store folder so deep that the folder and the key pass the path limit
       );
       expect(result.status).toBe(500);
       expect(result.text).toContain('(ENAMETOOLONG); nothing was stored.');
+      expect(result.headers['x-store-errno']).toBe('ENAMETOOLONG');
       const put = await theOnlyPut(served);
       expect(errnoOf(put)).toBe('ENAMETOOLONG');
       expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);
