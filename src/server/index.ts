@@ -22,11 +22,13 @@ export {
   StoreError,
   UsageError,
 } from '../core/errors.js';
+export type { StoreSettings } from './backend-registry.js';
 export type { BackendOptions, ReindexReport } from './backends.js';
 export { isBucketStore } from './backends.js';
 export type { Dialect } from './context.js';
 export { isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { AmzChecksum, FaultOptions } from './faults.js';
+export type { S3Settings } from './objects/s3-backend.js';
 export type { ReferenceServerOptions, ServerEvent, ServingOptions, StoreLocation } from './options.js';
 export type { RequestLogEntry } from './request-handler.js';
 export type { DrainReport } from './shutdown.js';

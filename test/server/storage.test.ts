@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatRequestLog } from '../../src/cli/commands/serve.js';
+import { formatRequestLog } from '../../src/cli/commands/serve-log.js';
 import { ApiError } from '../../src/core/errors.js';
 import { MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
