@@ -1,8 +1,9 @@
 /**
  * The embedded reference server (`mission-data/server`): the whole service (pre-signing, object store,
  * downloads, query) in-process. Starting one is a few steps, each in a file of its own: check the options
- * (`options.ts`), open the store and the index (`backends.ts`), make the routes' context (`build-context.ts`)
- * and the handler of requests (`request-handler.ts`), listen (`http-server.ts`); `shutdown.ts` stops it.
+ * (`options.ts`), open the store and the index of the backends their locations name (`backends.ts`), make the
+ * routes' context (`build-context.ts`) and the handler of requests (`request-handler.ts`), listen
+ * (`http-server.ts`); `shutdown.ts` stops it.
  * What it exports is the package's promise: test/server/public-api.test.ts lists every name.
  */
 import { closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
