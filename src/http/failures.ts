@@ -71,7 +71,7 @@ export function apiError(
     {
       meaning,
       code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
-      hint: statusHint(answer.status, url, 'service'),
+      hint: statusHint(answer.status, url, 'service', route),
       retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
       route,
     },
@@ -84,7 +84,7 @@ export function requestIdOf(header: string | string[] | undefined): string | und
   return value !== undefined && /^[\x21-\x7e]{1,128}$/.test(value) ? value : undefined;
 }
 
-function statusHint(status: number, url: URL, peer: Peer): string | undefined {
+function statusHint(status: number, url: URL, peer: Peer, route?: ServiceRoute): string | undefined {
   if (status === 500) return 'The server failed to answer; try again later.';
   if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
   if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';
@@ -97,7 +97,7 @@ function statusHint(status: number, url: URL, peer: Peer): string | undefined {
         ? 'The pre-signed URL may have expired; run the command again.'
         : undefined;
     }
-    if (url.pathname.includes('/upload/')) return 'Uploads need a valid API key.';
+    if (route === 'upload') return 'Uploads need a valid API key.';
     if (url.pathname.startsWith('/authorized/') || url.pathname.includes('/authorized/')) {
       return 'The bearer token is not valid for this service.';
     }
