@@ -57,9 +57,6 @@ export type Peer = 'service' | 'object store';
  */
 export const STORE_ERRNO_HEADER = 'x-store-errno';
 
-/** A route of the service API: the address of an upload, of a download, or a query. */
-export type ServiceRoute = 'upload' | 'download' | 'query';
-
 export interface ErrorOptions {
   hint?: string | undefined;
   cause?: unknown;
@@ -128,8 +125,8 @@ export class ApiError extends MissionDataError {
    * it (`X-Store-Errno`); undefined for any other answer.
    */
   readonly storeErrno: string | undefined;
-  /** The service route that was asked (`upload`, `download`), when the caller named it. */
-  readonly route: ServiceRoute | undefined;
+  /** The service route that was asked (`upload`, `download`, `query`), when the caller named it. */
+  readonly route: 'upload' | 'download' | 'query' | undefined;
   /** True when the object store said the pre-signed URL has expired. */
   readonly urlExpired: boolean;
 
@@ -140,7 +137,7 @@ export class ApiError extends MissionDataError {
       retryAfterMs?: number | undefined;
       storeCode?: string | undefined;
       storeErrno?: string | undefined;
-      route?: ServiceRoute | undefined;
+      route?: ApiError['route'];
       urlExpired?: boolean | undefined;
       peer?: Peer | undefined;
       /** What the answer means, said in place of the service's own words (kept in `message` of `details`). */

@@ -73,8 +73,9 @@ export const STORE_DISK_ERRNOS: ReadonlySet<string> = new Set([
 
 /**
  * True for failures worth another attempt: dropped, reset or refused connections (a server restarting), stalls,
- * 429, 500 (but an object store's 500 naming its own disk), 502, 503, 504, and the store's retryable error codes.
- * Never for a cancellation, a refusal (4xx), a bad answer or a local file's failure.
+ * 429, 500 (but an object store's 500 declaring a failure of its own disk), 502, 503, 504, and the store's
+ * retryable error codes. Never for a cancellation, a refusal (4xx), a bad answer or a local file's failure.
+ * Decided from the errors' fields (status, peer, codes), never from their words.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof AbortedError) return false;

@@ -12,7 +12,6 @@ import {
   MissionDataError,
   NetworkError,
   type Peer,
-  type ServiceRoute,
   STORE_ERRNO_HEADER,
 } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from '../core/failure-policy.js';
@@ -50,7 +49,7 @@ export interface ApiFailureFacts {
   code?: ErrorCode | undefined;
   /** What the answer means, said in place of the service's own words. */
   meaning?: string | undefined;
-  route?: ServiceRoute | undefined;
+  route?: ApiError['route'];
 }
 
 /** The ApiError of an unsuccessful API answer, with a hint where one helps. */
@@ -84,7 +83,7 @@ export function requestIdOf(header: string | string[] | undefined): string | und
   return value !== undefined && /^[\x21-\x7e]{1,128}$/.test(value) ? value : undefined;
 }
 
-function statusHint(status: number, url: URL, peer: Peer, route?: ServiceRoute): string | undefined {
+function statusHint(status: number, url: URL, peer: Peer, route?: ApiError['route']): string | undefined {
   if (status === 500) return 'The server failed to answer; try again later.';
   if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
   if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';

@@ -3,12 +3,11 @@
  * `/api-key/` and `/authorized/`, `latest=true` instead of `version=latest`, `offset`/`limit` paging). The client
  * never asks which: it tries one form and learns from the answer, at most one extra request per choice and run.
  */
-import type { ServiceRoute } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { messageOf } from '../http/envelope.js';
 
 /** The service's API routes. */
-export type { ServiceRoute };
+export type ServiceRoute = 'upload' | 'download' | 'query';
 
 /** What a run has learned; `unknown` until an answer has told. */
 export interface DialectChoices {

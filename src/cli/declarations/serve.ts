@@ -1,4 +1,7 @@
-/** `mission-data serve`: the embedded reference server; its body alone loads `server/`. */
+/**
+ * `mission-data serve`: the embedded reference server; its body alone loads `server/`. The flags of the store's
+ * and the index's backends come from what each backend declares (the server's light registry).
+ */
 import { Option } from 'commander';
 import { commandLineSettings, storeHelp } from '../../server/backend-registry.js';
 import { collect, EXAMPLES, port, positiveInteger } from '../options.js';
