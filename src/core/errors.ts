@@ -51,6 +51,12 @@ export type ErrorCode =
 /** Who is at the other end of a request: the service (its URL is configuration) or the object store (its URLs come from the service). */
 export type Peer = 'service' | 'object store';
 
+/**
+ * The answer header in which an object store declares the errno of its own disk's failure (`ENOSPC`), so a
+ * client decides from it and never from the answer's words.
+ */
+export const STORE_ERRNO_HEADER = 'x-store-errno';
+
 export interface ErrorOptions {
   hint?: string | undefined;
   cause?: unknown;
@@ -114,6 +120,15 @@ export class ApiError extends MissionDataError {
   readonly peer: Peer;
   /** The id the server gave the request (`X-Request-Id`), which its log line carries. */
   readonly requestId: string | undefined;
+  /**
+   * The errno of the object store's own disk when it failed a write (`ENOSPC`, `EROFS`), as the store declared
+   * it (`X-Store-Errno`); undefined for any other answer.
+   */
+  readonly storeErrno: string | undefined;
+  /** The service route that was asked (`upload`, `download`, `query`), when the caller named it. */
+  readonly route: 'upload' | 'download' | 'query' | undefined;
+  /** True when the object store said the pre-signed URL has expired. */
+  readonly urlExpired: boolean;
 
   constructor(
     details: { method: string; url: string; status: number; message: string; requestId?: string | undefined },
@@ -121,6 +136,9 @@ export class ApiError extends MissionDataError {
       code?: ErrorCode;
       retryAfterMs?: number | undefined;
       storeCode?: string | undefined;
+      storeErrno?: string | undefined;
+      route?: ApiError['route'];
+      urlExpired?: boolean | undefined;
       peer?: Peer | undefined;
       /** What the answer means, said in place of the service's own words (kept in `message` of `details`). */
       meaning?: string | undefined;
@@ -142,6 +160,9 @@ export class ApiError extends MissionDataError {
     this.storeCode = options.storeCode;
     this.peer = options.peer ?? 'service';
     this.requestId = details.requestId;
+    this.storeErrno = options.storeErrno;
+    this.route = options.route;
+    this.urlExpired = options.urlExpired ?? false;
   }
 }
 

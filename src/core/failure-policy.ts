@@ -59,22 +59,30 @@ export const RETRYABLE_STORE_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A 500 of an object store that names a failure of its own disk (the reference server's plain-text answers):
- * asking again meets the same disk, so it is final.
+ * Errnos of an object store's own disk that a 500 may declare (`ApiError.storeErrno`): asking again meets the
+ * same disk, so they are final.
  */
-const STORE_DISK_FAILURE = /\b(EROFS|EACCES|EPERM|EIO|ENOSPC|EDQUOT)\b/;
+export const STORE_DISK_ERRNOS: ReadonlySet<string> = new Set([
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'EIO',
+  'ENOSPC',
+  'EDQUOT',
+]);
 
 /**
  * True for failures worth another attempt: dropped, reset or refused connections (a server restarting), stalls,
- * 429, 500 (but an object store's 500 naming its own disk), 502, 503, 504, and the store's retryable error codes.
- * Never for a cancellation, a refusal (4xx), a bad answer or a local file's failure.
+ * 429, 500 (but an object store's 500 declaring a failure of its own disk), 502, 503, 504, and the store's
+ * retryable error codes. Never for a cancellation, a refusal (4xx), a bad answer or a local file's failure.
+ * Decided from the errors' fields (status, peer, codes), never from their words.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof AbortedError) return false;
   if (error instanceof ApiError) {
     if (error.storeCode !== undefined && RETRYABLE_STORE_CODES.has(error.storeCode)) return true;
     if (error.status === 500 && error.peer === 'object store' && error.storeCode === undefined) {
-      return !STORE_DISK_FAILURE.test(error.message);
+      return error.storeErrno === undefined || !STORE_DISK_ERRNOS.has(error.storeErrno);
     }
     return RETRYABLE_STATUSES.has(error.status);
   }
@@ -213,7 +221,7 @@ const DATA_ROOT_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 /**
  * Why every remaining file of a batch would fail the same way, or undefined when `error` concerns one file only:
  * the service cannot be reached or a side stopped answering (after the retries), the service refuses the API key
- * (401/403 from the service itself, not an object-store address), or the data root cannot take files (not
+ * (401/403 from the service itself on the upload or download route, not an object-store address), or the data root cannot take files (not
  * writable, full, read-only).
  */
 export function batchWideReason(error: Error | undefined): string | undefined {
@@ -231,7 +239,7 @@ export function batchWideReason(error: Error | undefined): string | undefined {
     error instanceof ApiError &&
     error.peer === 'service' &&
     (error.status === 401 || error.status === 403) &&
-    /\/(upload|download)\//.test(error.url)
+    (error.route === 'upload' || error.route === 'download')
   ) {
     return error.status === 401
       ? 'the service asked for an API key (401)'

@@ -12,6 +12,7 @@ import {
   MissionDataError,
   NetworkError,
   type Peer,
+  STORE_ERRNO_HEADER,
 } from '../core/errors.js';
 import { CONNECTION_DROP_CODES, errorCode } from '../core/failure-policy.js';
 import { hideCredentials, type ProxySettings, type ProxyValue, proxyFor } from '../core/proxy.js';
@@ -43,13 +44,20 @@ const LOCAL_FILE_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'EMFILE
 /** Error bodies of object routes are short texts; read no more than this of them. */
 const MAX_ERROR_BODY_BYTES = 16 * 1024;
 
+/** What the caller of an API route knows of a failed answer: its error code and meaning, and the route asked. */
+export interface ApiFailureFacts {
+  code?: ErrorCode | undefined;
+  /** What the answer means, said in place of the service's own words. */
+  meaning?: string | undefined;
+  route?: ApiError['route'];
+}
+
 /** The ApiError of an unsuccessful API answer, with a hint where one helps. */
 export function apiError(
   method: string,
   url: URL,
   answer: ApiAnswer,
-  code?: ErrorCode,
-  meaning?: string,
+  { code, meaning, route }: ApiFailureFacts = {},
 ): ApiError {
   return new ApiError(
     {
@@ -62,8 +70,9 @@ export function apiError(
     {
       meaning,
       code: code ?? (answer.status === 404 ? 'E_NOT_FOUND' : 'E_API'),
-      hint: statusHint(answer.status, url, 'service'),
+      hint: statusHint(answer.status, url, 'service', route),
       retryAfterMs: parseRetryAfter(answer.headers['retry-after']),
+      route,
     },
   );
 }
@@ -74,7 +83,7 @@ export function requestIdOf(header: string | string[] | undefined): string | und
   return value !== undefined && /^[\x21-\x7e]{1,128}$/.test(value) ? value : undefined;
 }
 
-function statusHint(status: number, url: URL, peer: Peer): string | undefined {
+function statusHint(status: number, url: URL, peer: Peer, route?: ApiError['route']): string | undefined {
   if (status === 500) return 'The server failed to answer; try again later.';
   if (status === 502) return 'The service may be temporarily down; try again in a few minutes.';
   if (status === 503 || status === 504) return 'The service is busy or temporarily down; try again later.';
@@ -87,7 +96,7 @@ function statusHint(status: number, url: URL, peer: Peer): string | undefined {
         ? 'The pre-signed URL may have expired; run the command again.'
         : undefined;
     }
-    if (url.pathname.includes('/upload/')) return 'Uploads need a valid API key.';
+    if (route === 'upload') return 'Uploads need a valid API key.';
     if (url.pathname.startsWith('/authorized/') || url.pathname.includes('/authorized/')) {
       return 'The bearer token is not valid for this service.';
     }
@@ -123,9 +132,25 @@ export async function objectError(
       hint: statusHint(status, url, 'object store'),
       retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
       storeCode,
+      storeErrno: storeErrnoOf(response.headers[STORE_ERRNO_HEADER]),
+      urlExpired: status === 403 && saysExpired(message),
       peer: 'object store',
     },
   );
+}
+
+/** The errno an object store declared (`ENOSPC`), when the header holds one. */
+function storeErrnoOf(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^E[A-Z0-9]{1,15}$/.test(value) ? value : undefined;
+}
+
+/**
+ * A last resort, read where the answer is: S3 says a pre-signed URL expired only in words (`AccessDenied`,
+ * `Request has expired`), as does the reference server (`This URL expired at …`).
+ */
+function saysExpired(message: string): boolean {
+  return /\bexpired\b/i.test(message);
 }
 
 /** What a transport failure happened to. */
@@ -298,5 +323,5 @@ export const EXPIRY_SUSPECT_AFTER_MS = 5_000;
 /** True when `error` says that a pre-signed URL issued at `issuedAt` (ms) has expired, or may have. */
 export function isExpiredUrl(error: unknown, issuedAt: number, now = Date.now()): boolean {
   if (!(error instanceof ApiError) || error.status !== 403) return false;
-  return /\bexpired\b/i.test(error.message) || now - issuedAt >= EXPIRY_SUSPECT_AFTER_MS;
+  return error.urlExpired || now - issuedAt >= EXPIRY_SUSPECT_AFTER_MS;
 }

@@ -97,12 +97,14 @@ export class Faults {
     status: number,
     message: string,
     headers: Record<string, string> = {},
+    { expired = false }: { expired?: boolean } = {},
   ): void {
     const xml = this.options.xmlErrors === true;
-    const code = status === 403 && !/expired/i.test(message) ? 'SignatureDoesNotMatch' : S3_CODES[status];
+    // S3 refuses an expired URL as AccessDenied, and any other bad signature as SignatureDoesNotMatch.
+    const code = status === 403 && !expired ? 'SignatureDoesNotMatch' : S3_CODES[status];
     const text = xml
       ? `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code ?? 'Error'}</Code><Message>${escapeXml(
-          status === 403 && /expired/i.test(message) ? 'Request has expired' : message,
+          expired ? 'Request has expired' : message,
         )}</Message></Error>`
       : `${message}\n`;
     const body = Buffer.from(text, 'utf8');

@@ -1,8 +1,9 @@
 /**
  * The embedded reference server (`mission-data/server`): the whole service (pre-signing, object store,
  * downloads, query) in-process. Starting one is a few steps, each in a file of its own: check the options
- * (`options.ts`), open the store and the index (`backends.ts`), make the routes' context (`build-context.ts`)
- * and the handler of requests (`request-handler.ts`), listen (`http-server.ts`); `shutdown.ts` stops it.
+ * (`options.ts`), open the store and the index of the backends their locations name (`backends.ts`), make the
+ * routes' context (`build-context.ts`) and the handler of requests (`request-handler.ts`), listen
+ * (`http-server.ts`); `shutdown.ts` stops it.
  * What it exports is the package's promise: test/server/public-api.test.ts lists every name.
  */
 import { closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
@@ -22,11 +23,13 @@ export {
   StoreError,
   UsageError,
 } from '../core/errors.js';
+export type { StoreSettings } from './backend-registry.js';
 export type { BackendOptions, ReindexReport } from './backends.js';
 export { isBucketStore } from './backends.js';
 export type { Dialect } from './context.js';
 export { isStoreEmpty, writeDemoArchive } from './demo-archive.js';
 export type { AmzChecksum, FaultOptions } from './faults.js';
+export type { S3Settings } from './objects/s3-backend.js';
 export type { ReferenceServerOptions, ServerEvent, ServingOptions, StoreLocation } from './options.js';
 export type { RequestLogEntry } from './request-handler.js';
 export type { DrainReport } from './shutdown.js';

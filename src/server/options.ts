@@ -1,5 +1,6 @@
 /** What `startReferenceServer` is asked for: its options, and the checks and defaults it starts from. */
 import { UsageError } from '../core/errors.js';
+import type { StoreSettings } from './backend-registry.js';
 import type { BackendOptions } from './backends.js';
 import { DIALECTS, type Dialect } from './context.js';
 import type { FaultOptions } from './faults.js';
@@ -33,8 +34,7 @@ export type StoreLocation =
     };
 
 /** How to serve the store: every option of `startReferenceServer` but where the store is. */
-export interface ServingOptions
-  extends Pick<BackendOptions, 's3Endpoint' | 's3Region' | 's3Credentials' | 'indexUrl'> {
+export interface ServingOptions extends StoreSettings, Pick<BackendOptions, 'indexUrl'> {
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Seconds an upload URL of a bucket store is valid (default one hour, as the real service). */

@@ -97,8 +97,9 @@ export class HttpClient {
       once,
       contentMd5 ? { 'content-md5': contentMd5 } : undefined,
     );
-    if (answer.status === 409) throw apiError('GET', url, answer, 'E_ALREADY_EXISTS');
-    if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
+    if (answer.status === 409)
+      throw apiError('GET', url, answer, { code: 'E_ALREADY_EXISTS', route: 'upload' });
+    if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer, { route: 'upload' });
     const target = typeof answer.body === 'string' ? answer.body.trim() : undefined;
     if (target === undefined) {
       throw new ProtocolError(
@@ -123,9 +124,13 @@ export class HttpClient {
     // The path is the layout's, built by this tool or checked against it: a 404 says the archive has no such
     // file, whatever the service's words (today's service tells the caller to include the full path).
     if (answer.status === 404) {
-      throw apiError('GET', url, answer, 'E_NOT_FOUND', 'the archive holds no such file');
+      throw apiError('GET', url, answer, {
+        code: 'E_NOT_FOUND',
+        meaning: 'the archive holds no such file',
+        route: 'download',
+      });
     }
-    if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer);
+    if (answer.status < 200 || answer.status > 399) throw apiError('GET', url, answer, { route: 'download' });
     const body = answer.body;
     const fromBody =
       body !== null && typeof body === 'object' && !Array.isArray(body)

@@ -40,9 +40,11 @@ const TYPES = [
   'ReferenceServerOptions',
   'ReindexReport',
   'RequestLogEntry',
+  'S3Settings',
   'ServerEvent',
   'ServingOptions',
   'StoreLocation',
+  'StoreSettings',
   'WireMode',
 ];
 

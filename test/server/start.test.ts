@@ -5,7 +5,7 @@ import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'n
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
-import { storeBackendOf, storeScheme } from '../../src/server/backends.js';
+import { storeBackendOf, storeScheme } from '../../src/server/backend-registry.js';
 import { demoFileNames } from '../../src/server/demo-archive.js';
 import { isStoreEmpty, startReferenceServer, writeDemoArchive } from '../../src/server/index.js';
 import { makeTempDir, outcomeOf, putStoreFile, rawRequest, TEST_SECRET } from './helpers.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { crc32 } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatRequestLog } from '../../src/cli/commands/serve.js';
+import { formatRequestLog } from '../../src/cli/commands/serve-log.js';
 import { ApiError } from '../../src/core/errors.js';
 import { MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
 import { type ReferenceServer, type RequestLogEntry, startReferenceServer } from '../../src/server/index.js';
@@ -260,6 +260,8 @@ describe('stores that fail without any mount', () => {
     expect((error as ApiError).message).toContain(
       'The object is larger than the store may write in one file (EFBIG); nothing was stored.',
     );
+    // The errno travels as a field of the answer, for the client's failure policy.
+    expect((error as ApiError).storeErrno).toBe('EFBIG');
     const put = await theOnlyPut(served);
     expect(put).toMatchObject({ status: 500, aborted: false });
     expect(errnoOf(put)).toBe('EFBIG');
@@ -340,6 +342,7 @@ describe('a store folder so deep that the folder and the key pass the path limit
       );
       expect(result.status).toBe(500);
       expect(result.text).toContain('(ENAMETOOLONG); nothing was stored.');
+      expect(result.headers['x-store-errno']).toBe('ENAMETOOLONG');
       const put = await theOnlyPut(served);
       expect(errnoOf(put)).toBe('ENAMETOOLONG');
       expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);

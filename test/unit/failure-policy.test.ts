@@ -5,8 +5,11 @@ import { Attempts, batchWideReason, isRetryable, withRetries } from '../../src/c
 
 const service = (status: number) =>
   new ApiError({ method: 'GET', url: 'http://s/query', status, message: 'm' });
-const store = (status: number, message = 'm', storeCode?: string) =>
-  new ApiError({ method: 'GET', url: 'http://b/k?…', status, message }, { storeCode, peer: 'object store' });
+const store = (status: number, message = 'm', storeCode?: string, storeErrno?: string) =>
+  new ApiError(
+    { method: 'GET', url: 'http://b/k?…', status, message },
+    { storeCode, storeErrno, peer: 'object store' },
+  );
 const reset = () => Object.assign(new Error('reset'), { code: 'ECONNRESET' });
 const POLICY = { retries: 2, retryBaseMs: 1, maxRetryAfterMs: 10 };
 
@@ -26,14 +29,22 @@ describe('what is tried again', () => {
     },
   );
 
-  it("a store's plain 500, but not one that names a failure of its own disk", () => {
+  it("a store's plain 500, but not one that declares a failure of its own disk", () => {
     expect(isRetryable(store(500, 'Internal Server Error'))).toBe(true);
-    for (const errno of ['EROFS', 'EACCES', 'EIO', 'ENOSPC']) {
-      expect(isRetryable(store(500, `The store's disk failed to write (${errno}); nothing was stored`))).toBe(
-        false,
+    for (const errno of ['EROFS', 'EACCES', 'EPERM', 'EIO', 'ENOSPC', 'EDQUOT']) {
+      expect(isRetryable(store(500, 'nothing was stored', undefined, errno))).toBe(false);
+    }
+    expect(isRetryable(store(500, 'nothing was stored', undefined, 'EMFILE'))).toBe(true);
+    expect(isRetryable(store(403, 'Request has expired', 'AccessDenied'))).toBe(false);
+  });
+
+  it("decides a store's disk failure from the errno it declared, never from the answer's words", () => {
+    for (const errno of ['EROFS', 'ENOSPC']) {
+      expect(isRetryable(store(500, `The store is full or read-only (${errno}); nothing was stored`))).toBe(
+        true,
       );
     }
-    expect(isRetryable(store(403, 'Request has expired', 'AccessDenied'))).toBe(false);
+    expect(isRetryable(store(500, 'Internal server error', undefined, 'EROFS'))).toBe(false);
   });
 
   it('refused, reset and stalled connections to either side; not a cancellation, a local file or a bug', () => {
@@ -100,7 +111,10 @@ describe('what stops a batch', () => {
     );
     expect(
       batchWideReason(
-        new ApiError({ method: 'GET', url: 'http://s/upload/imap/x', status: 403, message: 'Forbidden' }),
+        new ApiError(
+          { method: 'GET', url: 'http://s/upload/imap/x', status: 403, message: 'Forbidden' },
+          { route: 'upload' },
+        ),
       ),
     ).toMatch(/refused the API key/);
     expect(batchWideReason(new LocalFileError('x', { code: 'E_DATA_ROOT' }))).toMatch(/data root/);
@@ -111,5 +125,13 @@ describe('what stops a batch', () => {
     expect(batchWideReason(service(404))).toBeUndefined();
     expect(batchWideReason(store(403, 'Request has expired', 'AccessDenied'))).toBeUndefined();
     expect(batchWideReason(new LocalFileError('x', { code: 'E_CHECKSUM' }))).toBeUndefined();
+  });
+
+  it("decides a refused key from the route the client asked, never from the URL's words", () => {
+    const refused = (url: string, route?: 'upload' | 'download' | 'query') =>
+      new ApiError({ method: 'GET', url, status: 401, message: 'Unauthorized' }, { route });
+    expect(batchWideReason(refused('http://s/api-key/x', 'download'))).toMatch(/asked for an API key/);
+    expect(batchWideReason(refused('http://s/upload/imap/x'))).toBeUndefined();
+    expect(batchWideReason(refused('http://s/download/imap/x', 'query'))).toBeUndefined();
   });
 });

@@ -1,8 +1,10 @@
 /** The rules that decide what an object answer proves and which headers a pre-signed request carries. */
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { expectedChecksum, RunningChecksum } from '../../src/core/checksum.js';
 import { ApiError } from '../../src/core/errors.js';
-import { isExpiredUrl } from '../../src/http/failures.js';
+import { readableBody } from '../../src/http/body.js';
+import { isExpiredUrl, objectError } from '../../src/http/failures.js';
 import { signedHeadersOnly } from '../../src/http/objects.js';
 
 const MD5_ETAG = '"5eb63bbbe01eeed093cb22bb8f5acdc3"';
@@ -57,16 +59,46 @@ describe('pre-signed URLs', () => {
 
   it('a 403 is an expired URL when it says so, or when the URL is older than a few seconds', () => {
     const now = Date.now();
-    const expired = new ApiError({
-      method: 'GET',
-      url: 'u',
-      status: 403,
-      message: 'AccessDenied: Request has expired',
-    });
+    const expired = new ApiError(
+      { method: 'GET', url: 'u', status: 403, message: 'AccessDenied: Request has expired' },
+      { urlExpired: true, peer: 'object store' },
+    );
     const denied = new ApiError({ method: 'GET', url: 'u', status: 403, message: 'SignatureDoesNotMatch' });
     expect(isExpiredUrl(expired, now, now)).toBe(true);
     expect(isExpiredUrl(denied, now, now + 1_000)).toBe(false);
     expect(isExpiredUrl(denied, now, now + 60_000)).toBe(true);
+    // The field decides, not the words of the message.
+    const words = new ApiError({ method: 'GET', url: 'u', status: 403, message: 'Request has expired' });
+    expect(isExpiredUrl(words, now, now)).toBe(false);
+  });
+
+  it("the transport reads the store's answer into fields: a declared errno, an expired URL", async () => {
+    const answer = (status: number, text: string, headers: Record<string, string> = {}) =>
+      objectError(
+        'PUT',
+        new URL('http://127.0.0.1:1/objects/k?sig=1'),
+        { statusCode: status, headers, body: readableBody(Readable.from([Buffer.from(text)])) },
+        undefined,
+      );
+    const full = await answer(500, 'The store is read-only (EROFS); nothing was stored.\n', {
+      'x-store-errno': 'EROFS',
+    });
+    expect(full.storeErrno).toBe('EROFS');
+    expect(full.message).toBe(
+      'PUT http://127.0.0.1:1/objects/k?…: 500 The store is read-only (EROFS); nothing was stored.',
+    );
+    expect(
+      (await answer(500, 'The store is read-only (EROFS); nothing was stored.\n')).storeErrno,
+    ).toBeUndefined();
+    expect((await answer(500, 'x', { 'x-store-errno': 'not an errno' })).storeErrno).toBeUndefined();
+    const xml =
+      '<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>';
+    const expired = await answer(403, xml);
+    expect(expired.urlExpired).toBe(true);
+    expect(expired.storeCode).toBe('AccessDenied');
+    expect((await answer(403, 'Bad signature: this URL was not issued by this server.')).urlExpired).toBe(
+      false,
+    );
   });
 });
 

@@ -281,12 +281,11 @@ describe('uploadFiles', () => {
       const client = fakeClient();
       client.presignUpload = async (key: string) => {
         client.presigned.push(key);
-        throw new ApiError({
-          method: 'GET',
-          url: `http://service.test/upload/${key}`,
-          status,
-          message: 'Forbidden',
-        });
+        // As the service client makes it: the route it asked is a field of the error.
+        throw new ApiError(
+          { method: 'GET', url: `http://service.test/upload/${key}`, status, message: 'Forbidden' },
+          { route: 'upload' },
+        );
       };
       const results = await uploadFiles(client, keys, { dataDir, cwd: home, concurrency: 1 });
       expect(client.presigned).toEqual([KEY_A]);

@@ -1,37 +1,41 @@
-/** `mission-data serve`: the embedded reference server; its body alone loads `server/`. */
+/**
+ * `mission-data serve`: the embedded reference server; its body alone loads `server/`. The flags of the store's
+ * and the index's backends come from what each backend declares (the server's light registry).
+ */
 import { Option } from 'commander';
+import { commandLineSettings, storeHelp } from '../../server/backend-registry.js';
 import { collect, EXAMPLES, port, positiveInteger } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
+
+/**
+ * The flags of the backends' settings, as each backend declares them (`--s3-endpoint`, `--index`), with the
+ * environment variable each falls back to; a fallback of another name is accepted but kept out of help.
+ */
+function backendOptions(): Option[] {
+  return commandLineSettings().flatMap((setting) => {
+    const option = new Option(`${setting.flag} ${setting.value ?? '<value>'}`, setting.help);
+    if (setting.env) option.env(setting.env);
+    if (!setting.fallback) return [option];
+    const fallback = new Option(`${setting.fallback.flag} ${setting.value ?? '<value>'}`)
+      .env(setting.fallback.env)
+      .hideHelp();
+    return [option, fallback];
+  });
+}
 
 export const serve: CommandDeclaration = {
   name: 'serve',
   client: false,
   examples: EXAMPLES.serve,
-  declare: (command, { run, io }) =>
+  declare: (command, { run, io }) => {
+    const store = storeHelp();
     command
       .description('run the embedded reference server (the whole service, in-process)')
       .option('-p, --port <port>', 'port to listen on (0 picks a free one)', port, 8080)
       .option('--host <host>', 'address to bind', '127.0.0.1')
-      .option(
-        '--store <dir|s3-url>',
-        'folder holding the stored objects, or an S3 bucket: s3://BUCKET[/PREFIX]',
-        'mission-data-store',
-      )
-      .addOption(
-        new Option('--s3-endpoint <url>', 'endpoint of an S3-compatible store (path-style)').env(
-          'AWS_ENDPOINT_URL_S3',
-        ),
-      )
-      .addOption(new Option('--aws-endpoint <url>').env('AWS_ENDPOINT_URL').hideHelp())
-      .addOption(
-        new Option('--s3-region <region>', "the bucket's region (default us-east-1)").env('AWS_REGION'),
-      )
-      .addOption(
-        new Option(
-          '--index <url>',
-          'PostgreSQL index: postgres://USER:PASS@HOST:PORT/DB (default: in memory)',
-        ).env('MISSION_DATA_INDEX_URL'),
-      )
+      .option(`--store ${store.value}`, store.help, 'mission-data-store');
+    for (const option of backendOptions()) command.addOption(option);
+    command
       .option('--reindex', 'once serving, add records for objects in the store that have none')
       .option('--tls-cert <file>', 'PEM certificate: serve HTTPS (with --tls-key)')
       .option('--tls-key <file>', 'PEM private key of --tls-cert')
@@ -89,5 +93,6 @@ export const serve: CommandDeclaration = {
       )
       .option('-q, --quiet', 'do not log requests')
       .option('--debug', 'print stack traces')
-      .action((options) => run(async () => (await import('../commands/serve.js')).serve(options, io))),
+      .action((options) => run(async () => (await import('../commands/serve.js')).serve(options, io)));
+  },
 };

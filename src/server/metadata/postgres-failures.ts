@@ -1,5 +1,6 @@
 /** What a failing index database means to the operator, with the password of its URL never shown. */
 import { StoreError } from '../../core/errors.js';
+import { SchemaError } from './postgres-schema.js';
 
 /** The URL with its password replaced by `***` (also a `password=` query parameter). */
 export function maskDatabaseUrl(url: string): string {
@@ -35,6 +36,8 @@ export function indexFailure(error: unknown, where: string): StoreError {
     code === 'ENOTFOUND' ||
     code === 'EAI_AGAIN' ||
     code === 'ETIMEDOUT' ||
+    // A last resort: pg and pg-pool end a connect that took too long with an error of no code, only words
+    // ("Connection terminated due to connection timeout", "timeout exceeded when trying to connect").
     /timeout/i.test(message)
   ) {
     return new StoreError(
@@ -44,7 +47,7 @@ export function indexFailure(error: unknown, where: string): StoreError {
       },
     );
   }
-  if (/^Migration|schema version/.test(message)) {
+  if (error instanceof SchemaError) {
     return new StoreError(`The index database ${where}: ${message}`, {
       hint: 'The schema was left as it was.',
     });

@@ -5,6 +5,11 @@
  */
 import type pg from 'pg';
 
+/** The schema is newer than this program's, or a migration of it failed: the schema was left as it was. */
+export class SchemaError extends Error {
+  override readonly name = 'SchemaError';
+}
+
 /** One step of the schema: `sql` brings it from version `version - 1` to `version`. */
 export interface Migration {
   version: number;
@@ -91,7 +96,7 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
     let version = await schemaVersion(client);
     const latest = migrations.at(-1)?.version ?? 0;
     if (version > latest) {
-      throw new Error(
+      throw new SchemaError(
         `The index database has schema version ${version}, newer than this program's ${latest}: upgrade mission-data.`,
       );
     }
@@ -104,7 +109,7 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');
-        throw new Error(
+        throw new SchemaError(
           `Migration of the index to schema version ${migration.version} failed: ${(error as Error).message}`,
           {
             cause: error,

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StoreError } from '../../core/errors.js';
 import { type MissionFile, parseName, parsePath } from '../../naming/names.js';
@@ -77,13 +77,12 @@ export class FolderStore implements ObjectStore, TakesUploads {
 
   async close(): Promise<void> {}
 
-  /** Opens (creating if needed) the store folder. */
-  static async open(storeDir: string, options: FolderStoreOptions = {}): Promise<FolderStore> {
+  /** Opens (creating if needed) the store folder, its path resolved by the folder backend. */
+  static async open(folder: string, options: FolderStoreOptions = {}): Promise<FolderStore> {
     const idle = options.uploadIdleTimeoutMs ?? UPLOAD_IDLE_TIMEOUT_MS;
     if (!Number.isFinite(idle) || idle <= 0 || idle > 2 ** 31 - 1) {
       throw new Error(`Invalid upload idle timeout ${idle}: give a number of milliseconds above 0.`);
     }
-    const folder = resolve(storeDir);
     try {
       await mkdir(folder, { recursive: true });
     } catch (error) {

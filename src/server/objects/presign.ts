@@ -49,6 +49,12 @@ export async function loadStoreSecret(storeDir: string): Promise<string> {
   return stored;
 }
 
+/** Why a request's signature is refused: the body of its 403, and whether the URL merely expired. */
+export interface SignatureProblem {
+  message: string;
+  expired: boolean;
+}
+
 /** Signs and checks object URLs with one secret. */
 export class UrlSigner {
   readonly #secret: string;
@@ -76,16 +82,24 @@ export class UrlSigner {
   }
 
   /**
-   * Checks the signature of a request for `key`; returns what is wrong (the body of a 403), or undefined
-   * when the request may proceed.
+   * Checks the signature of a request for `key`; returns what is wrong (the body of a 403, and whether the URL
+   * merely expired), or undefined when the request may proceed.
    */
-  problem(method: string, key: string, query: URLSearchParams, now = Date.now()): string | undefined {
+  problem(
+    method: string,
+    key: string,
+    query: URLSearchParams,
+    now = Date.now(),
+  ): SignatureProblem | undefined {
     const { method: m, expires: e, signature: s } = SIGNATURE_PARAMETERS;
     const signedMethod = query.get(m);
     const expires = query.get(e);
     const signature = query.get(s);
     if (signedMethod === null || expires === null || signature === null) {
-      return `Missing signature: this URL needs ${m}, ${e} and ${s}; get one from /upload or /download.`;
+      return {
+        message: `Missing signature: this URL needs ${m}, ${e} and ${s}; get one from /upload or /download.`,
+        expired: false,
+      };
     }
     const given = /^[0-9a-f]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : undefined;
     if (
@@ -93,12 +107,17 @@ export class UrlSigner {
       !/^\d{1,12}$/.test(expires) ||
       !timingSafeEqual(given, this.#mac(signedMethod, key, expires))
     ) {
-      return 'Bad signature: this URL was not issued by this server for this object.';
+      return {
+        message: 'Bad signature: this URL was not issued by this server for this object.',
+        expired: false,
+      };
     }
     const wanted = method === 'HEAD' ? 'GET' : method;
-    if (signedMethod !== wanted) return `This URL is signed for ${signedMethod}, not ${method}.`;
+    if (signedMethod !== wanted)
+      return { message: `This URL is signed for ${signedMethod}, not ${method}.`, expired: false };
     if (Number(expires) * 1000 <= now) {
-      return `This URL expired at ${new Date(Number(expires) * 1000).toISOString()}; ask for a new one.`;
+      const at = new Date(Number(expires) * 1000).toISOString();
+      return { message: `This URL expired at ${at}; ask for a new one.`, expired: true };
     }
     return undefined;
   }

@@ -1,5 +1,6 @@
 /** The PUT object route: an upload checked, stored, and a store's refusal answered while its body arrives. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STORE_ERRNO_HEADER } from '../../core/errors.js';
 import type { ServerContext } from '../context.js';
 import { etagOf } from '../objects/checksums.js';
 import { StoreWriteError } from '../objects/folder-write.js';
@@ -164,6 +165,8 @@ function answerFailure(
   const failure: AnsweredFailure = { error, written: false };
   outcome.answered = failure;
   const { body, headers } = plainText(message);
+  // The errno as a field of the answer: the client's failure policy reads it, never the words.
+  if (error instanceof StoreWriteError) headers[STORE_ERRNO_HEADER] = error.code;
   // A body not read to its end leaves the connection unusable for another request.
   if (!req.complete) headers.Connection = 'close';
   if (!bodyComing) {

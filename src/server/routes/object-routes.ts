@@ -49,7 +49,7 @@ export async function handleObject(
   }
   const problem = context.signer.problem(method, key, target.query);
   if (problem) {
-    context.faults.sendError(res, 403, problem);
+    context.faults.sendError(res, 403, problem.message, {}, { expired: problem.expired });
     return;
   }
   try {
