@@ -1,7 +1,7 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
-export type { ChecksumAlgorithm } from './core/checksum.js';
+export type { ChecksumAlgorithm } from './core/checksums/checksum.js';
 export type { Config, SettingName, SettingSource } from './core/config.js';
 export {
   AbortedError,

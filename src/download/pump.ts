@@ -3,7 +3,7 @@
  * offsets, with what the checksum and the progress need on the way.
  */
 import { abortedError } from '../core/batch.js';
-import type { ChecksumFeed } from '../core/checksum.js';
+import type { ChecksumFeed } from '../core/checksums/checksum.js';
 import { NetworkError, ProtocolError } from '../core/errors.js';
 import { errorCode } from '../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../http/body.js';

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import { BackgroundChecksum } from '../core/background-checksum.js';
 import { abortedError } from '../core/batch.js';
+import { BackgroundChecksum } from '../core/checksums/background-checksum.js';
 import {
   type ChecksumAlgorithm,
   type ExpectedChecksum,
@@ -10,8 +10,8 @@ import {
   NoChecksum,
   type PartChecksum,
   showDigest,
-} from '../core/checksum.js';
-import { CombinedCrc32 } from '../core/combined-crc32.js';
+} from '../core/checksums/checksum.js';
+import { CombinedCrc32 } from '../core/checksums/crc32-from-ranges.js';
 import { ApiError, ProtocolError } from '../core/errors.js';
 import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { displayUrl } from '../core/urls.js';

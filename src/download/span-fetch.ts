@@ -5,7 +5,7 @@
  */
 
 import { abortedError } from '../core/batch.js';
-import type { ChecksumFeed, PartChecksum } from '../core/checksum.js';
+import type { ChecksumFeed, PartChecksum } from '../core/checksums/checksum.js';
 import { ProtocolError } from '../core/errors.js';
 import { Attempts, type RetryPolicy } from '../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../http/body.js';

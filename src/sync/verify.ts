@@ -12,9 +12,9 @@ import {
   expectedChecksum,
   RunningChecksum,
   showDigest,
-} from '../core/checksum.js';
+} from '../core/checksums/checksum.js';
+import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
-import { type FileHash, FileHashError, FileHashPool } from '../core/hash-pool.js';
 import { scanLocalCopy } from '../coverage/local-copy.js';
 import { statusParams } from '../coverage/run.js';
 import { downloadFiles } from '../download/engine.js';

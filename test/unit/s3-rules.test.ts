@@ -1,6 +1,6 @@
 /** The rules that decide what an object answer proves and which headers a pre-signed request carries. */
 import { describe, expect, it } from 'vitest';
-import { expectedChecksum, RunningChecksum } from '../../src/core/checksum.js';
+import { expectedChecksum, RunningChecksum } from '../../src/core/checksums/checksum.js';
 import { ApiError } from '../../src/core/errors.js';
 import { isExpiredUrl } from '../../src/http/failures.js';
 import { signedHeadersOnly } from '../../src/http/objects.js';
