@@ -18,7 +18,7 @@ const LIGHT: readonly RegExp[] = [
   /^commander$/,
   /^\.\.\/options\.js$/, // the shared flag tables, parsers and examples
   /^\.\.\/\.\.\/core\/errors\.js$/, // exit codes and error classes
-  /^\.\.\/\.\.\/output\.js$/, // the output formats `query` offers (a module of small renderers, types aside)
+  /^\.\.\/output\.js$/, // the output formats `query` offers (a module of small renderers, types aside)
   /^\.\/[\w-]+\.js$/, // another file of the folder (checked here too)
 ];
 /** What a type-only import may name besides: erased from the JavaScript, it loads nothing. */

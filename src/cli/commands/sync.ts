@@ -16,7 +16,7 @@ import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';
 import { canAnimate } from '../status-line.js';
-import { downloadReporter, showDownloadProgress } from './download.js';
+import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
 
 /** Options of `sync`: the global ones, the query filters, what to keep and how to transfer. */
 export interface SyncCommandOptions extends GlobalOptions, QueryFilters {

@@ -5,11 +5,11 @@
  * or a layout path) as the query of its fixed parts, whose answer it then sorts.
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { UsageError } from '../../core/errors.js';
-import { type ArchiveGlob, isGlob, readGlob } from '../../naming/glob.js';
-import { isInside } from '../../naming/layout.js';
-import { ANCILLARY_FOLDER, MISSION } from '../../naming/mission.js';
-import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import { UsageError } from '../core/errors.js';
+import { type ArchiveGlob, isGlob, readGlob } from './glob.js';
+import { isInside } from './layout.js';
+import { ANCILLARY_FOLDER, MISSION } from './mission.js';
+import type { QueryFilters } from './query-vocabulary.js';
 
 /**
  * Files named one by one (and globs, each listed by a query of its fixed parts), or one folder of the layout
