@@ -31,11 +31,11 @@ import {
   uploadFiles,
 } from './upload/engine.js';
 
+// The types of the calls below, and the one word of upload results the command line prints, for the command
+// line, which reaches the engines only through this module.
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export type { ArchiveGlob } from './naming/glob.js';
 export { ALREADY_STORED } from './upload/engine.js';
-// The types of the calls below, and the one word of upload results the command line prints, for the command
-// line, which reaches the engines only through this module.
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
@@ -229,8 +229,10 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       return readTargets(paths, (await ready()).config.dataDir, cwd);
     },
     async previewDownloads(targets, previewOptions = {}) {
-      const { config } = await ready();
-      return previewDownloads(targets, { dataDir: config.dataDir, force: previewOptions.force });
+      return previewDownloads(targets, {
+        dataDir: (await ready()).config.dataDir,
+        force: previewOptions.force,
+      });
     },
     async download(targets, downloadOptions = {}) {
       const list = Array.isArray(targets) ? targets : [targets];
@@ -259,11 +261,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       return unlessAborted(results, uploadOptions.signal);
     },
     async previewUploads(paths, previewOptions = {}) {
-      const { dataDir } = (await ready()).config;
-      const ignoreFolder = previewOptions.ignoreFolder;
-      // A batch the upload refuses (exit 2, with its hint) is refused by its dry run in the same words.
-      await refuseAsUploadWould(paths, { dataDir, ignoreFolder });
-      return previewUploads(paths, { dataDir, ignoreFolder });
+      return uploadPreview(paths, (await ready()).config.dataDir, previewOptions.ignoreFolder);
     },
     async coverage(filters, reportOptions = {}) {
       coverageParams(filters);
@@ -289,6 +287,16 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       if (current) await (await current.catch(() => undefined))?.http.close();
     },
   };
+}
+
+/** An upload's dry run: a batch the upload refuses (exit 2, with its hint) is refused in the same words. */
+async function uploadPreview(
+  paths: readonly string[],
+  dataDir: string,
+  ignoreFolder: boolean | undefined,
+): Promise<UploadPreview[]> {
+  await refuseAsUploadWould(paths, { dataDir, ignoreFolder });
+  return previewUploads(paths, { dataDir, ignoreFolder });
 }
 
 /** A batch's results, or the `AbortedError` carrying them when the batch was cancelled (see `MissionDataClient`). */
