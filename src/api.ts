@@ -143,7 +143,7 @@ export interface MissionDataClient {
    */
   previewUploads(
     paths: readonly string[],
-    options?: Pick<UploadOptions, 'ignoreFolder'>,
+    options?: Pick<UploadOptions, 'ignoreFolder' | 'cwd'>,
   ): Promise<UploadPreview[]>;
   /**
    * The coverage calendar of the products the filters select (at least one besides `table`): for each product,
@@ -261,7 +261,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       return unlessAborted(results, uploadOptions.signal);
     },
     async previewUploads(paths, previewOptions = {}) {
-      return uploadPreview(paths, (await ready()).config.dataDir, previewOptions.ignoreFolder);
+      return uploadPreview(paths, { ...previewOptions, dataDir: (await ready()).config.dataDir });
     },
     async coverage(filters, reportOptions = {}) {
       coverageParams(filters);
@@ -292,11 +292,10 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
 /** An upload's dry run: a batch the upload refuses (exit 2, with its hint) is refused in the same words. */
 async function uploadPreview(
   paths: readonly string[],
-  dataDir: string,
-  ignoreFolder: boolean | undefined,
+  options: Pick<UploadOptions, 'dataDir' | 'ignoreFolder' | 'cwd'>,
 ): Promise<UploadPreview[]> {
-  await refuseAsUploadWould(paths, { dataDir, ignoreFolder });
-  return previewUploads(paths, { dataDir, ignoreFolder });
+  await refuseAsUploadWould(paths, options);
+  return previewUploads(paths, options);
 }
 
 /** A batch's results, or the `AbortedError` carrying them when the batch was cancelled (see `MissionDataClient`). */
