@@ -1,5 +1,5 @@
 /**
- * What `download` was given on its command line, read as a person means it: a storage path or name as it is,
+ * What the arguments of a download name, read as a person means them: a storage path or name as it is,
  * a path inside the data root (`./data/imap/…`, absolute or relative) as the storage path it holds, a folder
  * of the layout (`imap/mag/l2/2025/01/`) as the query its folders spell, and a glob (`*`, `?`, `[...]` in a name
  * or a layout path) as the query of its fixed parts, whose answer it then sorts.
