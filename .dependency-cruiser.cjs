@@ -1,9 +1,9 @@
 /**
  * The layers of src/ and the one direction of imports between them (see each folder's README.md):
- * cli -> api/output -> sync -> download | upload | coverage -> data-root -> service -> http -> naming -> core, and
- * the reference server on naming and core only. Every file of src/ belongs to a layer named here (or to the server):
- * a new folder gets its place in this list before anything imports it. `npm test` runs this through `npm run deps`;
- * a violation names both files.
+ * cli -> api -> sync -> download | upload | coverage -> data-root -> service -> http -> naming -> core, and the
+ * reference server on naming and core only. Every file of src/ belongs to a layer named here (or to the server): a
+ * new folder gets its place in this list before anything imports it. `npm test` runs this through `npm run deps`; a
+ * violation names both files.
  */
 const LAYERS = [
   ['core', '^src/core/'],
@@ -13,7 +13,7 @@ const LAYERS = [
   ['data-root', '^src/data-root/'],
   ['engines', '^src/(download|upload|coverage)/'],
   ['compositions', '^src/sync/'],
-  ['library', '^src/(api|output)\\.ts$'],
+  ['library', '^src/api\\.ts$'],
   ['cli', '^src/cli/'],
   ['index', '^src/index\\.ts$'],
 ];
@@ -110,6 +110,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(download|upload)/' },
       to: { path: '^src/coverage/' },
+    },
+    {
+      name: 'commands-stay-apart',
+      comment:
+        'A command body (src/cli/commands/<name>.ts with its <name>-*.ts) imports no other command: what two commands share moves to a module of src/cli/.',
+      severity: 'error',
+      from: { path: '^src/cli/commands/([^/.-]+)[^/]*\\.ts$' },
+      to: { path: '^src/cli/commands/', pathNot: '^src/cli/commands/$1(\\.ts|-[^/]*\\.ts)$' },
     },
     {
       name: 'server-on-naming-and-core',

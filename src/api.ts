@@ -12,8 +12,9 @@ import {
   statusReport,
 } from './coverage/run.js';
 import type { CoverageReport, StatusReport } from './coverage/types.js';
-import { downloadFiles } from './download/engine.js';
+import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
 import type { DownloadOptions, DownloadResult } from './download/types.js';
+import { type DownloadTargets, readTargets } from './naming/download-targets.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
@@ -21,7 +22,21 @@ import { downloadMatching, type MatchingDownload, type MatchingOptions } from '.
 import { checkSyncRequest, syncFiles } from './sync/run.js';
 import type { SyncOptions, SyncResult } from './sync/types.js';
 import { type VerifyOptions, type VerifyReport, verifyFiles, verifyParams } from './sync/verify.js';
-import { type UploadOptions, type UploadResult, uploadFiles } from './upload/engine.js';
+import {
+  previewUploads,
+  refuseAsUploadWould,
+  type UploadOptions,
+  type UploadPreview,
+  type UploadResult,
+  uploadFiles,
+} from './upload/engine.js';
+
+// The types of the calls below, and the one word of upload results the command line prints, for the command
+// line, which reaches the engines only through this module.
+export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
+export type { ArchiveGlob } from './naming/glob.js';
+export { ALREADY_STORED } from './upload/engine.js';
+export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
 
 /** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
 export interface CreateClientOptions {
@@ -88,6 +103,17 @@ export interface QueryOptions {
 export interface MissionDataClient {
   /** Metadata records of the stored files matching every filter (at least one besides `table`), every page. */
   query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
+  /**
+   * What download arguments mean against the data root: storage paths and names as they are, a path inside the
+   * data root as the storage path it holds, a folder of the layout as the filters its folders spell, and globs as
+   * queries of their fixed parts (relative paths from `cwd`, by default the working directory).
+   */
+  readDownloadTargets(paths: readonly string[], cwd?: string): Promise<DownloadTargets>;
+  /** What `download` would do with each file (a dry run): names are checked, nothing is requested. */
+  previewDownloads(
+    targets: readonly string[],
+    options?: Pick<DownloadOptions, 'force'>,
+  ): Promise<DownloadPreview[]>;
   /** Downloads files (names, storage paths or query records) into the data root; one result per file. */
   download(
     targets: string | ReceivedRecord | readonly (string | ReceivedRecord)[],
@@ -111,6 +137,14 @@ export interface MissionDataClient {
     paths: string | readonly string[],
     options?: Omit<UploadOptions, 'dataDir'>,
   ): Promise<UploadResult[]>;
+  /**
+   * What `upload` would send (a dry run): refused in the words the upload would use, or each file's storage key
+   * and where it was found (or why it cannot be sent); nothing is asked of the service.
+   */
+  previewUploads(
+    paths: readonly string[],
+    options?: Pick<UploadOptions, 'ignoreFolder' | 'cwd'>,
+  ): Promise<UploadPreview[]>;
   /**
    * The coverage calendar of the products the filters select (at least one besides `table`): for each product,
    * every day of the range with the archive's latest version and what the data root holds of it, and the gaps.
@@ -191,6 +225,15 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       const { http } = await ready();
       return http.query(params, queryOptions);
     },
+    async readDownloadTargets(paths, cwd) {
+      return readTargets(paths, (await ready()).config.dataDir, cwd);
+    },
+    async previewDownloads(targets, previewOptions = {}) {
+      return previewDownloads(targets, {
+        dataDir: (await ready()).config.dataDir,
+        force: previewOptions.force,
+      });
+    },
     async download(targets, downloadOptions = {}) {
       const list = Array.isArray(targets) ? targets : [targets];
       const paths = list.map((target: string | ReceivedRecord) =>
@@ -217,6 +260,9 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
       return unlessAborted(results, uploadOptions.signal);
     },
+    async previewUploads(paths, previewOptions = {}) {
+      return uploadPreview(paths, { ...previewOptions, dataDir: (await ready()).config.dataDir });
+    },
     async coverage(filters, reportOptions = {}) {
       coverageParams(filters);
       const { config, http } = await ready();
@@ -241,6 +287,15 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       if (current) await (await current.catch(() => undefined))?.http.close();
     },
   };
+}
+
+/** An upload's dry run: a batch the upload refuses (exit 2, with its hint) is refused in the same words. */
+async function uploadPreview(
+  paths: readonly string[],
+  options: Pick<UploadOptions, 'dataDir' | 'ignoreFolder' | 'cwd'>,
+): Promise<UploadPreview[]> {
+  await refuseAsUploadWould(paths, options);
+  return previewUploads(paths, options);
 }
 
 /** A batch's results, or the `AbortedError` carrying them when the batch was cancelled (see `MissionDataClient`). */

@@ -1,7 +1,7 @@
 /** The mission-data library: the public names, re-exported. */
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api.js';
 export { createClient } from './api.js';
-export type { ChecksumAlgorithm } from './core/checksum.js';
+export type { ChecksumAlgorithm } from './core/checksums/checksum.js';
 export type { Config, SettingName, SettingSource } from './core/config.js';
 export {
   AbortedError,
@@ -35,6 +35,8 @@ export type {
 } from './coverage/types.js';
 export type { DownloadPreview } from './download/engine.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
+export type { DownloadTargets } from './naming/download-targets.js';
+export type { ArchiveGlob } from './naming/glob.js';
 export type { LocatedFile, UncheckedFile } from './naming/layout.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
@@ -66,4 +68,4 @@ export type {
   VerifyReport,
   VerifyStatus,
 } from './sync/verify.js';
-export type { UploadOptions, UploadProgress, UploadResult } from './upload/engine.js';
+export type { UploadOptions, UploadPreview, UploadProgress, UploadResult } from './upload/engine.js';

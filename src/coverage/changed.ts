@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
-import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksum.js';
-import { digestOfFile } from '../core/file-digest.js';
+import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
+import { digestOfFile } from '../core/checksums/file-digest.js';
 import type { VerifiedRecord } from '../data-root/verified.js';
 
 /** What the download record says of a local file now. */

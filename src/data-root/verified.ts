@@ -9,7 +9,7 @@
 import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
 import { lstat, mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ExpectedChecksum } from '../core/checksum.js';
+import type { ExpectedChecksum } from '../core/checksums/checksum.js';
 import { NO_FOLLOW, writeNewFile } from './safe-writes.js';
 import { STATE_FOLDER } from './state-folder.js';
 

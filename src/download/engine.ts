@@ -54,45 +54,12 @@ export async function downloadFiles(
     () => undefined,
     (error: unknown) => error,
   );
-  if (unwritable !== undefined) {
-    // Nothing to write when every file is a verified copy in place: a read-only mirror still lists its files.
-    const held = options.force ? undefined : await allVerified(options.dataDir, files);
-    if (!held) throw unwritable;
-    options.onStart?.(files.length);
-    for (const done of held) {
-      options.onProgress?.({
-        path: done.path,
-        localPath: done.localPath,
-        received: 0,
-        total: undefined,
-        done: 'skipped',
-        verified: true,
-      });
-    }
-    return held;
-  }
+  if (unwritable !== undefined) return await heldInPlace(files, options, unwritable);
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
   const link = linkSignal(options.signal, concurrency);
-  const batch: Batch = {
-    http,
-    // Connections are measured unless fixed: on a link that caps each connection more of them pay (40 MiB/s
-    // each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it costs what 8 do.
-    options: {
-      ...options,
-      connections: options.connections ?? 'auto',
-      ...(link ? { signal: link.signal } : {}),
-    },
-    folders: new FolderCache(options.dataDir),
-    stop: new BatchStop(),
-    verified: await VerifiedRecord.open(options.dataDir),
-    realRoot: await realpath(options.dataDir),
-    learned: undefined,
-    // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
-    runs: DownloadRuns.join(options.dataDir),
-  };
-  if (batch.options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot, LIMITS);
+  const batch = await openBatch(http, options, link?.signal);
   const lookups = new Lookups(batch, files, concurrency);
   try {
     await runPool(files.length, concurrency, async (index) => {
@@ -116,6 +83,58 @@ export async function downloadFiles(
     batch.learned?.save();
   }
   return results;
+}
+
+/**
+ * A data root that cannot take files: nothing to write when every file is a verified copy in place (a read-only
+ * mirror still lists its files), each then skipped; else `unwritable` is thrown.
+ */
+async function heldInPlace(
+  files: readonly PlannedDownload[],
+  options: DownloadOptions,
+  unwritable: unknown,
+): Promise<DownloadResult[]> {
+  const held = options.force ? undefined : await allVerified(options.dataDir, files);
+  if (!held) throw unwritable;
+  options.onStart?.(files.length);
+  for (const done of held) {
+    options.onProgress?.({
+      path: done.path,
+      localPath: done.localPath,
+      received: 0,
+      total: undefined,
+      done: 'skipped',
+      verified: true,
+    });
+  }
+  return held;
+}
+
+/** What the files of one batch share: the record, the runs of the data root, the connections learned. */
+async function openBatch(
+  http: DownloadHttp,
+  options: DownloadOptions,
+  linked: AbortSignal | undefined,
+): Promise<Batch> {
+  const batch: Batch = {
+    http,
+    // Connections are measured unless fixed: on a link that caps each connection more of them pay (40 MiB/s
+    // each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it costs what 8 do.
+    options: {
+      ...options,
+      connections: options.connections ?? 'auto',
+      ...(linked ? { signal: linked } : {}),
+    },
+    folders: new FolderCache(options.dataDir),
+    stop: new BatchStop(),
+    verified: await VerifiedRecord.open(options.dataDir),
+    realRoot: await realpath(options.dataDir),
+    learned: undefined,
+    // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
+    runs: DownloadRuns.join(options.dataDir),
+  };
+  if (batch.options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot, LIMITS);
+  return batch;
 }
 
 /** What a download would do with one file: fetch it, skip it (a verified copy is in place) or check it first. */
@@ -161,37 +180,87 @@ const IMMEDIATE_RECORD_BYTES = 1024 * 1024;
 /** How long to wait between looks at a part another process is writing. */
 const BUSY_POLL_MS = 250;
 
+/** What is on disk and known of an object being received (the types the steps below pass along). */
+type OnDisk = ReturnType<typeof initialState>;
+type ObjectReceived = Awaited<ReturnType<typeof receiveObject>>;
+
 async function downloadOne(
   batch: Batch,
-  { file, localPath }: PlannedDownload,
+  planned: PlannedDownload,
   lookup: Promise<Lookup>,
 ): Promise<DownloadResult> {
-  const result = (
+  return new FileDownload(batch, planned).run(lookup);
+}
+
+/**
+ * One file of a batch, from its lookup to its result: skipped when a verified copy is in place, else its part
+ * claimed (or another process's download of it waited for) and the object received into it and put in place.
+ */
+class FileDownload {
+  private readonly path: string;
+  private readonly localPath: string;
+  private readonly options: Batch['options'];
+  private readonly signal: AbortSignal | undefined;
+  /** Bytes of this file kept in its part for the next run when it fails (none when the part was removed). */
+  private kept = 0;
+  private began = false;
+  /** What is on disk and known of the object, once a part is claimed. */
+  private state: OnDisk | undefined;
+
+  constructor(
+    private readonly batch: Batch,
+    { file, localPath }: PlannedDownload,
+  ) {
+    this.path = file.path;
+    this.localPath = localPath;
+    this.options = batch.options;
+    this.signal = batch.options.signal;
+  }
+
+  async run(lookup: Promise<Lookup>): Promise<DownloadResult> {
+    const signal = this.signal;
+    try {
+      return await this.download(await lookup);
+    } catch (error) {
+      // Cancelled before a byte of it was asked for: not started, rather than one more failure.
+      if (signal?.aborted && !this.began) return this.result('failed', 0, false, notStartedError(signal));
+      return this.result('failed', this.kept, false, failureOf(error, signal));
+    }
+  }
+
+  private result(
     status: DownloadResult['status'],
     bytes: number,
     verified: boolean | string,
     error?: Error,
-  ): DownloadResult => {
+  ): DownloadResult {
     // `verified` is the checksum algorithm when known (`crc32`, `md5`, ...).
-    const done: DownloadResult = { path: file.path, localPath, status, bytes, verified: verified !== false };
+    const done: DownloadResult = {
+      path: this.path,
+      localPath: this.localPath,
+      status,
+      bytes,
+      verified: verified !== false,
+    };
     if (typeof verified === 'string' && verified !== '') done.checksum = verified;
     if (error) done.error = error;
     return done;
-  };
-  const recorded = () => batch.verified.algorithmOf(file.path) ?? true;
-  const { http, options } = batch;
-  const signal = options.signal;
-  /** Bytes of this file kept in its part for the next run when it fails (none when the part was removed). */
-  let kept = 0;
-  let began = false;
-  try {
-    const found = await lookup;
+  }
+
+  /** Skipped, as the record vouches for the copy in place. */
+  private skipped(): DownloadResult {
+    return this.result('skipped', 0, this.batch.verified.algorithmOf(this.path) ?? true);
+  }
+
+  private async download(found: Lookup): Promise<DownloadResult> {
+    const { batch, options, signal, localPath } = this;
+    const { http } = batch;
     if (signal?.aborted) throw abortedError(signal);
-    if (found.kind === 'skip') return result('skipped', 0, recorded());
-    if (found.kind === 'stopped') return result('failed', 0, false, found.error);
+    if (found.kind === 'skip') return this.skipped();
+    if (found.kind === 'stopped') return this.result('failed', 0, false, found.error);
     // Looked up ahead of its turn, before the batch stopped: not begun, so not started.
     const stopped = batch.stop.notAttempted();
-    if (stopped) return result('failed', 0, false, stopped);
+    if (stopped) return this.result('failed', 0, false, stopped);
     const { url } = found;
     let { present } = found;
     // Another run works in this data root (see `runs.ts`): what was looked up ahead of this turn may be old. Its
@@ -201,82 +270,125 @@ async function downloadOne(
     if (others.length > 0) batch.verified.flush();
     if (batch.runs?.shared && !options.force) {
       present = lstatSync(localPath, { throwIfNoEntry: false });
-      if (await landedVerified(batch, file.path, present, signal)) return result('skipped', 0, recorded());
+      if (await landedVerified(batch, this.path, present, signal)) return this.skipped();
     }
     // An expired URL is asked for again, once, and the transfer continues from the bytes held. The renewal is
     // part of the attempt that met the expiry: one request, no retries of its own.
-    const source = renewingSource(http, url, () => http.resolveDownload(file.path, signal, true));
+    const source = renewingSource(http, url, () => http.resolveDownload(this.path, signal, true));
     if (!options.force && present?.isFile()) {
       const verifiedBy = await sameAsStored(source, url, localPath, present, signal);
       if (verifiedBy) {
-        batch.verified.add(file.path, present, sumOf(verifiedBy));
-        return result('skipped', 0, verifiedBy.algorithm);
+        batch.verified.add(this.path, present, sumOf(verifiedBy));
+        return this.result('skipped', 0, verifiedBy.algorithm);
       }
     }
+    return await this.claimAndFetch(source, url, present);
+  }
+
+  /** Claims the file's part and fetches into it; while another process downloads the file, waits for it. */
+  private async claimAndFetch(
+    source: ObjectSource,
+    url: string,
+    present: Stats | undefined,
+  ): Promise<DownloadResult> {
+    const { batch, options, signal, localPath } = this;
     let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
     for (;;) {
-      try {
-        const part = await PartFile.claim(
-          localPath,
-          listed,
-          batch.runs && (() => batch.runs?.others() ?? []),
-        );
-        if (batch.runs?.shared && !options.force) {
-          // The other run's part may have become the file between this turn's first look and the claim: its
-          // part or its file is always there to see (a rename), so a look at the file after the claim is enough.
-          const now = lstatSync(localPath, { throwIfNoEntry: false });
-          if (now && (await landedVerified(batch, file.path, now, signal))) {
-            await part.stepBack();
-            return result('skipped', 0, recorded());
-          }
-        }
-        began = true;
-        return await fetchInto(part, source, url, present);
-      } catch (error) {
-        if (!(error instanceof PartBusy)) throw error;
-        if (listed) {
-          options.onProgress?.({
-            path: file.path,
-            localPath,
-            received: 0,
-            total: undefined,
-            waitingFor: error.pid,
-          });
-        }
-      }
+      const done = await this.fetchUnlessBusy(listed, source, url, present);
+      if (done) return done;
       // Another process is downloading this file: wait for it, then look again (its copy is verified). The wait
       // varies: two runs that stepped back from one file at once come back apart.
       listed = undefined;
       await sleep(BUSY_POLL_MS * (0.5 + Math.random()), signal);
       await batch.verified.refresh();
       const now = await lstat(localPath).catch(() => undefined);
-      if (!options.force && now && batch.verified.matches(file.path, now))
-        return result('skipped', 0, recorded());
+      if (!options.force && now && batch.verified.matches(this.path, now)) return this.skipped();
     }
-  } catch (error) {
-    // Cancelled before a byte of it was asked for: not started, rather than one more failure.
-    if (signal?.aborted && !began) return result('failed', 0, false, notStartedError(signal));
-    return result('failed', kept, false, failureOf(error, signal));
   }
 
-  async function fetchInto(
+  /** The file fetched into its part; undefined when another process holds the part (said on the first look). */
+  private async fetchUnlessBusy(
+    listed: ReadonlySet<string> | undefined,
+    source: ObjectSource,
+    url: string,
+    present: Stats | undefined,
+  ): Promise<DownloadResult | undefined> {
+    const { batch, options, signal, localPath } = this;
+    try {
+      const part = await PartFile.claim(localPath, listed, batch.runs && (() => batch.runs?.others() ?? []));
+      if (batch.runs?.shared && !options.force) {
+        // The other run's part may have become the file between this turn's first look and the claim: its
+        // part or its file is always there to see (a rename), so a look at the file after the claim is enough.
+        const now = lstatSync(localPath, { throwIfNoEntry: false });
+        if (now && (await landedVerified(batch, this.path, now, signal))) {
+          await part.stepBack();
+          return this.skipped();
+        }
+      }
+      this.began = true;
+      return await this.fetchInto(part, source, url, present);
+    } catch (error) {
+      if (!(error instanceof PartBusy)) throw error;
+      if (listed) {
+        options.onProgress?.({
+          path: this.path,
+          localPath,
+          received: 0,
+          total: undefined,
+          waitingFor: error.pid,
+        });
+      }
+      return undefined;
+    }
+  }
+
+  private async fetchInto(
     part: PartFile,
     source: ObjectSource,
     url: string,
     present: Stats | undefined,
   ): Promise<DownloadResult> {
-    let state = initialState(part);
+    const { options } = this;
+    this.state = initialState(part);
     // At most every 100 ms for this file, and when its last byte is in.
     const pace = progressPace<DownloadProgress>((event) => options.onProgress?.(event));
     try {
-      let received: Awaited<ReturnType<typeof receiveObject>>;
-      const receive = () =>
-        receiveObject({
+      const received = await this.receiveChecked(part, source, url, pace);
+      await this.putInPlace(part, received);
+      return {
+        ...this.result(
+          present ? 'replaced' : 'downloaded',
+          received.transferred,
+          received.verifiedBy?.algorithm ?? false,
+        ),
+        size: received.size,
+      };
+    } catch (error) {
+      await this.leavePart(part, error);
+      throw error;
+    } finally {
+      // Nothing held back is told after the file's end.
+      pace.stop();
+    }
+  }
+
+  /** The object received into the part; fetched again from its first byte after a checksum mismatch. */
+  private async receiveChecked(
+    part: PartFile,
+    source: ObjectSource,
+    url: string,
+    pace: ReturnType<typeof progressPace<DownloadProgress>>,
+  ): Promise<ObjectReceived> {
+    const { batch, options, signal, localPath } = this;
+    const { http } = batch;
+    for (let refetches = 0; ; refetches += 1) {
+      try {
+        return await receiveObject({
           http: source,
           url,
           requireChecksum: options.requireChecksum,
           part,
-          state,
+          state: this.state as OnDisk,
           signal,
           retryPolicy: http.retryPolicy ?? DEFAULT_RETRY_POLICY,
           ranged: {
@@ -287,57 +399,49 @@ async function downloadOne(
           },
           onBytes: (bytes, total) => {
             const final = total !== undefined && bytes >= total;
-            pace.push({ path: file.path, localPath, received: bytes, total }, final);
+            pace.push({ path: this.path, localPath, received: bytes, total }, final);
           },
         });
-      for (let refetches = 0; ; refetches += 1) {
-        try {
-          received = await receive();
-          break;
-        } catch (error) {
-          if (!(error instanceof ChecksumMismatch) || refetches >= REFETCHES_AFTER_MISMATCH) throw error;
-          // Again from the first byte (see REFETCHES_AFTER_MISMATCH).
-          part.truncate();
-          state = { written: 0, total: undefined, etag: undefined };
-        }
+      } catch (error) {
+        if (!(error instanceof ChecksumMismatch) || refetches >= REFETCHES_AFTER_MISMATCH) throw error;
+        // Again from the first byte (see REFETCHES_AFTER_MISMATCH).
+        part.truncate();
+        this.state = { written: 0, total: undefined, etag: undefined };
       }
-      if (!folderStaysInside(batch.realRoot, localPath)) {
-        throw new LocalFileError(
-          `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
-          { code: 'E_UNSAFE_PATH' },
-        );
-      }
-      const { verifiedBy } = received;
-      await part.commit((stats) => {
-        if (!verifiedBy) return;
-        // Written at once when another run may be waiting for it (a large file, or a run seen in the data root).
-        const now = received.size >= IMMEDIATE_RECORD_BYTES || (batch.runs?.others().length ?? 0) > 0;
-        batch.verified.add(file.path, stats, sumOf(verifiedBy), now);
-      });
-      return {
-        ...result(
-          present ? 'replaced' : 'downloaded',
-          received.transferred,
-          received.verifiedBy?.algorithm ?? false,
-        ),
-        size: received.size,
-      };
-    } catch (error) {
-      // The part is left for the next run to resume after any failure but damaged bytes or a changed object.
-      const held = state.written + sumOfRanges(state.finished);
-      if (!resumable(error, signal) || held === 0 || state.etag === undefined) {
-        await part.discard();
-        throw error;
-      }
-      part.keep(stateRecord(state));
-      kept = held;
-      if (error instanceof Error && !signal?.aborted) {
-        error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
-      }
-      throw error;
-    } finally {
-      // Nothing held back is told after the file's end.
-      pace.stop();
+    }
+  }
+
+  /** Moves the verified part into place, and records it as verified when the store stated a checksum. */
+  private async putInPlace(part: PartFile, received: ObjectReceived): Promise<void> {
+    const { batch, localPath } = this;
+    if (!folderStaysInside(batch.realRoot, localPath)) {
+      throw new LocalFileError(
+        `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
+        { code: 'E_UNSAFE_PATH' },
+      );
+    }
+    const { verifiedBy } = received;
+    await part.commit((stats) => {
+      if (!verifiedBy) return;
+      // Written at once when another run may be waiting for it (a large file, or a run seen in the data root).
+      const now = received.size >= IMMEDIATE_RECORD_BYTES || (batch.runs?.others().length ?? 0) > 0;
+      batch.verified.add(this.path, stats, sumOf(verifiedBy), now);
+    });
+  }
+
+  /** The part is left for the next run to resume after any failure but damaged bytes or a changed object. */
+  private async leavePart(part: PartFile, error: unknown): Promise<void> {
+    const { signal } = this;
+    const state = this.state as OnDisk;
+    const held = state.written + sumOfRanges(state.finished);
+    if (!resumable(error, signal) || held === 0 || state.etag === undefined) {
+      await part.discard();
+      return;
+    }
+    part.keep(stateRecord(state));
+    this.kept = held;
+    if (error instanceof Error && !signal?.aborted) {
+      error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
     }
   }
 }

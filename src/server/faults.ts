@@ -5,7 +5,7 @@
  * never inside a store, so every `ObjectStore` meets them alike.
  */
 import type { ServerResponse } from 'node:http';
-import { type ChecksumAlgorithm, RunningChecksum } from '../core/checksum.js';
+import { type ChecksumAlgorithm, RunningChecksum } from '../core/checksums/checksum.js';
 import type { ObjectStore } from './objects/object-store.js';
 
 /** An `x-amz-checksum-*` algorithm S3 may state. */

@@ -14,7 +14,7 @@ import { checkOptions, type ReferenceServerOptions } from './options.js';
 import { requestHandler } from './request-handler.js';
 import { type DrainReport, PendingWork, Requests, Shutdown } from './shutdown.js';
 
-export type { ChecksumAlgorithm } from '../core/checksum.js';
+export type { ChecksumAlgorithm } from '../core/checksums/checksum.js';
 export {
   type ErrorCode,
   type ErrorOptions,

@@ -110,52 +110,8 @@ class SyncRun {
     this.#first = loaded.first;
 
     const asked = await this.#ask();
-    const held = Object.keys(this.#state.held);
-    const offered = [...this.#dates.keys(), ...this.#state.failed];
-    let targets: string[];
-    let older: string[] = [];
-    if (this.identity.allVersions) {
-      const heldSet = new Set(held);
-      targets = [...new Set(offered)].filter((path) => !heldSet.has(path));
-    } else {
-      const choice = chooseNewest(held, offered);
-      targets = choice.fetch;
-      older = choice.older;
-    }
-    if (options.full) targets = [...new Set([...targets, ...this.#heldNewest(held)])];
-
-    const files: SyncFile[] = [];
-    let results: DownloadResult[] = [];
-    if (options.dryRun) {
-      const previews = await previewDownloads(targets, { dataDir: options.dataDir });
-      for (const preview of previews) {
-        files.push({
-          path: preview.path,
-          localPath: preview.localPath,
-          status: preview.action === 'skip' ? 'skipped' : 'would-download',
-        });
-      }
-    } else if (targets.length > 0) {
-      options.onStart?.(targets.length);
-      results = await downloadFiles(this.http, targets, {
-        dataDir: options.dataDir,
-        concurrency: options.concurrency,
-        connections: options.connections,
-        partSize: options.partSize,
-        requireChecksum: options.requireChecksum,
-        signal: options.signal,
-        onProgress: options.onProgress,
-      });
-      for (const result of results) {
-        files.push({
-          path: result.path,
-          localPath: result.localPath,
-          status: result.status,
-          error: result.error,
-        });
-      }
-    } else options.onStart?.(0);
-
+    const { targets, older } = this.#targets();
+    const { files, results } = await this.#transfer(targets);
     if (!options.dryRun) this.#settle(results, older);
     const aborted = options.signal?.aborted === true;
     const { superseded, pruned } = aborted
@@ -182,6 +138,63 @@ class SyncRun {
       pruned,
       inStep: failed.length === 0 && !files.some((file) => file.status === 'would-download'),
     };
+  }
+
+  /** The files to fetch of those offered (and, with `full`, held), and the older versions they supersede. */
+  #targets(): { targets: string[]; older: string[] } {
+    const held = Object.keys(this.#state.held);
+    const offered = [...this.#dates.keys(), ...this.#state.failed];
+    let targets: string[];
+    let older: string[] = [];
+    if (this.identity.allVersions) {
+      const heldSet = new Set(held);
+      targets = [...new Set(offered)].filter((path) => !heldSet.has(path));
+    } else {
+      const choice = chooseNewest(held, offered);
+      targets = choice.fetch;
+      older = choice.older;
+    }
+    if (this.options.full) targets = [...new Set([...targets, ...this.#heldNewest(held)])];
+    return { targets, older };
+  }
+
+  /** The targets downloaded (or, in a dry run, previewed): a file each, and the download's results. */
+  async #transfer(targets: string[]): Promise<{ files: SyncFile[]; results: DownloadResult[] }> {
+    const { options } = this;
+    if (options.dryRun) {
+      const previews = await previewDownloads(targets, { dataDir: options.dataDir });
+      const files = previews.map(
+        (preview): SyncFile => ({
+          path: preview.path,
+          localPath: preview.localPath,
+          status: preview.action === 'skip' ? 'skipped' : 'would-download',
+        }),
+      );
+      return { files, results: [] };
+    }
+    if (targets.length === 0) {
+      options.onStart?.(0);
+      return { files: [], results: [] };
+    }
+    options.onStart?.(targets.length);
+    const results = await downloadFiles(this.http, targets, {
+      dataDir: options.dataDir,
+      concurrency: options.concurrency,
+      connections: options.connections,
+      partSize: options.partSize,
+      requireChecksum: options.requireChecksum,
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
+    const files = results.map(
+      (result): SyncFile => ({
+        path: result.path,
+        localPath: result.localPath,
+        status: result.status,
+        error: result.error,
+      }),
+    );
+    return { files, results };
   }
 
   /** Asks the archive: what was ingested since the cursor less a day, or the whole selection. */

@@ -9,7 +9,7 @@ import {
 } from '../core/batch.js';
 import { ApiError } from '../core/errors.js';
 import { Attempts, DEFAULT_RETRY_POLICY } from '../core/failure-policy.js';
-import { progressPace } from '../core/pace.js';
+import { type ProgressPace, progressPace } from '../core/pace.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
 import { locate, type PlannedUpload, planUploads, refuseMisplaced } from './plan.js';
@@ -201,55 +201,115 @@ async function uploadOne(
   /** Called once the service has accepted the name (or said it is stored): the batch's first answer. */
   onAnswered?: () => void,
 ): Promise<UploadResult> {
-  const key = plan.file.path;
-  const signal = options.signal;
-  let localPath = plan.argument;
-  // Each pass over the file (its MD5, its sending) is told at most every 100 ms, and at its end.
-  const emit = (event: UploadProgress) => options.onProgress?.(event);
-  const paces = { hashing: progressPace(emit), sending: progressPace(emit) };
-  let reads: ExactReads | undefined;
-  try {
-    if (signal?.aborted) throw abortedError(signal);
-    const found = await locate(plan, options.dataDir, cwd, false);
-    localPath = found.path;
-    let digest: Promise<Buffer> | undefined;
-    const hash = () => {
-      digest ??= md5Digest(localPath, found.size, signal, found.mtimeMs, (hashed) =>
-        paces.hashing.push(
-          { localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed },
-          hashed >= found.size,
-        ),
-      );
-      return digest;
-    };
-    // Hashed before the name is asked for: the request carries it, so the store takes only these bytes and a
-    // re-run of an upload whose answer was lost (the name held, nothing stored) takes that upload back.
-    const contentMd5 = options.checksum === false ? undefined : (await hash()).toString('base64');
-    let url: string;
-    let issuedAt = Date.now();
+  return new FileUpload(http, plan, options, onAnswered).run(cwd);
+}
+
+/** A local file as `locate` found it: its path, size and modification time. */
+type FoundFile = Awaited<ReturnType<typeof locate>>;
+
+/**
+ * One file of an upload batch: found, hashed (its MD5 goes with the request for its address), given an address
+ * (or found stored already), and sent whole, again after a failure as the failure policy says.
+ */
+class FileUpload {
+  private readonly key: string;
+  private readonly signal: AbortSignal | undefined;
+  private localPath: string;
+  /** Each pass over the file (its MD5, its sending) is told at most every 100 ms, and at its end. */
+  private readonly paces: { hashing: ProgressPace<UploadProgress>; sending: ProgressPace<UploadProgress> };
+  private reads: ExactReads | undefined;
+  private digest: Promise<Buffer> | undefined;
+
+  constructor(
+    private readonly http: UploadHttp,
+    private readonly plan: PlannedUpload,
+    private readonly options: UploadOptions,
+    private readonly onAnswered: (() => void) | undefined,
+  ) {
+    this.key = plan.file.path;
+    this.signal = options.signal;
+    this.localPath = plan.argument;
+    const emit = (event: UploadProgress) => options.onProgress?.(event);
+    this.paces = { hashing: progressPace(emit), sending: progressPace(emit) };
+  }
+
+  async run(cwd: string): Promise<UploadResult> {
+    const { key, signal, options } = this;
     try {
-      url = await http.presignUpload(key, signal, false, contentMd5);
-      issuedAt = Date.now();
-      onAnswered?.();
+      if (signal?.aborted) throw abortedError(signal);
+      const found = await locate(this.plan, options.dataDir, cwd, false);
+      this.localPath = found.path;
+      // Hashed before the name is asked for: the request carries it, so the store takes only these bytes and a
+      // re-run of an upload whose answer was lost (the name held, nothing stored) takes that upload back.
+      const contentMd5 = options.checksum === false ? undefined : (await this.hash(found)).toString('base64');
+      const address = await this.address(found, contentMd5);
+      if (address === undefined) return { localPath: this.localPath, key, status: 'exists', bytes: 0 };
+      this.paces.hashing.stop();
+      return await this.send(found, address, contentMd5);
+    } catch (error) {
+      return { localPath: this.localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
+    } finally {
+      this.reads?.close();
+      // Nothing held back is told after the file's end.
+      this.paces.hashing.stop();
+      this.paces.sending.stop();
+    }
+  }
+
+  /** The file's MD5, read once however often it is asked for. */
+  private hash(found: FoundFile): Promise<Buffer> {
+    const { localPath, key } = this;
+    this.digest ??= md5Digest(localPath, found.size, this.signal, found.mtimeMs, (hashed) =>
+      this.paces.hashing.push(
+        { localPath, key, sent: 0, total: found.size, phase: 'hashing', hashed },
+        hashed >= found.size,
+      ),
+    );
+    return this.digest;
+  }
+
+  /**
+   * The address to send the file to, and when it was issued; undefined when the store holds the same bytes
+   * under the name already. A name reserved, or held with other bytes, is refused.
+   */
+  private async address(
+    found: FoundFile,
+    contentMd5: string | undefined,
+  ): Promise<{ url: string; issuedAt: number } | undefined> {
+    const { http, key, signal } = this;
+    try {
+      const url = await http.presignUpload(key, signal, false, contentMd5);
+      const issuedAt = Date.now();
+      this.onAnswered?.();
+      return { url, issuedAt };
     } catch (error) {
       if (!isAlreadyStored(error)) throw error;
-      onAnswered?.();
+      this.onAnswered?.();
       if (isNameReserved(error)) {
         throw new ApiError(
           { method: 'upload', url: key, status: error.status, message: reservedMessage(error) },
           { code: 'E_NAME_RESERVED', cause: error, hint: tryLaterHint(error) },
         );
       }
-      const difference = await differenceFromStored(http, key, found, hash, signal);
-      if (difference === undefined) return { localPath, key, status: 'exists', bytes: 0 };
+      const difference = await differenceFromStored(http, key, found, () => this.hash(found), signal);
+      if (difference === undefined) return undefined;
       // Reported as the upload it refuses, not as the GET that asked for an address (issue 19).
       throw new ApiError(
         { method: 'upload', url: key, status: error.status, message: difference },
-        { code: 'E_ALREADY_EXISTS', cause: error, hint: nextVersionHint(plan.file) },
+        { code: 'E_ALREADY_EXISTS', cause: error, hint: nextVersionHint(this.plan.file) },
       );
     }
-    paces.hashing.stop();
-    reads = new ExactReads(localPath, found.size, found.mtimeMs);
+  }
+
+  /** Sends the file whole to its address, a new address once if it expired, until it is stored or given up. */
+  private async send(
+    found: FoundFile,
+    address: { url: string; issuedAt: number },
+    contentMd5: string | undefined,
+  ): Promise<UploadResult> {
+    const { http, key, signal, localPath, options } = this;
+    const reads = new ExactReads(localPath, found.size, found.mtimeMs);
+    this.reads = reads;
     const put = {
       size: found.size,
       ...(contentMd5 ? { contentMd5 } : {}),
@@ -258,10 +318,14 @@ async function uploadOne(
       check: reads.check.bind(reads),
       ...(signal ? { signal } : {}),
       onBytes: (sent: number) =>
-        paces.sending.push({ localPath, key, sent, total: found.size, phase: 'sending' }, sent >= found.size),
+        this.paces.sending.push(
+          { localPath, key, sent, total: found.size, phase: 'sending' },
+          sent >= found.size,
+        ),
     };
     // Every attempt sends the file whole (a PUT cannot resume); the failure policy says how often.
     const attempts = new Attempts(http.retryPolicy ?? DEFAULT_RETRY_POLICY, signal);
+    let { url } = address;
     let renewed = false;
     options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'sending' });
     for (;;) {
@@ -269,7 +333,7 @@ async function uploadOne(
         await http.putObject(url, put);
         return { localPath, key, status: 'uploaded', bytes: found.size };
       } catch (error) {
-        if (!renewed && isExpiredUrl(error, issuedAt)) {
+        if (!renewed && isExpiredUrl(error, address.issuedAt)) {
           // The URL expired while the file was hashed or sent: a new one, asked for once as part of this
           // attempt (no retries of its own), and the file sent again.
           renewed = true;
@@ -279,12 +343,5 @@ async function uploadOne(
         await attempts.failed(error);
       }
     }
-  } catch (error) {
-    return { localPath, key, status: 'failed', bytes: 0, error: failureOf(error, signal) };
-  } finally {
-    reads?.close();
-    // Nothing held back is told after the file's end.
-    paces.hashing.stop();
-    paces.sending.stop();
   }
 }

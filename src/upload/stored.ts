@@ -3,7 +3,7 @@
  * reserved, and what to do about either.
  */
 import { abortedError } from '../core/batch.js';
-import { md5FromEtag } from '../core/checksum.js';
+import { md5FromEtag } from '../core/checksums/checksum.js';
 import { ApiError } from '../core/errors.js';
 import { discardBody } from '../http/body.js';
 import { formatName, type MissionFile } from '../naming/names.js';

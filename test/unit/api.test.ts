@@ -188,6 +188,39 @@ describe('createClient', () => {
     expect(dispatcher.requests[1]?.body.toString()).toBe('new bytes');
   });
 
+  it('reads download arguments against the data root and previews downloads and uploads, asking nothing', async () => {
+    const dispatcher = new MswDispatcher([]);
+    const client = clientWith(dispatcher);
+    const local = join(home, 'data', ...PATH.split('/'));
+    expect(await client.readDownloadTargets([local, NAME])).toEqual({
+      kind: 'files',
+      paths: [PATH, NAME],
+      globs: [],
+    });
+    expect(await client.readDownloadTargets(['data/imap/mag/l2/2025/02/'], home)).toEqual({
+      kind: 'folder',
+      folder: 'imap/mag/l2/2025/02/',
+      filters: { instrument: 'mag', dataLevel: 'l2', startDate: '20250201', endDate: '20250228' },
+    });
+    const read = await client.readDownloadTargets(['imap_mag_l2_*_202501*']);
+    const glob = read.kind === 'files' ? read.globs[0] : undefined;
+    expect(glob?.filters).toMatchObject({ instrument: 'mag', dataLevel: 'l2' });
+    expect(glob?.matches(PATH.replaceAll('l1a', 'l2'))).toBe(true);
+    expect(glob?.matches(PATH)).toBe(false);
+    expect(await client.previewDownloads([PATH])).toEqual([
+      { path: PATH, localPath: local, action: 'fetch' },
+    ]);
+    await mkdir(join(local, '..'), { recursive: true });
+    await writeFile(local, 'new bytes');
+    expect(await client.previewDownloads([PATH])).toEqual([
+      { path: PATH, localPath: local, action: 'check', localSize: 9 },
+    ]);
+    expect(await client.previewUploads([PATH], { cwd: home })).toEqual([
+      { argument: PATH, key: PATH, localPath: local, size: 9 },
+    ]);
+    expect(dispatcher.requests).toEqual([]);
+  });
+
   it('download puts a file at its layout place whatever URL the redirect names', async () => {
     // A hostile or broken service: the object URL's path climbs out, and its name is another file's.
     const objectUrl = 'http://store.test/objects/../../../../home/user/.bashrc?sig=1';

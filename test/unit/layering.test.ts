@@ -122,6 +122,20 @@ describe('the layering rule (.dependency-cruiser.cjs, run by npm test)', () => {
     ]);
   });
 
+  it("keeps each command body to its own files: another command's body or helper fails, its own helper passes", async () => {
+    const base = await tree({
+      'src/cli/commands/sync.ts': "import { r } from './download.js';\nexport const s = r;\n",
+      'src/cli/commands/download.ts': "import { t } from './download-targets.js';\nexport const r = t;\n",
+      'src/cli/commands/download-targets.ts': "import { w } from './query.js';\nexport const t = w;\n",
+      'src/cli/commands/query.ts': "import { f } from '../format.js';\nexport const w = f;\n",
+      'src/cli/format.ts': 'export const f = 1;\n',
+    });
+    expect((await violations(base)).sort()).toEqual([
+      'commands-stay-apart: src/cli/commands/download-targets.ts -> src/cli/commands/query.ts',
+      'commands-stay-apart: src/cli/commands/sync.ts -> src/cli/commands/download.ts',
+    ]);
+  });
+
   it('fails a folder it does not name, both ways: an import into it and an import out of it', async () => {
     const base = await tree({
       'src/core/errors.ts': "import { x } from '../elsewhere/x.js';\nexport const e = x;\n",

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import {
+  csvField,
+  formatCsv,
+  formatJson,
+  formatRecords,
+  formatTable,
+  foundLine,
+} from '../../src/cli/output.js';
 import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
-import { csvField, formatCsv, formatJson, formatRecords, formatTable, foundLine } from '../../src/output.js';
 
 const MAG: QueryRecord = {
   file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',

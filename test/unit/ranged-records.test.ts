@@ -4,7 +4,7 @@
  * which records are trusted on the way back.
  */
 import { describe, expect, it } from 'vitest';
-import { NoChecksum } from '../../src/core/checksum.js';
+import { NoChecksum } from '../../src/core/checksums/checksum.js';
 import { heldBytes, type ObjectState, stateRecord } from '../../src/download/part/object-state.js';
 import {
   finishedRanges,

@@ -1,8 +1,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BackgroundChecksum } from '../../src/core/background-checksum.js';
-import { InlineChecksum, NoChecksum } from '../../src/core/checksum.js';
-import { CombinedCrc32 } from '../../src/core/combined-crc32.js';
+import { BackgroundChecksum } from '../../src/core/checksums/background-checksum.js';
+import { InlineChecksum, NoChecksum } from '../../src/core/checksums/checksum.js';
+import { CombinedCrc32 } from '../../src/core/checksums/crc32-from-ranges.js';
 import { checksumFor } from '../../src/download/object/receive.js';
 
 const GIB = 1024 ** 3;

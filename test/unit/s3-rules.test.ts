@@ -1,7 +1,7 @@
 /** The rules that decide what an object answer proves and which headers a pre-signed request carries. */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { expectedChecksum, RunningChecksum } from '../../src/core/checksum.js';
+import { expectedChecksum, RunningChecksum } from '../../src/core/checksums/checksum.js';
 import { ApiError } from '../../src/core/errors.js';
 import { readableBody } from '../../src/http/body.js';
 import { isExpiredUrl, objectError } from '../../src/http/failures.js';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChecksumAlgorithm, RunningChecksum } from '../../src/core/checksum.js';
-import { FileHashError, FileHashPool } from '../../src/core/hash-pool.js';
+import { type ChecksumAlgorithm, RunningChecksum } from '../../src/core/checksums/checksum.js';
+import { FileHashError, FileHashPool } from '../../src/core/checksums/hash-pool.js';
 import { checkAgainstRecord } from '../../src/coverage/changed.js';
 import { VerifiedRecord } from '../../src/data-root/verified.js';
 

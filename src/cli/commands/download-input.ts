@@ -1,8 +1,8 @@
 /** What `download -` reads from stdin: file paths one per line, or what `query` prints as JSON or CSV. */
 import { abortedError } from '../../core/batch.js';
 import { UsageError } from '../../core/errors.js';
-import { parseCsv } from '../../output.js';
 import type { CommandIO } from '../io.js';
+import { parseCsv } from '../output.js';
 
 /**
  * Replaces `-` with the paths read from stdin: one per line, or what `query --output-format json|csv` prints. On a

@@ -1,6 +1,7 @@
 /** What `download` prints on stdout: the local path of each file in place, or a JSON record per file. */
+
+import type { DownloadResult } from '../../api.js';
 import { isMissionDataError, NOT_ATTEMPTED } from '../../core/errors.js';
-import type { DownloadResult } from '../../download/types.js';
 
 /** Forms of `download`'s stdout. */
 export const DOWNLOAD_OUTPUT_FORMATS = ['paths', 'json'] as const;

@@ -1,23 +1,28 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
-import type { MissionDataClient } from '../../api.js';
+import type {
+  ArchiveGlob,
+  DownloadOptions,
+  DownloadPreview,
+  DownloadResult,
+  DownloadTargets,
+  MatchingDownload,
+  MissionDataClient,
+} from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
-import type { DownloadPreview } from '../../download/engine.js';
-import type { DownloadOptions, DownloadProgress, DownloadResult } from '../../download/types.js';
-import type { ArchiveGlob } from '../../naming/glob.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
-import type { MatchingDownload } from '../../sync/matching.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, filterFlag, pickFilters, refuseIngestionFilters } from '../options.js';
-import { TransferReporter } from '../progress.js';
+import type { TransferReporter } from '../progress.js';
+import { possiblyCutWarning } from '../query-warnings.js';
 import { canAnimate } from '../status-line.js';
+import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
 import { expandStdin } from './download-input.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
   type DownloadOutputFormat,
   formatDownloadResults,
 } from './download-output.js';
-import { readTargets } from './download-targets.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
 export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
@@ -47,6 +52,39 @@ export async function download(
   options: DownloadCommandOptions,
   io: CommandIO,
 ): Promise<number> {
+  const filters = checkArguments(paths, options);
+  const named = paths.length > 0 ? await expandStdin(paths, io, options.quiet === true) : undefined;
+  if (named && named.length === 0) {
+    // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
+    if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
+    return ExitCode.Success;
+  }
+  const client = clientFor(options, io);
+  try {
+    // A folder of the layout is the query its folders spell; a path inside the data root, its storage path.
+    const read = named ? await client.readDownloadTargets(named) : undefined;
+    if (read?.kind === 'folder') Object.assign(filters, read.filters);
+    const targets = read?.kind === 'files' ? await namedTargets(client, read, options, io) : undefined;
+    if (targets?.length === 0) return ExitCode.Success;
+    checkSelection(filters, targets, options);
+    const results = targets
+      ? await downloadNamed(client, targets, options, io)
+      : await downloadSelected(client, filters, read, options, io);
+    if (!results) return ExitCode.Success;
+    // Off a terminal, stdout gets the local path of each file in place (for `| xargs ...`); with
+    // --output-format json, anywhere, a record per file.
+    const format = options.outputFormat ?? (io.stdout.isTTY ? undefined : 'paths');
+    if (format) io.stdout.write(formatDownloadResults(results, format));
+    return results.some((result) => result.status === 'failed') || io.signal.aborted
+      ? ExitCode.Failure
+      : ExitCode.Success;
+  } finally {
+    await client.close();
+  }
+}
+
+/** Refuses what the arguments alone make wrong; the query filters given. */
+function checkArguments(paths: readonly string[], options: DownloadCommandOptions): QueryFilters {
   if (options.outputFormat !== undefined && !DOWNLOAD_OUTPUT_FORMATS.includes(options.outputFormat)) {
     throw new UsageError(
       `Invalid --output-format ${JSON.stringify(options.outputFormat)}. Choose from ${DOWNLOAD_OUTPUT_FORMATS.join(', ')}.`,
@@ -66,94 +104,111 @@ export async function download(
       { hint: 'See mission-data download -h.' },
     );
   }
-  const named = paths.length > 0 ? await expandStdin(paths, io, options.quiet === true) : undefined;
-  if (named && named.length === 0) {
-    // An empty query piped in (`[]` or nothing) is a nightly run with nothing new, not a mistake.
-    if (!options.quiet) io.stderr.write('Nothing to download: stdin held no file paths.\n');
-    return ExitCode.Success;
+  return filters;
+}
+
+/** The storage paths of files named one by one and of the globs' matches; none said on stderr. */
+async function namedTargets(
+  client: MissionDataClient,
+  read: Extract<DownloadTargets, { kind: 'files' }>,
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<string[]> {
+  const targets = [...read.paths, ...(await globMatches(client, read.globs, options, io))];
+  if (targets.length === 0 && !options.quiet) {
+    const patterns = read.globs.map((glob) => JSON.stringify(glob.pattern)).join(', ');
+    io.stderr.write(`No file in the archive matches ${patterns}; nothing to download.\n`);
   }
-  const client = clientFor(options, io);
-  try {
-    // A folder of the layout is the query its folders spell; a path inside the data root, its storage path.
-    const read = named ? readTargets(named, (await client.config()).dataDir) : undefined;
-    let targets: string[] | undefined;
-    if (read?.kind === 'folder') Object.assign(filters, read.filters);
-    else if (read) {
-      targets = [...read.paths, ...(await globMatches(client, read.globs, options, io))];
-      if (targets.length === 0) {
-        if (!options.quiet) {
-          const patterns = read.globs.map((glob) => JSON.stringify(glob.pattern)).join(', ');
-          io.stderr.write(`No file in the archive matches ${patterns}; nothing to download.\n`);
-        }
-        return ExitCode.Success;
-      }
-    }
-    if (!targets && (options.onlyMissing || options.update)) {
-      refuseIngestionFilters(filters, options.update ? 'download --update' : 'download --only-missing');
-    }
-    if ((options.onlyMissing || options.update) && targets) {
-      throw new UsageError(
-        `${options.update ? '--update' : '--only-missing'} works with query options or a folder, which say what to compare; not with file paths.`,
-      );
-    }
-    let results: DownloadResult[] | undefined;
-    if (targets) {
-      if (options.dryRun) {
-        const { previewDownloads } = await import('../../download/engine.js');
-        const { dataDir } = await client.config();
-        printPreview(await previewDownloads(targets, { dataDir, force: options.force }), io, options);
-        return ExitCode.Success;
-      }
-      results = await runDownloads(options, io, (callbacks) =>
-        client.download(targets, { ...transferOptions(options, io), ...callbacks }),
-      );
-    } else {
-      // Filter values are checked by the library before the configuration is read or anything is sent.
-      const select = options.update ? 'update' : options.onlyMissing ? 'missing' : 'all';
-      let cutAt: number | undefined;
-      let selected: MatchingDownload | undefined;
-      results = await runDownloads(options, io, async (callbacks) => {
-        selected = await client.downloadMatching(filters, {
-          ...transferOptions(options, io),
-          ...callbacks,
-          select,
-          dryRun: options.dryRun,
-          onPossiblyCut: (returned) => {
-            cutAt = returned;
-          },
-        });
-        return selected.results;
-      });
-      if (cutAt !== undefined) io.stderr.write((await import('./query.js')).possiblyCutWarning(cutAt));
-      if (selected && selected.targets.length === 0) {
-        if (!options.quiet) {
-          io.stderr.write(
-            select === 'all'
-              ? read?.kind === 'folder'
-                ? `The archive holds no files below ${read.folder}; nothing to download.\n`
-                : 'No files match the query; nothing to download.\n'
-              : 'Nothing to download: the local copy is in step with the archive.\n',
-          );
-          const hint = select === 'all' ? caseHint(filters) : undefined;
-          if (hint) io.stderr.write(`Hint: ${hint}\n`);
-        }
-        return ExitCode.Success;
-      }
-      if (selected?.previews) {
-        printPreview(selected.previews, io, options);
-        return ExitCode.Success;
-      }
-    }
-    // Off a terminal, stdout gets the local path of each file in place (for `| xargs ...`); with
-    // --output-format json, anywhere, a record per file.
-    const format = options.outputFormat ?? (io.stdout.isTTY ? undefined : 'paths');
-    if (format) io.stdout.write(formatDownloadResults(results, format));
-    return results.some((result) => result.status === 'failed') || io.signal.aborted
-      ? ExitCode.Failure
-      : ExitCode.Success;
-  } finally {
-    await client.close();
+  return targets;
+}
+
+/** Refuses --only-missing and --update where they cannot apply: ingestion filters, or files named one by one. */
+function checkSelection(
+  filters: QueryFilters,
+  targets: readonly string[] | undefined,
+  options: DownloadCommandOptions,
+): void {
+  if (!options.onlyMissing && !options.update) return;
+  if (!targets) {
+    refuseIngestionFilters(filters, options.update ? 'download --update' : 'download --only-missing');
+    return;
   }
+  throw new UsageError(
+    `${options.update ? '--update' : '--only-missing'} works with query options or a folder, which say what to compare; not with file paths.`,
+  );
+}
+
+/** Downloads (or, with --dry-run, previews) files named one by one; undefined when previewed. */
+async function downloadNamed(
+  client: MissionDataClient,
+  targets: string[],
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<DownloadResult[] | undefined> {
+  if (options.dryRun) {
+    printPreview(await client.previewDownloads(targets, { force: options.force }), io, options);
+    return undefined;
+  }
+  return runDownloads(options, io, (callbacks) =>
+    client.download(targets, { ...transferOptions(options, io), ...callbacks }),
+  );
+}
+
+/**
+ * Downloads (or previews) what the filters select; undefined when it was previewed or selected nothing (said on
+ * stderr).
+ */
+async function downloadSelected(
+  client: MissionDataClient,
+  filters: QueryFilters,
+  read: DownloadTargets | undefined,
+  options: DownloadCommandOptions,
+  io: CommandIO,
+): Promise<DownloadResult[] | undefined> {
+  // Filter values are checked by the library before the configuration is read or anything is sent.
+  const select = options.update ? 'update' : options.onlyMissing ? 'missing' : 'all';
+  let cutAt: number | undefined;
+  let selected: MatchingDownload | undefined;
+  const results = await runDownloads(options, io, async (callbacks) => {
+    selected = await client.downloadMatching(filters, {
+      ...transferOptions(options, io),
+      ...callbacks,
+      select,
+      dryRun: options.dryRun,
+      onPossiblyCut: (returned) => {
+        cutAt = returned;
+      },
+    });
+    return selected.results;
+  });
+  if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));
+  if (selected && selected.targets.length === 0) {
+    if (!options.quiet) sayNothingSelected(select, filters, read, io);
+    return undefined;
+  }
+  if (selected?.previews) {
+    printPreview(selected.previews, io, options);
+    return undefined;
+  }
+  return results;
+}
+
+/** Why a selection found nothing to download, on stderr. */
+function sayNothingSelected(
+  select: 'all' | 'missing' | 'update',
+  filters: QueryFilters,
+  read: DownloadTargets | undefined,
+  io: CommandIO,
+): void {
+  io.stderr.write(
+    select === 'all'
+      ? read?.kind === 'folder'
+        ? `The archive holds no files below ${read.folder}; nothing to download.\n`
+        : 'No files match the query; nothing to download.\n'
+      : 'Nothing to download: the local copy is in step with the archive.\n',
+  );
+  const hint = select === 'all' ? caseHint(filters) : undefined;
+  if (hint) io.stderr.write(`Hint: ${hint}\n`);
 }
 
 /**
@@ -225,52 +280,6 @@ async function runDownloads(
     io.signal.aborted ? 'Interrupted; run the same command again to resume.' : verificationNote(results),
   );
   return results;
-}
-
-/** One progress event of the download engine, as the reporter shows it. */
-export function showDownloadProgress(reporter: TransferReporter, event: DownloadProgress): void {
-  if (event.waitingFor !== undefined) reporter.waiting(event.path, event.waitingFor);
-  else if (!event.done) reporter.progress(event.path, event.received, event.total);
-  else {
-    reporter.settled({
-      label: event.path,
-      status: event.done,
-      bytes: event.received,
-      size: event.total,
-      kept: event.done === 'failed' ? event.received : undefined,
-      error: event.error,
-    });
-  }
-}
-
-/** The progress and summary of a download of `files` files, on stderr. */
-export function downloadReporter(
-  files: number,
-  options: Pick<DownloadCommandOptions, 'quiet' | 'debug' | 'verbose'>,
-  io: CommandIO,
-  animate: boolean,
-): TransferReporter {
-  return new TransferReporter(
-    io.stderr,
-    files,
-    {
-      active: 'Downloading',
-      statuses: {
-        downloaded: 'downloaded',
-        replaced: 'replaced',
-        skipped: 'skipped (verified)',
-        failed: 'failed',
-      },
-    },
-    {
-      quiet: options.quiet,
-      debug: options.debug,
-      failures: ['failed'],
-      unchanged: ['skipped'],
-      verbose: options.verbose,
-      animate,
-    },
-  );
 }
 
 /**

@@ -2,26 +2,16 @@
 
 import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../../output.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, requiredFilters } from '../options.js';
+import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
+import { newerFormsWarning, possiblyCutWarning } from '../query-warnings.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
   outputFormat?: OutputFormat | undefined;
   /** Records asked per page of a service that pages; the library's default when left out. */
   pageSize?: number | undefined;
-}
-
-/** The warning under an answer holding records whose names this version cannot check. */
-export function newerFormsWarning(count: number): string {
-  const records = count === 1 ? '1 record uses' : `${count} records use`;
-  return `Warning: ${records} a naming form this version does not check; shown as received, and downloadable by their file_path.\n`;
-}
-
-/** The warning under an answer a service that cannot page may have cut. */
-export function possiblyCutWarning(returned: number): string {
-  return `Warning: the service returned ${returned} records and cannot be asked for more pages; the result may be cut at ${returned}. Narrow the filters (a shorter date range, one level) to be sure of seeing every match.\n`;
 }
 
 /** Runs `query`: checks every value before any request, then prints the matching records on stdout. */

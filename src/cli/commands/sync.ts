@@ -16,7 +16,7 @@ import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';
 import { canAnimate } from '../status-line.js';
-import { downloadReporter, showDownloadProgress } from './download.js';
+import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
 
 /** Options of `sync`: the global ones, the query filters, what to keep and how to transfer. */
 export interface SyncCommandOptions extends GlobalOptions, QueryFilters {
@@ -154,15 +154,44 @@ async function syncOnce(
   io: CommandIO,
   watching: boolean,
 ): Promise<{ status: number; result: SyncFile[]; summary: string }> {
+  const { files, outcome, reporter } = await syncWithProgress(client, filters, options, io, watching);
+  const failed = files.filter((file) => file.status === 'failed');
+  const summary = summaryOf(files, outcome, options);
+  const status =
+    options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
+  if (options.dryRun) {
+    printDryRun(files, summary, options, io, watching);
+    return { status, result: files, summary };
+  }
+  // Results first, then the summary: on a terminal the last line says how the run went.
+  reporter?.abandon();
+  printResults(files, options, io, watching);
+  const interrupted = 'Interrupted; run the same command again to resume.';
+  // A watch's own line per run is its summary; it says nothing more.
+  if (watching) return { status, result: files, summary };
+  if (reporter) reporter.finish(io.signal.aborted ? interrupted : `Sync: ${summary}`);
+  else if (!options.quiet) io.stderr.write(`Sync: ${summary}\n`);
+  return { status, result: files, summary };
+}
+
+/**
+ * One sync, its progress on stderr (and, watching with JSON, each file's record on stdout as it settles): its
+ * files (those settled so far when interrupted), what it did, and the reporter when one was shown.
+ */
+async function syncWithProgress(
+  client: MissionDataClient,
+  filters: QueryFilters,
+  options: SyncCommandOptions,
+  io: CommandIO,
+  watching: boolean,
+): Promise<{ files: SyncFile[]; outcome: SyncResult | undefined; reporter: TransferReporter | undefined }> {
   const animate = !options.quiet && !watching && (await canAnimate(io.stderr));
   const jsonLines = watching && options.outputFormat === 'json';
   // A watch on a terminal says one line per run; in a log, a line per file too.
   const perFile = !(watching && io.stderr.isTTY);
   let reporter: TransferReporter | undefined;
-  let outcome: SyncResult | undefined;
-  let files: SyncFile[];
   try {
-    outcome = await client.sync(filters, {
+    const outcome = await client.sync(filters, {
       allVersions: options.allVersions,
       full: options.full,
       prune: options.prune,
@@ -188,23 +217,25 @@ async function syncOnce(
         }
       },
     });
-    files = outcome.files;
+    return { files: outcome.files, outcome, reporter };
   } catch (error) {
     if (!(error instanceof AbortedError) || !error.results) throw error;
-    files = error.results as SyncFile[];
+    return { files: error.results as SyncFile[], outcome: undefined, reporter };
   }
+}
+
+/**
+ * The run's files on stdout: watching with JSON, the records not yet written (a file settles only once); off a
+ * terminal, the local path of each file fetched; on one (not watching), those paths fitted to its width.
+ */
+function printResults(
+  files: readonly SyncFile[],
+  options: SyncCommandOptions,
+  io: CommandIO,
+  watching: boolean,
+) {
   const fetched = files.filter((file) => file.status === 'downloaded' || file.status === 'replaced');
-  const failed = files.filter((file) => file.status === 'failed');
-  const summary = summaryOf(files, outcome, options);
-  const status =
-    options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
-  if (options.dryRun) {
-    printDryRun(files, summary, options, io, watching);
-    return { status, result: files, summary };
-  }
-  // Results first, then the summary: on a terminal the last line says how the run went.
-  reporter?.abandon();
-  if (jsonLines) {
+  if (watching && options.outputFormat === 'json') {
     for (const file of files) {
       if (!['downloaded', 'replaced', 'skipped', 'failed'].includes(file.status)) {
         io.stdout.write(`${JSON.stringify(jsonRecord(file))}\n`);
@@ -217,12 +248,6 @@ async function syncOnce(
       io.stdout.write(fetched.map((file) => `${fitWidth(displayPath(file.localPath), width)}\n`).join(''));
     }
   }
-  const interrupted = 'Interrupted; run the same command again to resume.';
-  // A watch's own line per run is its summary; it says nothing more.
-  if (watching) return { status, result: files, summary };
-  if (reporter) reporter.finish(io.signal.aborted ? interrupted : `Sync: ${summary}`);
-  else if (!options.quiet) io.stderr.write(`Sync: ${summary}\n`);
-  return { status, result: files, summary };
 }
 
 /**

@@ -1,6 +1,6 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
+import { ALREADY_STORED, type MissionDataClient, type UploadPreview, type UploadResult } from '../../api.js';
 import { AbortedError, ExitCode } from '../../core/errors.js';
-import { ALREADY_STORED, type UploadPreview, type UploadResult } from '../../upload/engine.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { TransferReporter } from '../progress.js';
@@ -29,68 +29,15 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
   const client = clientFor(options, io);
   try {
     if (options.dryRun) {
-      const { previewUploads, refuseAsUploadWould } = await import('../../upload/engine.js');
-      const { dataDir } = await client.config();
-      // A batch the upload refuses (exit 2, with its hint) is refused by its dry run in the same words.
-      await refuseAsUploadWould(paths, { dataDir, ignoreFolder: options.ignoreFolder });
       return printPreview(
-        await previewUploads(paths, { dataDir, ignoreFolder: options.ignoreFolder }),
+        await client.previewUploads(paths, { ignoreFolder: options.ignoreFolder }),
         io,
         options,
       );
     }
     const animate = !options.quiet && (await canAnimate(io.stderr));
-    const reporter = new TransferReporter(
-      io.stderr,
-      new Set(paths).size,
-      {
-        active: 'Uploading',
-        statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' },
-      },
-      {
-        quiet: options.quiet,
-        debug: options.debug,
-        failures: ['failed'],
-        unchanged: ['exists'],
-        verbose: options.verbose,
-        animate,
-        hashesFirst: options.checksum !== false,
-        signal: io.signal,
-      },
-    );
-    // An empty science file is most often one whose writing failed: it is sent, as asked, but not in silence.
-    const warned = new Set<string>();
-    const warnIfEmpty = (key: string, localPath: string, total: number) => {
-      if (total !== 0 || warned.has(key)) return;
-      warned.add(key);
-      reporter.warn(`${localPath} is empty (0 bytes); uploading it as it is.`);
-    };
-    // Names are checked inside the library before any file is read or any request is made.
-    const results = await client
-      .upload(paths, {
-        concurrency: options.concurrency,
-        checksum: options.checksum !== false,
-        ignoreFolder: options.ignoreFolder,
-        signal: io.signal,
-        onStart: (files) => reporter.setTotal(files),
-        onProgress: (event) => {
-          if (event.done) {
-            reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
-            return;
-          }
-          // Events before `done` carry the file's size (on `done`, `total` is the bytes sent).
-          warnIfEmpty(event.key, event.localPath, event.total);
-          if (event.phase === 'hashing') reporter.hashing(event.key, event.hashed ?? 0, event.total);
-          else reporter.progress(event.key, event.sent, event.total);
-        },
-      })
-      .catch((error: unknown) => {
-        // Interrupted: the results of the files settled so far come with the error, for the summary.
-        if (error instanceof AbortedError && error.results) return error.results as UploadResult[];
-        // The error is printed on a line of its own, not glued to the progress line.
-        reporter.abandon();
-        throw error;
-      });
+    const reporter = uploadReporter(new Set(paths).size, options, io, animate);
+    const results = await uploadWithProgress(client, paths, options, io, reporter);
     reporter.finish(
       io.signal.aborted
         ? 'Interrupted; run the same command again; files already stored count as done.'
@@ -110,6 +57,76 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
   } finally {
     await client.close();
   }
+}
+
+/** The progress and summary of an upload of `files` files, on stderr. */
+function uploadReporter(
+  files: number,
+  options: UploadCommandOptions,
+  io: CommandIO,
+  animate: boolean,
+): TransferReporter {
+  return new TransferReporter(
+    io.stderr,
+    files,
+    {
+      active: 'Uploading',
+      statuses: { uploaded: 'uploaded', exists: ALREADY_STORED, failed: 'failed' },
+    },
+    {
+      quiet: options.quiet,
+      debug: options.debug,
+      failures: ['failed'],
+      unchanged: ['exists'],
+      verbose: options.verbose,
+      animate,
+      hashesFirst: options.checksum !== false,
+      signal: io.signal,
+    },
+  );
+}
+
+/** The upload, its progress shown by `reporter`; an interrupted upload gives the results settled so far. */
+async function uploadWithProgress(
+  client: MissionDataClient,
+  paths: readonly string[],
+  options: UploadCommandOptions,
+  io: CommandIO,
+  reporter: TransferReporter,
+): Promise<UploadResult[]> {
+  // An empty science file is most often one whose writing failed: it is sent, as asked, but not in silence.
+  const warned = new Set<string>();
+  const warnIfEmpty = (key: string, localPath: string, total: number) => {
+    if (total !== 0 || warned.has(key)) return;
+    warned.add(key);
+    reporter.warn(`${localPath} is empty (0 bytes); uploading it as it is.`);
+  };
+  // Names are checked inside the library before any file is read or any request is made.
+  return client
+    .upload(paths, {
+      concurrency: options.concurrency,
+      checksum: options.checksum !== false,
+      ignoreFolder: options.ignoreFolder,
+      signal: io.signal,
+      onStart: (files) => reporter.setTotal(files),
+      onProgress: (event) => {
+        if (event.done) {
+          reporter.settled({ label: event.key, status: event.done, bytes: event.sent, error: event.error });
+          return;
+        }
+        // Events before `done` carry the file's size (on `done`, `total` is the bytes sent).
+        warnIfEmpty(event.key, event.localPath, event.total);
+        if (event.phase === 'hashing') reporter.hashing(event.key, event.hashed ?? 0, event.total);
+        else reporter.progress(event.key, event.sent, event.total);
+      },
+    })
+    .catch((error: unknown) => {
+      // Interrupted: the results of the files settled so far come with the error, for the summary.
+      if (error instanceof AbortedError && error.results) return error.results as UploadResult[];
+      // The error is printed on a line of its own, not glued to the progress line.
+      reporter.abandon();
+      throw error;
+    });
 }
 
 /**

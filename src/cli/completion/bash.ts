@@ -21,72 +21,17 @@ function bashValueBody(value: ValueKind): string | undefined {
 /** The bash completion script of `commands`. */
 export function bashScript(commands: readonly CommandModel[], bin: string): string {
   const all = commands.flatMap((command) => [command, ...command.subcommands]);
-  // An option's value completes alike in every command that has it, unless commands differ (each has its own
-  // `--output-format` choices): such a flag gets a case per command, matched on "<command> <flag>".
-  const uses = new Map<string, Array<{ path: string; flags: string[]; body: string }>>();
-  for (const command of all) {
-    for (const option of command.options) {
-      const body = bashValueBody(option.value);
-      const flags = [option.short, option.long].filter((flag): flag is string => Boolean(flag));
-      if (body)
-        uses.set(option.long, [...(uses.get(option.long) ?? []), { path: command.path, flags, body }]);
-    }
-  }
-  const same = [...uses.values()].filter((list) => list.every((use) => use.body === list[0]?.body));
-  const valueCases = same.map((list) => `      ${list[0]?.flags.join('|')}) ${list[0]?.body}`);
-  const commandValueCases = [...uses.values()]
-    .filter((list) => !same.includes(list))
-    .flatMap((list) =>
-      list.map(
-        (use) => `      ${use.flags.map((flag) => quote(`${use.path} ${flag}`)).join('|')}) ${use.body}`,
-      ),
-    );
+  const { valueCases, commandValueCases } = bashValueCases(all);
   const optionCases = all.map(
     (command) => `      ${quote(command.path)}) words=${quote(flagsOf(command.options).join(' '))};;`,
   );
-  const positionalCases = all.flatMap((command) => {
-    if (command.subcommands.length > 0) {
-      return [
-        `      ${quote(command.path)}) COMPREPLY=($(compgen -W ${quote(command.subcommands.map((sub) => sub.name).join(' '))} -- "$cur"));;`,
-      ];
-    }
-    if (command.positional.kind === 'words') {
-      return [
-        `      ${quote(command.path)}) [[ $args -eq 0 ]] && COMPREPLY=($(compgen -W ${quote(command.positional.words.join(' '))} -- "$cur"));;`,
-      ];
-    }
-    if (command.positional.kind === 'files') {
-      return [`      ${quote(command.path)}) ${bashPaths('-f')};;`];
-    }
-    return [];
-  });
+  const positionalCases = all.flatMap(bashPositionalCase);
   const parents = commands.filter((command) => command.subcommands.length > 0).map((command) => command.name);
   const name = `_${bin.replaceAll('-', '_')}`;
   return `# bash completion for ${bin}: source it, e.g. from ~/.bashrc:
 #   source <(${bin} completion bash)
 ${name}() {
-  local cur prev path word words args i
-  COMPREPLY=()
-  cur="\${COMP_WORDS[COMP_CWORD]}"
-  prev="\${COMP_WORDS[COMP_CWORD-1]}"
-  path=""
-  args=0
-  # The command (and subcommand) are the first words that are neither options nor option values.
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    word="\${COMP_WORDS[i]}"
-    case "$word" in
-      -*) ;;
-      *)
-        if [[ -z $path ]]; then
-          path="$word"
-        elif [[ ${quote(`|${parents.join('|')}|`)} == *"|$path|"* ]]; then
-          path="$path $word"
-        elif [[ \${COMP_WORDS[i-1]} != -* ]]; then
-          args=$((args + 1))
-        fi
-        ;;
-    esac
-  done
+${bashFindPath(parents)}
   if [[ -n $path ]]; then
     case "$path $prev" in
 ${commandValueCases.join('\n')}
@@ -115,4 +60,75 @@ ${positionalCases.join('\n')}
 # No readline default: a command that takes no paths (query) offers no file names.
 complete -F ${name} ${bin}
 `;
+}
+
+/**
+ * The cases of option values. An option's value completes alike in every command that has it, unless commands
+ * differ (each has its own `--output-format` choices): such a flag gets a case per command, matched on
+ * "<command> <flag>".
+ */
+function bashValueCases(all: readonly CommandModel[]): { valueCases: string[]; commandValueCases: string[] } {
+  const uses = new Map<string, Array<{ path: string; flags: string[]; body: string }>>();
+  for (const command of all) {
+    for (const option of command.options) {
+      const body = bashValueBody(option.value);
+      const flags = [option.short, option.long].filter((flag): flag is string => Boolean(flag));
+      if (body)
+        uses.set(option.long, [...(uses.get(option.long) ?? []), { path: command.path, flags, body }]);
+    }
+  }
+  const same = [...uses.values()].filter((list) => list.every((use) => use.body === list[0]?.body));
+  const valueCases = same.map((list) => `      ${list[0]?.flags.join('|')}) ${list[0]?.body}`);
+  const commandValueCases = [...uses.values()]
+    .filter((list) => !same.includes(list))
+    .flatMap((list) =>
+      list.map(
+        (use) => `      ${use.flags.map((flag) => quote(`${use.path} ${flag}`)).join('|')}) ${use.body}`,
+      ),
+    );
+  return { valueCases, commandValueCases };
+}
+
+/** The case of a command's arguments: its subcommands, its words, or paths. */
+function bashPositionalCase(command: CommandModel): string[] {
+  if (command.subcommands.length > 0) {
+    return [
+      `      ${quote(command.path)}) COMPREPLY=($(compgen -W ${quote(command.subcommands.map((sub) => sub.name).join(' '))} -- "$cur"));;`,
+    ];
+  }
+  if (command.positional.kind === 'words') {
+    return [
+      `      ${quote(command.path)}) [[ $args -eq 0 ]] && COMPREPLY=($(compgen -W ${quote(command.positional.words.join(' '))} -- "$cur"));;`,
+    ];
+  }
+  if (command.positional.kind === 'files') {
+    return [`      ${quote(command.path)}) ${bashPaths('-f')};;`];
+  }
+  return [];
+}
+
+/** The script's first lines: the words so far read into the command's path and a count of its arguments. */
+function bashFindPath(parents: readonly string[]): string {
+  return `  local cur prev path word words args i
+  COMPREPLY=()
+  cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  path=""
+  args=0
+  # The command (and subcommand) are the first words that are neither options nor option values.
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    word="\${COMP_WORDS[i]}"
+    case "$word" in
+      -*) ;;
+      *)
+        if [[ -z $path ]]; then
+          path="$word"
+        elif [[ ${quote(`|${parents.join('|')}|`)} == *"|$path|"* ]]; then
+          path="$path $word"
+        elif [[ \${COMP_WORDS[i-1]} != -* ]]; then
+          args=$((args + 1))
+        fi
+        ;;
+    esac
+  done`;
 }

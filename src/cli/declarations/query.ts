@@ -1,7 +1,7 @@
 /** `mission-data query`: find files by their metadata. */
 import { Option } from 'commander';
-import { OUTPUT_FORMATS } from '../../output.js';
 import { EXAMPLES, FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { OUTPUT_FORMATS } from '../output.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const query: CommandDeclaration = {

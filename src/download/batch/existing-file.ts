@@ -3,8 +3,8 @@
  * one-byte ranged GET and, when the store states one, its checksum from a local hash.
  */
 import type { Stats } from 'node:fs';
-import { type ExpectedChecksum, expectedChecksum } from '../../core/checksum.js';
-import { digestOfFile } from '../../core/file-digest.js';
+import { type ExpectedChecksum, expectedChecksum } from '../../core/checksums/checksum.js';
+import { digestOfFile } from '../../core/checksums/file-digest.js';
 import { localError } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
 import type { ObjectSource } from '../part/object-state.js';

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import { BackgroundChecksum } from '../../core/background-checksum.js';
 import { abortedError } from '../../core/batch.js';
+import { BackgroundChecksum } from '../../core/checksums/background-checksum.js';
 import {
   type ChecksumAlgorithm,
   type ExpectedChecksum,
@@ -10,8 +10,8 @@ import {
   NoChecksum,
   type PartChecksum,
   showDigest,
-} from '../../core/checksum.js';
-import { CombinedCrc32 } from '../../core/combined-crc32.js';
+} from '../../core/checksums/checksum.js';
+import { CombinedCrc32 } from '../../core/checksums/crc32-from-ranges.js';
 import { ApiError, ProtocolError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { displayUrl } from '../../core/urls.js';
@@ -89,133 +89,204 @@ const RECORD_FROM_BYTES = 8 * 1024 * 1024;
  * what an earlier run left, while the object is unchanged), and checks it against the store's checksum.
  */
 export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
-  const { http, url, part, state, signal } = job;
-  // The query string of a pre-signed URL is a credential: messages never show it.
-  const shown = displayUrl(new URL(url));
-  const report = (received: number) => job.onBytes?.(received, state.total);
-  let checksum: PartChecksum | undefined;
-  const hashers: PartChecksum[] = [];
-  /** Whether the object is large enough for its part to be recorded as it lands (a kill can resume it). */
-  const recording = () => (state.total ?? 0) >= RECORD_FROM_BYTES && state.etag !== undefined;
+  const receiver = new ObjectReceiver(job);
   try {
-    return await receiveAndVerify();
+    return await receiver.receive();
   } finally {
-    for (const hasher of hashers) hasher.close();
+    receiver.close();
+  }
+}
+
+/**
+ * One object's receiving, attempt after attempt: each asks for what is not on disk yet and takes the answer as
+ * one stream or, split, over several connections, until the object is whole or the attempts run out.
+ */
+class ObjectReceiver {
+  /** The URL as messages show it: the query string of a pre-signed URL is a credential. */
+  private readonly shown: string;
+  private readonly report: (received: number) => void;
+  private readonly state: ObjectState;
+  /** The checksum of the bytes on disk; undefined until an answer says which, and again after a restart. */
+  private checksum: PartChecksum | undefined;
+  /** Every checksum begun, closed at the end (a restart may leave one behind). */
+  private readonly hashers: PartChecksum[] = [];
+  private expected: ExpectedChecksum | undefined;
+  /** Bytes that came over the network in this run. */
+  private transferred = 0;
+  /** One count of attempts for the whole object: a request that failed and a body that ended early alike. */
+  private readonly attempts: Attempts;
+  private ranged: RangedPlan | undefined;
+
+  constructor(private readonly job: ReceiveJob) {
+    this.shown = displayUrl(new URL(job.url));
+    this.state = job.state;
+    this.report = (received: number) => job.onBytes?.(received, this.state.total);
+    this.attempts = new Attempts(job.retryPolicy, job.signal);
+    this.ranged = job.ranged;
   }
 
-  async function receiveAndVerify(): Promise<ReceivedObject> {
-    let expected: ExpectedChecksum | undefined;
-    let transferred = 0;
-    // One count of attempts for the whole object: a request that failed and a body that ended early alike.
-    const attempts = new Attempts(job.retryPolicy, signal);
-    let ranged = job.ranged;
+  close(): void {
+    for (const hasher of this.hashers) hasher.close();
+  }
+
+  async receive(): Promise<ReceivedObject> {
+    const { part, signal } = this.job;
+    const state = this.state;
     if (state.written === 0 && part.resumed && state.finished === undefined) part.truncate();
     for (;;) {
       if (signal?.aborted) throw abortedError(signal);
-      const start = state.written;
       // A part with bytes on disk is resumed with a range of the same object (If-Match), even from byte 0 when
       // only parts after the first are there.
-      const resuming = start > 0 || state.finished !== undefined;
-      let response: ObjectResponse;
-      try {
-        response = await http.getObject(
-          url,
-          resuming
-            ? { start, end: start === 0 ? lastByte(state) : undefined, ifMatch: state.etag, signal }
-            : { signal },
-        );
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 412)) {
-          await attempts.failed(error);
-          continue;
-        }
-        // The object changed since the part was started: what is on disk belongs to another version.
-        restartState(state, part);
-        checksum = undefined;
-        continue;
-      }
-      try {
-        const verdict = acceptResponse(response, state, shown, checksum === undefined && resuming);
-        if (verdict === 'stale') {
-          discardBody(response.body);
-          restartState(state, part);
-          continue;
-        }
-        if (verdict === 'restart') {
-          // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
-          emptyPart(state, part);
-          checksum = undefined;
-        }
-        if (checksum === undefined) {
-          // A resumed answer (206) states only an ETag that may be the MD5: the checksum an earlier answer
-          // stated for the whole object, kept in the part's record, checks the resumed object as it did the first.
-          const recorded = response.status === 206 ? state.expected : undefined;
-          expected = expectedChecksum(response.headers, response.status === 200) ?? recorded;
-          state.expected = expected;
-          if (expected === undefined && job.requireChecksum) throw new ChecksumUnavailable(shown);
-          const split = ranged !== undefined && splits(response, state, ranged);
-          checksum = checksumFor(expected?.algorithm, part, state.total, split);
-          hashers.push(checksum);
-          // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
-          if (state.written > 0) checksum.catchUp(state.written);
-          if (recording()) part.record(stateRecord(state));
-          if (state.total !== undefined) {
-            await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
-          }
-        }
-      } catch (error) {
-        discardBody(response.body);
-        throw error;
-      }
-      if (ranged && splits(response, state, ranged)) {
-        const plan = ranged;
-        // This answer carries the first part; the other parts are asked for over more connections meanwhile.
-        try {
-          const rest = await receiveRanges({
-            http,
-            url,
-            shown,
-            part,
-            state: state as ObjectState & { total: number; etag: string },
-            checksum,
-            plan,
-            retryPolicy: job.retryPolicy,
-            signal,
-            report,
-            firstBody: response.body,
-          });
-          transferred += rest;
-        } catch (error) {
-          if (!(error instanceof RangesIgnored)) throw error;
-          // The store answered a part with the whole object: one stream, from the start.
-          ranged = undefined;
-          restartState(state, part);
-          checksum = undefined;
-          continue;
-        }
-        return await verified(shown, checksum, expected, state.written, transferred);
-      }
-      const before = state.written;
-      const outcome = await pump({
-        body: response.body,
-        part,
-        from: state.written,
-        total: state.total,
-        checksum,
-        signal,
-        report,
-        written: recording() ? streamRecorder(part, state) : undefined,
-      });
-      state.written = outcome.position;
-      transferred += outcome.position - before;
-      if (signal?.aborted) throw abortedError(signal);
-      const complete =
-        (state.total !== undefined && state.written === state.total) ||
-        (outcome.error === undefined && state.total === undefined);
-      if (complete) return await verified(shown, checksum, expected, state.written, transferred);
-      // A dropped connection, a stall or a short body: resume from the bytes on disk.
-      await attempts.failed(bodyEndedEarly(shown, outcome, state.total), outcome.position > before);
+      const resuming = state.written > 0 || state.finished !== undefined;
+      const response = await this.request(resuming);
+      if (!response || !(await this.accept(response, resuming))) continue;
+      const done =
+        this.ranged && splits(response, state, this.ranged)
+          ? await this.receiveSplit(response, this.ranged)
+          : await this.receiveStream(response);
+      if (done) return done;
     }
+  }
+
+  /** Whether the object is large enough for its part to be recorded as it lands (a kill can resume it). */
+  private recording(): boolean {
+    return (this.state.total ?? 0) >= RECORD_FROM_BYTES && this.state.etag !== undefined;
+  }
+
+  /** The answer to the next request; undefined to ask again (a failure counted, or a changed object restarted). */
+  private async request(resuming: boolean): Promise<ObjectResponse | undefined> {
+    const { http, url, part, signal } = this.job;
+    const state = this.state;
+    const start = state.written;
+    try {
+      return await http.getObject(
+        url,
+        resuming
+          ? { start, end: start === 0 ? lastByte(state) : undefined, ifMatch: state.etag, signal }
+          : { signal },
+      );
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 412)) {
+        await this.attempts.failed(error);
+        return undefined;
+      }
+      // The object changed since the part was started: what is on disk belongs to another version.
+      restartState(state, part);
+      this.checksum = undefined;
+      return undefined;
+    }
+  }
+
+  /** Checks an answer against what is on disk and readies the checksum; false when it is to be asked again. */
+  private async accept(response: ObjectResponse, resuming: boolean): Promise<boolean> {
+    const { part } = this.job;
+    try {
+      const verdict = acceptResponse(
+        response,
+        this.state,
+        this.shown,
+        this.checksum === undefined && resuming,
+      );
+      if (verdict === 'stale') {
+        discardBody(response.body);
+        restartState(this.state, part);
+        return false;
+      }
+      if (verdict === 'restart') {
+        // The body starts at byte 0 (a 200, perhaps to a Range request): what is on disk is written again.
+        emptyPart(this.state, part);
+        this.checksum = undefined;
+      }
+      if (this.checksum === undefined) await this.beginChecksum(response);
+      return true;
+    } catch (error) {
+      discardBody(response.body);
+      throw error;
+    }
+  }
+
+  /** The checksum the answer states, begun over the bytes on disk; the part recorded and the disk's room checked. */
+  private async beginChecksum(response: ObjectResponse): Promise<void> {
+    const { part } = this.job;
+    const state = this.state;
+    // A resumed answer (206) states only an ETag that may be the MD5: the checksum an earlier answer
+    // stated for the whole object, kept in the part's record, checks the resumed object as it did the first.
+    const recorded = response.status === 206 ? state.expected : undefined;
+    this.expected = expectedChecksum(response.headers, response.status === 200) ?? recorded;
+    state.expected = this.expected;
+    if (this.expected === undefined && this.job.requireChecksum) throw new ChecksumUnavailable(this.shown);
+    const split = this.ranged !== undefined && splits(response, state, this.ranged);
+    const checksum = checksumFor(this.expected?.algorithm, part, state.total, split);
+    this.checksum = checksum;
+    this.hashers.push(checksum);
+    // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
+    if (state.written > 0) checksum.catchUp(state.written);
+    if (this.recording()) part.record(stateRecord(state));
+    if (state.total !== undefined) {
+      await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
+    }
+  }
+
+  /**
+   * This answer carries the first part; the other parts are asked for over more connections meanwhile.
+   * Undefined when the store answered a part with the whole object: then one stream, from the start.
+   */
+  private async receiveSplit(
+    response: ObjectResponse,
+    plan: RangedPlan,
+  ): Promise<ReceivedObject | undefined> {
+    const { http, url, part, signal } = this.job;
+    const checksum = this.checksum as PartChecksum;
+    try {
+      this.transferred += await receiveRanges({
+        http,
+        url,
+        shown: this.shown,
+        part,
+        state: this.state as ObjectState & { total: number; etag: string },
+        checksum,
+        plan,
+        retryPolicy: this.job.retryPolicy,
+        signal,
+        report: this.report,
+        firstBody: response.body,
+      });
+    } catch (error) {
+      if (!(error instanceof RangesIgnored)) throw error;
+      this.ranged = undefined;
+      restartState(this.state, part);
+      this.checksum = undefined;
+      return undefined;
+    }
+    return await verified(this.shown, checksum, this.expected, this.state.written, this.transferred);
+  }
+
+  /** The answer's body as one stream; undefined when it ended early (counted as a failed attempt). */
+  private async receiveStream(response: ObjectResponse): Promise<ReceivedObject | undefined> {
+    const { part, signal } = this.job;
+    const state = this.state;
+    const checksum = this.checksum as PartChecksum;
+    const before = state.written;
+    const outcome = await pump({
+      body: response.body,
+      part,
+      from: state.written,
+      total: state.total,
+      checksum,
+      signal,
+      report: this.report,
+      written: this.recording() ? streamRecorder(part, state) : undefined,
+    });
+    state.written = outcome.position;
+    this.transferred += outcome.position - before;
+    if (signal?.aborted) throw abortedError(signal);
+    const complete =
+      (state.total !== undefined && state.written === state.total) ||
+      (outcome.error === undefined && state.total === undefined);
+    if (complete) return await verified(this.shown, checksum, this.expected, state.written, this.transferred);
+    // A dropped connection, a stall or a short body: resume from the bytes on disk.
+    await this.attempts.failed(bodyEndedEarly(this.shown, outcome, state.total), outcome.position > before);
+    return undefined;
   }
 }
 

@@ -3,7 +3,7 @@
  * (`ranged.ts`, `span-fetch.ts`) and the pump that writes both: it sits below them all so none of them imports
  * another's types.
  */
-import type { ExpectedChecksum } from '../../core/checksum.js';
+import type { ExpectedChecksum } from '../../core/checksums/checksum.js';
 import type { HttpClient } from '../../service/client.js';
 import type { PartFile } from './part-file.js';
 import { fromRecorded, type PartRecord, toRecorded } from './part-leftovers.js';

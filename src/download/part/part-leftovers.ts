@@ -6,7 +6,11 @@ import { constants, lstatSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { type ChecksumAlgorithm, DIGEST_BYTES, type ExpectedChecksum } from '../../core/checksum.js';
+import {
+  type ChecksumAlgorithm,
+  DIGEST_BYTES,
+  type ExpectedChecksum,
+} from '../../core/checksums/checksum.js';
 import { processAlive } from '../../core/process-alive.js';
 import { partPidOf, recordPath } from '../../data-root/part-names.js';
 import { NO_FOLLOW } from '../../data-root/safe-writes.js';

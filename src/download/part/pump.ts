@@ -3,7 +3,7 @@
  * offsets, with what the checksum and the progress need on the way.
  */
 import { abortedError } from '../../core/batch.js';
-import type { ChecksumFeed } from '../../core/checksum.js';
+import type { ChecksumFeed } from '../../core/checksums/checksum.js';
 import { NetworkError, ProtocolError } from '../../core/errors.js';
 import { errorCode } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
@@ -90,130 +90,177 @@ export interface PumpJob {
  * signal already aborted.
  */
 export function pump(job: PumpJob): Promise<PumpOutcome> {
-  const { body, part, checksum, signal, report } = job;
-  // Lent chunks are gone once their callback returns: written, or copied into the staging buffer, before then.
-  const lent = body.transient;
-  return new Promise((resolve, reject) => {
-    let position = job.from;
-    let end = job.limit;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    let staging: Buffer | undefined;
-    let staged = 0;
-    let reported = job.from;
-    let settled = false;
+  return new BodyPump(job).run();
+}
 
-    const flush = () => {
-      if (pendingBytes === 0) return;
-      part.write(staged > 0 ? [(staging as Buffer).subarray(0, staged)] : pending, pendingBytes, position);
-      position += pendingBytes;
-      checksum?.flushed?.(position);
-      pending = [];
-      pendingBytes = 0;
-      staged = 0;
-      job.written?.(position);
-    };
-    /** Takes a chunk to write: kept as it is (its own), written at once (lent and large), or staged (lent, small). */
-    const add = (chunk: Buffer) => {
-      if (!lent) {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
+/** One body on its way into a part file: what is written, what waits to be, and how far it got. */
+class BodyPump {
+  private readonly job: PumpJob;
+  private readonly part: PartFile;
+  private readonly checksum: PumpJob['checksum'];
+  /** Lent chunks are gone once their callback returns: written, or copied into the staging buffer, before then. */
+  private readonly lent: boolean;
+  /** Bytes of the object on disk. */
+  private position: number;
+  /** Where the body is to stop (exclusive), when it is to. */
+  private end: number | undefined;
+  /** Chunks of its own taken and not yet written. */
+  private pending: Buffer[] = [];
+  /** Bytes taken and not yet written (pending or staged). */
+  private pendingBytes = 0;
+  private staging: Buffer | undefined;
+  private staged = 0;
+  private reported: number;
+  private settled = false;
+  private resolve!: (outcome: PumpOutcome) => void;
+  private reject!: (error: Error) => void;
+  private readonly onAbort = () => this.job.body.destroy(abortedError(this.job.signal as AbortSignal));
+  private readonly onData = (data: Buffer) => this.take(data);
+
+  constructor(job: PumpJob) {
+    this.job = job;
+    this.part = job.part;
+    this.checksum = job.checksum;
+    this.lent = job.body.transient;
+    this.position = job.from;
+    this.end = job.limit;
+    this.reported = job.from;
+  }
+
+  /** Consumes the body; settles once it ended, was cut at its limit, or failed. */
+  run(): Promise<PumpOutcome> {
+    return new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      const { body, signal } = this.job;
+      if (signal?.aborted) {
+        // The abort came before this body was handed over: its listener would never hear it.
+        discardBody(body);
+        this.finish(abortedError(signal));
         return;
       }
-      if (chunk.length >= DIRECT_WRITE_BYTES) {
-        flush();
-        pending.push(chunk);
-        pendingBytes += chunk.length;
-        flush();
-        return;
-      }
-      staging ??= stagingPool.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
-      if (staged + chunk.length > staging.length) flush();
-      chunk.copy(staging, staged);
-      staged += chunk.length;
-      pendingBytes += chunk.length;
-    };
-    const onAbort = () => body.destroy(abortedError(signal as AbortSignal));
-    const cleanUp = () => {
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      if (staging && stagingPool.length < STAGING_POOL_MAX) stagingPool.push(staging);
-      staging = undefined;
-    };
-    const fail = (error: Error) => {
-      if (settled) return;
-      cleanUp();
-      discardBody(body);
-      reject(error);
-    };
-    // Bytes that arrived before a drop are good: they are written so the resume starts after them.
-    const finish = (readError?: unknown) => {
-      if (settled) return;
-      try {
-        flush();
-      } catch (error) {
-        fail(error as Error);
-        return;
-      }
-      cleanUp();
-      if (position !== reported) report(position);
-      resolve(readError === undefined ? { position } : { position, error: readError });
-    };
-    function onData(data: Buffer) {
-      if (settled) return;
-      let chunk = data;
-      while (end !== undefined && chunk.length >= end - (position + pendingBytes)) {
-        const room = end - (position + pendingBytes);
-        checksum?.update(chunk.subarray(0, room));
-        add(chunk.subarray(0, room));
-        let further: number | undefined;
-        try {
-          // The bytes up to the limit are on disk before anyone is told they are.
-          flush();
-          further = job.extend?.(position);
-        } catch (error) {
-          fail(error as Error);
-          return;
-        }
-        if (further === undefined || further <= position) {
-          // Enough of this body: the rest comes by other requests.
-          finish();
-          discardBody(body);
-          return;
-        }
-        end = further;
-        chunk = chunk.subarray(room);
-        if (chunk.length === 0) return;
-      }
-      checksum?.update(chunk);
-      add(chunk);
-      if (job.total !== undefined && position + pendingBytes > job.total) {
-        fail(new ProtocolError(`The server sent more than the announced ${job.total} bytes.`));
-        return;
-      }
-      const received = position + pendingBytes;
-      if (received - reported >= PROGRESS_STEP_BYTES) {
-        reported = received;
-        report(received);
-      }
-      if (!lent && (pendingBytes >= WRITE_BATCH_BYTES || pending.length >= WRITE_BATCH_CHUNKS)) {
-        try {
-          flush();
-        } catch (error) {
-          fail(error as Error);
-        }
-      }
+      signal?.addEventListener('abort', this.onAbort, { once: true });
+      body.consume(this.onData).then(
+        (error) => this.finish(error ?? undefined),
+        (error) => this.finish(error),
+      );
+    });
+  }
+
+  /** One chunk of the body: up to the limit (carried on past it when `extend` says so), checked and taken. */
+  private take(data: Buffer): void {
+    if (this.settled) return;
+    let chunk = data;
+    while (this.end !== undefined && chunk.length >= this.end - (this.position + this.pendingBytes)) {
+      const room = this.end - (this.position + this.pendingBytes);
+      if (!this.takeToLimit(chunk.subarray(0, room))) return;
+      chunk = chunk.subarray(room);
+      if (chunk.length === 0) return;
     }
-    if (signal?.aborted) {
-      // The abort came before this body was handed over: its listener would never hear it.
-      discardBody(body);
-      finish(abortedError(signal));
+    this.checksum?.update(chunk);
+    this.add(chunk);
+    if (this.job.total !== undefined && this.position + this.pendingBytes > this.job.total) {
+      this.fail(new ProtocolError(`The server sent more than the announced ${this.job.total} bytes.`));
       return;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    body.consume(onData).then(
-      (error) => finish(error ?? undefined),
-      (error) => finish(error),
+    const received = this.position + this.pendingBytes;
+    if (received - this.reported >= PROGRESS_STEP_BYTES) {
+      this.reported = received;
+      this.job.report(received);
+    }
+    if (!this.lent && (this.pendingBytes >= WRITE_BATCH_BYTES || this.pending.length >= WRITE_BATCH_CHUNKS)) {
+      try {
+        this.flush();
+      } catch (error) {
+        this.fail(error as Error);
+      }
+    }
+  }
+
+  /** The last bytes before the limit, written; true when `extend` gives a further limit to carry on to. */
+  private takeToLimit(head: Buffer): boolean {
+    this.checksum?.update(head);
+    this.add(head);
+    let further: number | undefined;
+    try {
+      // The bytes up to the limit are on disk before anyone is told they are.
+      this.flush();
+      further = this.job.extend?.(this.position);
+    } catch (error) {
+      this.fail(error as Error);
+      return false;
+    }
+    if (further === undefined || further <= this.position) {
+      // Enough of this body: the rest comes by other requests.
+      this.finish();
+      discardBody(this.job.body);
+      return false;
+    }
+    this.end = further;
+    return true;
+  }
+
+  /** Takes a chunk to write: kept as it is (its own), written at once (lent and large), or staged (lent, small). */
+  private add(chunk: Buffer): void {
+    if (!this.lent) {
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      return;
+    }
+    if (chunk.length >= DIRECT_WRITE_BYTES) {
+      this.flush();
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      this.flush();
+      return;
+    }
+    this.staging ??= stagingPool.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+    if (this.staged + chunk.length > this.staging.length) this.flush();
+    chunk.copy(this.staging, this.staged);
+    this.staged += chunk.length;
+    this.pendingBytes += chunk.length;
+  }
+
+  /** Writes what was taken at its offset, and tells the checksum and the record. */
+  private flush(): void {
+    if (this.pendingBytes === 0) return;
+    const chunks = this.staged > 0 ? [(this.staging as Buffer).subarray(0, this.staged)] : this.pending;
+    this.part.write(chunks, this.pendingBytes, this.position);
+    this.position += this.pendingBytes;
+    this.checksum?.flushed?.(this.position);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.staged = 0;
+    this.job.written?.(this.position);
+  }
+
+  private cleanUp(): void {
+    this.settled = true;
+    this.job.signal?.removeEventListener('abort', this.onAbort);
+    if (this.staging && stagingPool.length < STAGING_POOL_MAX) stagingPool.push(this.staging);
+    this.staging = undefined;
+  }
+
+  private fail(error: Error): void {
+    if (this.settled) return;
+    this.cleanUp();
+    discardBody(this.job.body);
+    this.reject(error);
+  }
+
+  /** Bytes that arrived before a drop are good: they are written so the resume starts after them. */
+  private finish(readError?: unknown): void {
+    if (this.settled) return;
+    try {
+      this.flush();
+    } catch (error) {
+      this.fail(error as Error);
+      return;
+    }
+    this.cleanUp();
+    if (this.position !== this.reported) this.job.report(this.position);
+    this.resolve(
+      readError === undefined ? { position: this.position } : { position: this.position, error: readError },
     );
-  });
+  }
 }

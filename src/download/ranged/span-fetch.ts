@@ -5,7 +5,7 @@
  */
 
 import { abortedError } from '../../core/batch.js';
-import type { ChecksumFeed, PartChecksum } from '../../core/checksum.js';
+import type { ChecksumFeed, PartChecksum } from '../../core/checksums/checksum.js';
 import { ProtocolError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
@@ -59,71 +59,116 @@ export interface SpanHooks {
  * connection has taken the next one: one connection alone never makes a request more.
  */
 export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): Promise<number> {
-  const { http, url, state, signal } = job;
-  let span = first;
-  // The attempts of this connection's part: a request that failed and a body that ended early alike.
-  const attempts = new Attempts(job.retryPolicy, signal);
-  let received = 0;
-  let body = hooks.initial;
-  // A checksum that joins ranges hashed apart (CRC-32) is fed each span's bytes as they arrive, from where each
-  // answer starts writing; any other reads the spans back once the bytes before them are in.
-  let feed: ChecksumFeed | undefined;
-  const hashing =
-    job.checksum.feedFrom === undefined ? undefined : { update: (chunk: Buffer) => feed?.update(chunk) };
-  const onPosition = (position: number) => {
+  return new SpanFetch(job, first, hooks).run();
+}
+
+/** One connection's span on its way to disk: the span it is on, its attempts, and the bytes it received. */
+class SpanFetch {
+  private span: Span;
+  /** The attempts of this connection's part: a request that failed and a body that ended early alike. */
+  private readonly attempts: Attempts;
+  private received = 0;
+  /**
+   * A checksum that joins ranges hashed apart (CRC-32) is fed each span's bytes as they arrive, from where each
+   * answer starts writing; any other reads the spans back once the bytes before them are in.
+   */
+  private feed: ChecksumFeed | undefined;
+  private readonly hashing: ChecksumFeed | undefined;
+
+  constructor(
+    private readonly job: RangedJob,
+    first: Span,
+    private readonly hooks: SpanHooks,
+  ) {
+    this.span = first;
+    this.attempts = new Attempts(job.retryPolicy, job.signal);
+    this.hashing =
+      job.checksum.feedFrom === undefined
+        ? undefined
+        : { update: (chunk: Buffer) => this.feed?.update(chunk) };
+  }
+
+  /** Bytes of the object on disk up to `position`: the span's progress, and what came over the network. */
+  private readonly onPosition = (position: number): void => {
+    const span = this.span;
     const now = position - span.start;
     if (now > span.done) {
-      received += now - span.done;
-      hooks.received(now - span.done);
+      this.received += now - span.done;
+      this.hooks.received(now - span.done);
     }
     span.done = now;
-    hooks.progress();
+    this.hooks.progress();
   };
-  const onWritten = (position: number) => {
+
+  private readonly onWritten = (position: number): void => {
+    const span = this.span;
     const now = position - span.start;
     if (now <= span.onDisk) return;
     const bytes = now - span.onDisk;
     span.onDisk = now;
-    hooks.written(bytes);
+    this.hooks.written(bytes);
   };
-  for (;;) {
-    if (signal?.aborted) throw abortedError(signal);
-    const from = span.start + span.done;
-    if (body) {
-      const whole = body;
-      body = undefined;
-      feed = job.checksum.feedFrom?.(from);
-      const outcome = await pump({
-        body: whole,
-        part: job.part,
-        from,
-        total: state.total,
-        checksum: hashing,
-        signal,
-        report: onPosition,
-        written: onWritten,
-        limit: span.end,
-        extend: (position) => {
-          onPosition(position);
-          const next = hooks.following(span);
-          if (next === undefined) return undefined;
-          span = next;
-          hooks.onSpan(next);
-          feed = job.checksum.feedFrom?.(next.start);
-          return next.end;
-        },
-      });
-      onPosition(outcome.position);
+
+  async run(): Promise<number> {
+    const { signal } = this.job;
+    let body = this.hooks.initial;
+    for (;;) {
       if (signal?.aborted) throw abortedError(signal);
-      if (outcome.position === span.end) return received;
-      continue;
+      const from = this.span.start + this.span.done;
+      if (body) {
+        const whole = body;
+        body = undefined;
+        if (await this.readCarried(whole, from)) return this.received;
+        continue;
+      }
+      const response = await this.request(from);
+      if (response && (await this.readAnswer(response, from))) return this.received;
     }
+  }
+
+  /** Reads the first answer into the span and on into the spans after it; true when it ended at a span's end. */
+  private async readCarried(whole: AnswerBody, from: number): Promise<boolean> {
+    const { job, hooks } = this;
+    const { signal } = job;
+    this.feed = job.checksum.feedFrom?.(from);
+    const outcome = await pump({
+      body: whole,
+      part: job.part,
+      from,
+      total: job.state.total,
+      checksum: this.hashing,
+      signal,
+      report: this.onPosition,
+      written: this.onWritten,
+      limit: this.span.end,
+      extend: (position) => {
+        this.onPosition(position);
+        const next = hooks.following(this.span);
+        if (next === undefined) return undefined;
+        this.span = next;
+        hooks.onSpan(next);
+        this.feed = job.checksum.feedFrom?.(next.start);
+        return next.end;
+      },
+    });
+    this.onPosition(outcome.position);
+    if (signal?.aborted) throw abortedError(signal);
+    return outcome.position === this.span.end;
+  }
+
+  /**
+   * The answer to a request for the rest of the span, checked to hold exactly those bytes; undefined after a
+   * failed request (counted), to ask again.
+   */
+  private async request(from: number): Promise<Awaited<ReturnType<ObjectSource['getObject']>> | undefined> {
+    const { http, url, state, signal } = this.job;
+    const end = this.span.end;
     let response: Awaited<ReturnType<ObjectSource['getObject']>>;
     try {
-      response = await http.getObject(url, { start: from, end: span.end - 1, ifMatch: state.etag, signal });
+      response = await http.getObject(url, { start: from, end: end - 1, ifMatch: state.etag, signal });
     } catch (error) {
-      await attempts.failed(error);
-      continue;
+      await this.attempts.failed(error);
+      return undefined;
     }
     if (response.status !== 206) {
       discardBody(response.body);
@@ -131,26 +176,37 @@ export async function fetchSpan(job: RangedJob, first: Span, hooks: SpanHooks): 
     }
     const range = header(response, 'content-range');
     const match = range === undefined ? null : /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(range.trim());
-    if (!match || Number(match[1]) !== from || Number(match[2]) !== span.end - 1) {
+    if (!match || Number(match[1]) !== from || Number(match[2]) !== end - 1) {
       discardBody(response.body);
       throw new ProtocolError(
-        `GET ${job.shown}: asked for bytes ${from}-${span.end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
+        `GET ${this.job.shown}: asked for bytes ${from}-${end - 1} but the answer holds ${range ?? 'no Content-Range'}; refusing to splice it.`,
       );
     }
-    feed = job.checksum.feedFrom?.(from);
+    return response;
+  }
+
+  /** Reads a ranged answer into the span; true when the span is whole, false after a body that ended early. */
+  private async readAnswer(
+    response: Awaited<ReturnType<ObjectSource['getObject']>>,
+    from: number,
+  ): Promise<boolean> {
+    const { job } = this;
+    const { signal } = job;
+    this.feed = job.checksum.feedFrom?.(from);
     const outcome = await pump({
       body: response.body,
       part: job.part,
       from,
-      total: span.end,
-      checksum: hashing,
+      total: this.span.end,
+      checksum: this.hashing,
       signal,
-      report: onPosition,
-      written: onWritten,
+      report: this.onPosition,
+      written: this.onWritten,
     });
-    onPosition(outcome.position);
+    this.onPosition(outcome.position);
     if (signal?.aborted) throw abortedError(signal);
-    if (outcome.position === span.end) return received;
-    await attempts.failed(bodyEndedEarly(job.shown, outcome, state.total), outcome.position > from);
+    if (outcome.position === this.span.end) return true;
+    await this.attempts.failed(bodyEndedEarly(job.shown, outcome, job.state.total), outcome.position > from);
+    return false;
   }
 }

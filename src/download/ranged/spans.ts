@@ -3,7 +3,7 @@
  * connection takes next, the hashing of the parts in order as soon as the bytes before them are in, and the
  * bytes on disk as the part's record names them. No I/O but the checksum's reading back.
  */
-import type { PartChecksum } from '../../core/checksum.js';
+import type { PartChecksum } from '../../core/checksums/checksum.js';
 import { type HeldBytes, heldBytes, type ObjectState } from '../part/object-state.js';
 
 /** One part of the object. */

@@ -4,7 +4,7 @@
  */
 import { crc32 } from 'node:zlib';
 import type { ChecksumFeed, PartChecksum } from './checksum.js';
-import { crc32Combine } from './crc32-combine.js';
+import { crc32Combine } from './crc32-of-joined-bytes.js';
 
 /** Bytes `[start, start + length)` of a part, hashed as they arrived. */
 interface HashedRange {

@@ -1,8 +1,8 @@
 /** The digest of a whole local file, as the checks of a copy already on disk need it. */
 import { createReadStream } from 'node:fs';
-import { abortedError } from './batch.js';
+import { abortedError } from '../batch.js';
+import { AbortedError } from '../errors.js';
 import { type ChecksumAlgorithm, RunningChecksum } from './checksum.js';
-import { AbortedError } from './errors.js';
 
 /**
  * Reads `path` through in 1 MiB chunks and returns its digest in `algorithm`. A read cut short by `signal` ends

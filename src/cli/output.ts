@@ -5,8 +5,8 @@
  * 8-25 ms for JSON (measured on this project's 2-core machine), far beyond a 2x budget, and it cannot leave out
  * columns to fit a terminal anyway. This renderer is a few string joins per row.
  */
-import type { QueryRecord } from './naming/query-vocabulary.js';
-import type { ReceivedRecord } from './service/records.js';
+import type { QueryRecord } from '../naming/query-vocabulary.js';
+import type { ReceivedRecord } from '../service/records.js';
 
 /** Output formats of `query`. */
 export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;

@@ -1,15 +1,15 @@
 /**
- * What `download` was given on its command line, read as a person means it: a storage path or name as it is,
+ * What the arguments of a download name, read as a person means them: a storage path or name as it is,
  * a path inside the data root (`./data/imap/…`, absolute or relative) as the storage path it holds, a folder
  * of the layout (`imap/mag/l2/2025/01/`) as the query its folders spell, and a glob (`*`, `?`, `[...]` in a name
  * or a layout path) as the query of its fixed parts, whose answer it then sorts.
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { UsageError } from '../../core/errors.js';
-import { type ArchiveGlob, isGlob, readGlob } from '../../naming/glob.js';
-import { isInside } from '../../naming/layout.js';
-import { ANCILLARY_FOLDER, MISSION } from '../../naming/mission.js';
-import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import { UsageError } from '../core/errors.js';
+import { type ArchiveGlob, isGlob, readGlob } from './glob.js';
+import { isInside } from './layout.js';
+import { ANCILLARY_FOLDER, MISSION } from './mission.js';
+import type { QueryFilters } from './query-vocabulary.js';
 
 /**
  * Files named one by one (and globs, each listed by a query of its fixed parts), or one folder of the layout

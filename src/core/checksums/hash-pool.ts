@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { abortedError } from './batch.js';
+import { abortedError } from '../batch.js';
 import { type ChecksumAlgorithm, hashesInBackground } from './checksum.js';
 import { digestOfFile } from './file-digest.js';
 

@@ -6,7 +6,7 @@
 
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { crc32Combine } from '../../src/core/crc32-combine.js';
+import { crc32Combine } from '../../src/core/checksums/crc32-of-joined-bytes.js';
 
 const MIB = 1024 * 1024;
 

@@ -1,0 +1,235 @@
+/**
+ * One `verify` pass over a data root: the files due measured, each hashed on the pool's threads and compared with
+ * its record line (or the archive's object), the record told what was found, and corrupt files fetched again on
+ * request.
+ */
+import { lstat } from 'node:fs/promises';
+import { abortedError, runPool } from '../core/batch.js';
+import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
+import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
+import type { VerifiedEntry, VerifiedRecord } from '../data-root/verified.js';
+import { downloadFiles } from '../download/engine.js';
+import { ArchiveCheck, corruptEntry } from './verify-archive.js';
+import {
+  countStatuses,
+  type VerifyEntry,
+  type VerifyHttp,
+  type VerifyOptions,
+  type VerifyProgress,
+  type VerifyReport,
+} from './verify-entries.js';
+
+/** Files in flight at once: enough to keep the threads busy while others wait on the archive. */
+const FILES_IN_FLIGHT = 8;
+const PROGRESS_EVERY_MS = 100;
+
+/** The checksum a record line holds, when it is one of the algorithms known here. */
+function recordedSum(
+  entry: Readonly<VerifiedEntry> | undefined,
+): { algorithm: ChecksumAlgorithm; digest: Buffer } | undefined {
+  if (!entry || typeof entry.sum !== 'string') return undefined;
+  const at = entry.sum.indexOf(':');
+  const algorithm = entry.sum.slice(0, at) as ChecksumAlgorithm;
+  const hex = entry.sum.slice(at + 1);
+  const bytes = DIGEST_BYTES[algorithm];
+  if (at < 0 || bytes === undefined || !/^[0-9a-f]+$/.test(hex) || hex.length !== bytes * 2) return undefined;
+  return { algorithm, digest: Buffer.from(hex, 'hex') };
+}
+
+/** One pass over a data root: its files, its hashing threads, what it found. */
+export class VerifyPass {
+  readonly #entries: VerifyEntry[] = [];
+  readonly #pool: FileHashPool;
+  readonly #archive: ArchiveCheck;
+  readonly #progress: VerifyProgress = { files: 0, filesDone: 0, bytes: 0, bytesDone: 0 };
+  #lastProgress = 0;
+  #notDue = 0;
+  #repaired = 0;
+
+  constructor(
+    private readonly http: VerifyHttp,
+    private readonly record: VerifiedRecord,
+    private readonly options: VerifyOptions,
+  ) {
+    this.#pool = new FileHashPool(options.threads, options.signal);
+    this.#archive = new ArchiveCheck(http, options, {
+      hash: (localPath, algorithm, base) => this.#hash(localPath, algorithm, base),
+      markWhole: (path, hashed, sum) => this.#markWhole(path, hashed, sum),
+      passOver: (bytes) => {
+        this.#progress.bytesDone += bytes;
+      },
+    });
+  }
+
+  settle(entry: VerifyEntry): void {
+    this.#entries.push(entry);
+    this.options.onFile?.(entry);
+  }
+
+  settledEntries(): VerifyEntry[] {
+    return [...this.#entries];
+  }
+
+  /** Measures the files due (their sizes give the progress its total), then settles each. */
+  async run(held: ReadonlyArray<{ path: string; localPath: string }>): Promise<void> {
+    const since = this.options.notVerifiedSince?.getTime();
+    const due = held.filter((file) => {
+      const at = this.record.recorded(file.path)?.at;
+      const skip = since !== undefined && at !== undefined && at >= since;
+      if (skip) this.#notDue += 1;
+      return !skip;
+    });
+    const sizes = new Array<number | undefined>(due.length);
+    await runPool(due.length, 32, async (index) => {
+      const stats = await lstat((due[index] as { localPath: string }).localPath).catch(() => undefined);
+      sizes[index] = stats?.size;
+    });
+    this.#progress.files = due.length;
+    this.#progress.bytes = sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
+    this.#tell(true);
+    let stop: unknown;
+    await runPool(due.length, FILES_IN_FLIGHT, async (index) => {
+      if (stop !== undefined) return;
+      const file = due[index] as { path: string; localPath: string };
+      try {
+        const entry = await this.#verifyOne(file.path, file.localPath, sizes[index]);
+        this.settle(entry);
+      } catch (error) {
+        stop ??= error;
+      }
+      this.#progress.filesDone += 1;
+      this.#tell(false);
+    });
+    if (stop !== undefined) throw stop;
+    this.#tell(true);
+    this.record.flush();
+  }
+
+  async #verifyOne(path: string, localPath: string, size: number | undefined): Promise<VerifyEntry> {
+    const { signal } = this.options;
+    if (signal?.aborted) throw abortedError(signal);
+    const base = { path, localPath };
+    if (size === undefined) return { ...base, status: 'unreadable', reason: 'vanished during the pass' };
+    const line = this.record.recorded(path);
+    const recorded = recordedSum(line);
+    if (line && recorded) {
+      const known = { ...base, algorithm: recorded.algorithm, against: 'record' as const };
+      if (size !== line.size) {
+        this.#progress.bytesDone += size;
+        this.#markBad(line, `size:${size}`);
+        return {
+          ...known,
+          status: 'corrupt',
+          expected: `${line.size} bytes`,
+          got: `${size} bytes`,
+          reason: `${size} bytes, ${line.size} when verified`,
+        };
+      }
+      const hashed = await this.#hash(localPath, recorded.algorithm, base);
+      if ('status' in hashed) return hashed;
+      if (hashed.digest.equals(recorded.digest)) {
+        this.#markWhole(path, hashed, line.sum);
+        return { ...known, status: 'ok' };
+      }
+      this.#markBad(line, `${recorded.algorithm}:${hashed.digest.toString('hex')}`);
+      return corruptEntry(known, recorded, hashed.digest, 'verified');
+    }
+    return this.#archive.compare(path, localPath, size);
+  }
+
+  /** The file hashed, or the entry that says it could not be (vanished, unreadable). */
+  async #hash(
+    localPath: string,
+    algorithm: ChecksumAlgorithm,
+    base: { path: string; localPath: string },
+  ): Promise<FileHash | VerifyEntry> {
+    let counted = 0;
+    try {
+      const hashed = await this.#pool.hash(localPath, algorithm, (bytes) => {
+        counted += bytes;
+        this.#progress.bytesDone += bytes;
+        this.#tell(false);
+      });
+      return hashed;
+    } catch (error) {
+      const { signal } = this.options;
+      if (signal?.aborted) throw abortedError(signal);
+      if (!(error instanceof FileHashError)) throw error;
+      this.#progress.bytesDone -= counted;
+      return {
+        ...base,
+        status: 'unreadable',
+        reason: error.code === 'ENOENT' ? 'vanished during the pass' : `cannot be read: ${error.message}`,
+      };
+    }
+  }
+
+  /** The record learns the file was found whole now, with the stats of the bytes hashed. */
+  #markWhole(path: string, hashed: FileHash, sum: string): void {
+    this.record.remember({
+      p: path,
+      size: hashed.size,
+      mtimeMs: hashed.mtimeMs,
+      ino: hashed.ino,
+      sum,
+      at: Date.now(),
+    });
+  }
+
+  /** The record's line stops vouching for the file (until a download or a pass finds it whole again). */
+  #markBad(line: Readonly<VerifiedEntry>, got: string): void {
+    this.record.remember({ ...line, bad: got });
+  }
+
+  /** `repair`: each corrupt file fetched again through the download engine, past the record's trust. */
+  async repair(): Promise<void> {
+    const corrupt = this.#entries.filter((entry) => entry.status === 'corrupt');
+    if (corrupt.length === 0) return;
+    this.record.flush();
+    const results = await downloadFiles(
+      this.http,
+      corrupt.map((entry) => entry.path),
+      {
+        dataDir: this.options.dataDir,
+        force: true,
+        // Bytes that cannot be verified never replace the old ones.
+        requireChecksum: true,
+        signal: this.options.signal,
+        onProgress: (repairing) => this.options.onProgress?.({ ...this.#progress, repairing }),
+      },
+    );
+    if (this.options.signal?.aborted) throw abortedError(this.options.signal);
+    const byPath = new Map(results.map((result) => [result.path, result]));
+    for (const entry of corrupt) {
+      const result = byPath.get(entry.path);
+      const fixed = result && result.status !== 'failed' && result.verified;
+      entry.repair = fixed
+        ? { status: 'repaired' }
+        : { status: 'failed', error: result?.error ?? new Error('not fetched again') };
+      if (fixed) this.#repaired += 1;
+    }
+  }
+
+  report(heldFiles: number): VerifyReport {
+    const entries = [...this.#entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return {
+      entries,
+      counts: countStatuses(entries),
+      heldFiles,
+      notDue: this.#notDue,
+      bytes: this.#progress.bytesDone,
+      repaired: this.#repaired,
+    };
+  }
+
+  close(): void {
+    this.#pool.close();
+  }
+
+  #tell(force: boolean): void {
+    const now = Date.now();
+    if (!this.options.onProgress || (!force && now - this.#lastProgress < PROGRESS_EVERY_MS)) return;
+    this.#lastProgress = now;
+    this.options.onProgress({ ...this.#progress });
+  }
+}
