@@ -25,7 +25,7 @@ const READ_CHUNK_BYTES = 1024 * 1024;
 const COMPACT_ABOVE_LINES = 10_000;
 
 /** How the record names a checksum: `<algorithm>:<hex>`. */
-export function sumOf(checksum: ExpectedChecksum): string {
+export function sumOf(checksum: Pick<ExpectedChecksum, 'algorithm' | 'digest'>): string {
   return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
 }
 

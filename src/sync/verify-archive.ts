@@ -11,6 +11,7 @@ import {
   showDigest,
 } from '../core/checksums/checksum.js';
 import type { FileHash } from '../core/checksums/hash-pool.js';
+import { sumOf } from '../data-root/verified.js';
 import type { DownloadHttp } from '../download/types.js';
 import { discardBody } from '../http/body.js';
 import type { VerifyEntry, VerifyHttp, VerifyOptions } from './verify-entries.js';
@@ -79,7 +80,7 @@ export class ArchiveCheck {
           `the archive's (${stated.expected.source})`,
         );
       }
-      this.pass.markWhole(path, hashed, `${algorithm}:${stated.expected.digest.toString('hex')}`);
+      this.pass.markWhole(path, hashed, sumOf(stated.expected));
       return { ...known, status: 'ok' };
     }
     if (!this.options.download) {
@@ -122,7 +123,7 @@ export class ArchiveCheck {
     if (!hashed.digest.equals(remote.digest)) {
       return corruptEntry(known, { algorithm, digest: remote.digest }, hashed.digest, "the archive's bytes'");
     }
-    this.pass.markWhole(base.path, hashed, `${algorithm}:${remote.digest.toString('hex')}`);
+    this.pass.markWhole(base.path, hashed, sumOf({ algorithm, digest: remote.digest }));
     return { ...known, status: 'ok' };
   }
 }

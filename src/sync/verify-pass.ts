@@ -7,7 +7,7 @@ import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
-import type { VerifiedEntry, VerifiedRecord } from '../data-root/verified.js';
+import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles } from '../download/engine.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
 import {
@@ -131,7 +131,7 @@ export class VerifyPass {
         this.#markWhole(path, hashed, line.sum);
         return { ...known, status: 'ok' };
       }
-      this.#markBad(line, `${recorded.algorithm}:${hashed.digest.toString('hex')}`);
+      this.#markBad(line, sumOf({ ...recorded, digest: hashed.digest }));
       return corruptEntry(known, recorded, hashed.digest, 'verified');
     }
     return this.#archive.compare(path, localPath, size);

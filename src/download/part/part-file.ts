@@ -26,7 +26,7 @@ import {
 import { lstat, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from '../../core/errors.js';
-import { recordPath } from '../../data-root/part-names.js';
+import { partPath, recordPath } from '../../data-root/part-names.js';
 import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
 import {
   finishedRanges,
@@ -81,7 +81,7 @@ export class PartFile {
     folderNames?: ReadonlySet<string>,
     otherRuns?: () => readonly number[],
   ): Promise<PartFile> {
-    if (claimedHere.has(destination)) throw new PartBusy(process.pid, `${destination}.part.${process.pid}`);
+    if (claimedHere.has(destination)) throw new PartBusy(process.pid, partPath(destination, process.pid));
     claimedHere.add(destination);
     try {
       const part = await PartFile.#claim(destination, folderNames, otherRuns?.() ?? []);
@@ -105,11 +105,11 @@ export class PartFile {
     folderNames: ReadonlySet<string> | undefined,
     otherRuns: readonly number[],
   ): Promise<PartFile> {
-    const ours = `${destination}.part.${process.pid}`;
+    const ours = partPath(destination, process.pid);
     let adopted: { path: string; record: PartRecord | undefined } | undefined;
     const found = await leftovers(destination, folderNames);
     for (const pid of otherRuns) {
-      const path = `${destination}.part.${pid}`;
+      const path = partPath(destination, pid);
       if (!found.some((leftover) => leftover.path === path)) {
         const named = await leftoverAt(path, pid);
         if (named) found.push(named);
@@ -321,7 +321,7 @@ export class PartFile {
 /** The part of one of `pids` beside `destination` whose owner still works on it, if any. */
 async function livePartOf(destination: string, pids: readonly number[]): Promise<Leftover | undefined> {
   for (const pid of pids) {
-    const leftover = await leftoverAt(`${destination}.part.${pid}`, pid);
+    const leftover = await leftoverAt(partPath(destination, pid), pid);
     if (leftover && (await ownerAlive(leftover))) return leftover;
   }
   return undefined;
