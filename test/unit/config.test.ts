@@ -223,7 +223,7 @@ describe('everyday configuration (issue 19)', () => {
     const config = await loadConfig({}, { configFile, env: {} });
     expect(config.url).toBe('http://127.0.0.1:8080');
     expect(config.warnings).toEqual([
-      `The configuration file ${configFile} has an unknown setting "colour", ignored. Settings are url, apiKey, dataDir, token, retries, timeout.`,
+      `The configuration file ${configFile} has an unknown setting "colour", ignored. Settings are url, apiKey, dataDir, token, retries, timeout, concurrency, connections, partSize, requireChecksum.`,
     ]);
     await setConfigValue(configFile, 'apiKey', 'secret-key');
     expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({
