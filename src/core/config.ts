@@ -15,6 +15,7 @@ import {
 import { ConfigError } from './errors.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
 import { displayName, SETTING_KEYS, SETTINGS, type SettingSpec, settingDefault } from './settings.js';
+import { parseHttpUrl } from './urls.js';
 
 /** The development server of the service, used when nothing else is configured. */
 export const DEFAULT_URL = settingDefault('url');
@@ -144,7 +145,10 @@ function settingValue(spec: SettingSpec, setting: ResolvedSetting, configFile: s
   if (setting.value === undefined) return undefined;
   if (setting.source === 'flag' || setting.source.startsWith('environment')) {
     const origin = `set by ${describeSource(spec.key as SettingName, setting.source, configFile)}`;
-    const problem = spec.checkGiven?.(setting.value, origin);
+    const problem =
+      spec.problem === 'http-url'
+        ? httpUrlProblem(setting.value, origin)
+        : spec.checkGiven?.(setting.value, origin);
     if (problem) throw new ConfigError(problem.message, problem.hint ? { hint: problem.hint } : {});
   }
   return spec.parse(setting.value);
@@ -171,6 +175,22 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
     proxy: resolveProxy(env),
     warnings: unknownSettingsWarning(configFile, unknown),
   };
+}
+
+/** What is wrong with the service address `value` given by `origin`, with a hint; undefined when it is right. */
+function httpUrlProblem(value: string, origin: string): { message: string; hint: string } | undefined {
+  const hint = 'Give an address such as https://api.dev.imap-mission.com.';
+  const parsed = parseHttpUrl(value);
+  if (parsed === 'not a URL') {
+    return { message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, hint };
+  }
+  if (parsed === 'not http(s)') {
+    return {
+      message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
+      hint,
+    };
+  }
+  return undefined;
 }
 
 /** Says where a setting's value came from, in words that fit after "from" or "set by". */

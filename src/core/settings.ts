@@ -4,9 +4,8 @@
  * this table, `config.ts` resolves each setting from it (flag > environment > configuration file > default),
  * the configuration file's schema, `config list` and the README's table are made from it.
  *
- * It imports nothing heavy: the command line reads it at start-up, and `--help` must not load a value checker.
+ * It imports nothing: the command line reads it at start-up, and `--help` must not load a value checker.
  */
-import { parseHttpUrl } from './urls.js';
 
 /**
  * Where a setting is declared on the command line, in the order help lists the groups: `service` (where and as
@@ -33,7 +32,7 @@ export interface SettingSpec {
   group: SettingGroup;
   /**
    * What is wrong with a value, as the configuration file's check and `config set` word it; `http-url` is an
-   * http(s) address, checked as the file's schema checks addresses.
+   * http(s) address, checked by the file's schema as addresses are, and where given by `urls.ts`'s one check.
    */
   problem: ValueProblem | 'http-url';
   /**
@@ -104,20 +103,6 @@ export const SETTINGS = [
     help: 'service address',
     group: 'service',
     problem: 'http-url',
-    checkGiven: (value, origin) => {
-      const hint = 'Give an address such as https://api.dev.imap-mission.com.';
-      const parsed = parseHttpUrl(value);
-      if (parsed === 'not a URL') {
-        return { message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, hint };
-      }
-      if (parsed === 'not http(s)') {
-        return {
-          message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
-          hint,
-        };
-      }
-      return undefined;
-    },
     parse: (value: string): string => value.replace(/\/+$/, ''),
     default: 'https://api.dev.imap-mission.com',
   },
@@ -296,3 +281,44 @@ const GROUP_ORDER: readonly SettingGroup[] = ['service', 'dataRoot', 'requests',
 export const SETTINGS_BY_GROUP: readonly SettingSpec[] = [...SETTINGS].sort(
   (a, b) => GROUP_ORDER.indexOf(a.group) - GROUP_ORDER.indexOf(b.group),
 );
+
+/**
+ * How patiently requests and transfers are tried and waited for: resolved once from the settings (and the
+ * library's backoff options) and handed down unchanged to the service client and both transfer engines.
+ */
+export interface RequestSettings {
+  /** Attempts after the first that failed, per request or transfer (see `failure-policy.ts`). */
+  retries: number;
+  /** Allowed to connect, for the first byte of an answer and between two bytes, in ms. */
+  timeoutMs: number;
+  /** First backoff delay in ms, doubled on every retry (with jitter). */
+  retryBaseMs: number;
+  /** Longest wait a `Retry-After` header may ask for, in ms. */
+  maxRetryAfterMs: number;
+  /** Receives one line per request and per retry. */
+  log?: ((line: string) => void) | undefined;
+}
+
+/** What the library hands a transfer engine besides its caller's options. */
+export interface WithRequests {
+  /** The request settings the client resolved, as they are (the engine's retries and their backoff). */
+  requests: RequestSettings;
+}
+
+/** The first backoff delay when none is given, in ms. */
+const RETRY_BASE_MS = 1000;
+/** The longest `Retry-After` wait when none is given, in ms. */
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/** The request settings: those given, the others from the table's defaults. */
+export function requestSettings(
+  given: { [Key in keyof RequestSettings]?: RequestSettings[Key] | undefined } = {},
+): RequestSettings {
+  return {
+    retries: Math.max(0, Math.floor(given.retries ?? settingDefault('retries'))),
+    timeoutMs: given.timeoutMs ?? settingDefault('timeout') * 1000,
+    retryBaseMs: Math.max(0, given.retryBaseMs ?? RETRY_BASE_MS),
+    maxRetryAfterMs: Math.max(0, given.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS),
+    log: given.log,
+  };
+}

@@ -9,8 +9,9 @@ import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
-import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
+import { REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
+import type { WithRequests } from '../core/settings.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { LearnedConnections } from './learned-connections.js';
@@ -46,7 +47,7 @@ import { allVerified, VerifiedRecord } from './verified.js';
 export async function downloadFiles(
   http: DownloadHttp,
   targets: readonly string[],
-  options: DownloadOptions,
+  options: DownloadOptions & WithRequests,
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
   // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
@@ -84,6 +85,7 @@ export async function downloadFiles(
       connections: options.connections ?? 'auto',
       ...(link ? { signal: link.signal } : {}),
     },
+    requests: options.requests,
     folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
     verified: await VerifiedRecord.open(options.dataDir),
@@ -278,7 +280,7 @@ async function downloadOne(
           part,
           state,
           signal,
-          retryPolicy: http.retryPolicy ?? DEFAULT_RETRY_POLICY,
+          retryPolicy: batch.requests,
           ranged: {
             connections:
               options.connections === 'auto' ? 1 : Math.max(1, Math.floor(options.connections ?? 1)),

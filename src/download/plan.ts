@@ -2,10 +2,12 @@
  * What the files of one download batch share: their plan (each target checked and given its destination once),
  * the folders made safe so far, and the look-ups that run ahead of the transfers.
  */
+
 import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../core/batch.js';
 import { ValidationError } from '../core/errors.js';
+import type { RequestSettings } from '../core/settings.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../naming/layout.js';
 import type { LearnedConnections } from './learned-connections.js';
 import { ensureFolderInside } from './local-root.js';
@@ -22,6 +24,8 @@ export interface PlannedDownload {
 export interface Batch {
   http: DownloadHttp;
   options: DownloadOptions;
+  /** How often a transfer is tried again, and its backoff. */
+  requests: RequestSettings;
   folders: FolderCache;
   stop: BatchStop;
   verified: VerifiedRecord;

@@ -68,12 +68,8 @@ export interface DownloadResult {
   error?: Error;
 }
 
-/**
- * The part of the HTTP client the download engine uses; its retry policy, when it has one, decides how often a
- * transfer is tried again (the failure policy's default otherwise).
- */
-export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'> &
-  Partial<Pick<HttpClient, 'retryPolicy'>>;
+/** The part of the HTTP client the download engine uses. */
+export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
 
 /** Default number of files downloaded at once. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;

@@ -3,6 +3,7 @@
  * when the tool verified it, or (a file the tool did not download) with the one the archive states; corrupt
  * files fetched again on request. Each pass leaves in the download record when each file was last found whole.
  */
+
 import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
 import {
@@ -15,6 +16,7 @@ import {
 } from '../core/checksum.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/hash-pool.js';
+import type { WithRequests } from '../core/settings.js';
 import { scanLocalCopy } from '../coverage/local-copy.js';
 import { statusParams } from '../coverage/run.js';
 import { downloadFiles } from '../download/engine.js';
@@ -139,7 +141,7 @@ export function verifyParams(filters: QueryFilters, options: Pick<VerifyOptions,
 export async function verifyFiles(
   http: VerifyHttp,
   filters: QueryFilters,
-  options: VerifyOptions,
+  options: VerifyOptions & WithRequests,
 ): Promise<VerifyReport> {
   verifyParams(filters, options);
   const params = statusParams(filters);
@@ -192,7 +194,7 @@ class VerifyPass {
   constructor(
     private readonly http: VerifyHttp,
     private readonly record: VerifiedRecord,
-    private readonly options: VerifyOptions,
+    private readonly options: VerifyOptions & WithRequests,
   ) {
     this.#pool = new FileHashPool(options.threads, options.signal);
   }
@@ -439,6 +441,7 @@ class VerifyPass {
         force: true,
         // Bytes that cannot be verified never replace the old ones.
         requireChecksum: true,
+        requests: this.options.requests,
         signal: this.options.signal,
         onProgress: (repairing) => this.options.onProgress?.({ ...this.#progress, repairing }),
       },
