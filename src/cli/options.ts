@@ -29,14 +29,13 @@ const HELP_ONLY_DEFAULTS = new WeakSet<Option>();
 export function settingOption(spec: SettingSpec, help = flagHelp(spec)): Option {
   const option = new Option(spec.flag, help);
   const problem = spec.problem;
-  if (option.isBoolean() || typeof problem !== 'function' || spec.checkGiven === undefined) return option;
-  if (spec.group === 'transfer') {
-    option.argParser((value: string) => {
-      const found = problem(value);
-      if (found !== undefined) throw new InvalidArgumentError(`${option.long} ${found}.`);
-      return spec.parse(value);
-    });
-  }
+  // The client settings' values are checked with the configuration, which says where they came from.
+  if (spec.group !== 'transfer' || typeof problem !== 'function') return option;
+  option.argParser((value: string) => {
+    const found = problem(value);
+    if (found !== undefined) throw new InvalidArgumentError(`${option.long} ${found}.`);
+    return spec.parse(value);
+  });
   // Shown in the help only: the value a command receives stays unset unless given, so that the environment
   // and the configuration file still apply (see `dropHelpDefaults`).
   if (spec.commanderDefault && spec.default !== undefined) {
