@@ -145,11 +145,16 @@ function settingValue(spec: SettingSpec, setting: ResolvedSetting, configFile: s
   if (setting.value === undefined) return undefined;
   if (setting.source === 'flag' || setting.source.startsWith('environment')) {
     const origin = `set by ${describeSource(spec.key as SettingName, setting.source, configFile)}`;
-    const problem =
-      spec.problem === 'http-url'
-        ? httpUrlProblem(setting.value, origin)
-        : spec.checkGiven?.(setting.value, origin);
-    if (problem) throw new ConfigError(problem.message, problem.hint ? { hint: problem.hint } : {});
+    if (spec.problem === 'http-url') {
+      const problem = httpUrlProblem(setting.value, origin);
+      if (problem) throw new ConfigError(problem.message, { hint: problem.hint });
+    } else if (spec.checkGiven) {
+      const problem = spec.problem(setting.value);
+      if (problem !== undefined) {
+        const shown = `${SETTING_DISPLAY_NAMES[spec.key as SettingName]} ${JSON.stringify(setting.value)}`;
+        throw new ConfigError(`Invalid ${shown}, ${origin}: ${problem}.`);
+      }
+    }
   }
   return spec.parse(setting.value);
 }

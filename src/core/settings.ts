@@ -36,10 +36,10 @@ export interface SettingSpec {
    */
   problem: ValueProblem | 'http-url';
   /**
-   * Checks a value given by flag or environment (one of the file is checked on reading), `origin` saying who
-   * set it: the message and hint, or undefined when it is right. Absent: such values are taken as given.
+   * A value given by flag or environment is checked too, and refused naming who set it (one of the file is
+   * checked on reading); otherwise such values are taken as given.
    */
-  checkGiven?: (value: string, origin: string) => { message: string; hint?: string } | undefined;
+  checkGiven?: boolean;
   /** The value's type and unit for the library (`Config`): the text parsed. */
   parse: (value: string) => unknown;
   /** The default, as it would be written in the file; absent: unset. */
@@ -56,8 +56,6 @@ export interface SettingSpec {
   actsOn?: readonly string[];
 }
 
-const HTTP_URL_MESSAGE = 'must be an http:// or https:// URL';
-
 const nonEmpty: ValueProblem = (value) => (value.length >= 1 ? undefined : 'must not be empty');
 
 /** A whole number from `min` to `max`, written plainly. */
@@ -69,16 +67,6 @@ const wholeNumber =
       ? undefined
       : `must be a whole number${what} from ${min} to ${max}`;
   };
-
-/** The standard check of a value given by flag or environment: the file's message, saying who set it. */
-function checkedAs(name: string, problem: ValueProblem): NonNullable<SettingSpec['checkGiven']> {
-  return (value, origin) => {
-    const found = problem(value);
-    return found === undefined
-      ? undefined
-      : { message: `Invalid ${name} ${JSON.stringify(value)}, ${origin}: ${found}.` };
-  };
-}
 
 const retriesProblem: ValueProblem = (value) =>
   /^(?:1?\d|20)$/.test(value) ? undefined : 'must be a whole number from 0 to 20';
@@ -152,7 +140,7 @@ export const SETTINGS = [
     help: 'retries of a failed request, or of a transfer attempt that brought no bytes, with backoff',
     group: 'requests',
     problem: retriesProblem,
-    checkGiven: checkedAs('retries', retriesProblem),
+    checkGiven: true,
     parse: (value: string): number => Number(value),
     default: '3',
     helpDefault: '3',
@@ -166,7 +154,7 @@ export const SETTINGS = [
     help: 'seconds allowed to connect, for a first byte and between bytes; a stalled run ends within about (retries + 1) x this, plus backoff',
     group: 'requests',
     problem: timeoutProblem,
-    checkGiven: checkedAs('timeout', timeoutProblem),
+    checkGiven: true,
     parse: (value: string): number => Number(value),
     default: '30',
     unit: 'seconds',
@@ -181,7 +169,7 @@ export const SETTINGS = [
     help: 'files downloaded at once',
     group: 'transfer',
     problem: concurrencyProblem,
-    checkGiven: checkedAs('concurrency', concurrencyProblem),
+    checkGiven: true,
     parse: (value: string): number => Number(value),
     default: '8',
     commanderDefault: true,
@@ -195,7 +183,7 @@ export const SETTINGS = [
     help: 'connections one large file is fetched over, in parts (1: one stream); default auto: measured, from 8 and more while they raise the speed, up to 32',
     group: 'transfer',
     problem: connectionsProblem,
-    checkGiven: checkedAs('connections', connectionsProblem),
+    checkGiven: true,
     parse: (value: string): number | 'auto' => (value === 'auto' ? 'auto' : Number(value)),
     default: 'auto',
     actsOn: ['download', 'sync'],
@@ -208,7 +196,7 @@ export const SETTINGS = [
     help: 'size of the parts of a large file',
     group: 'transfer',
     problem: partSizeProblem,
-    checkGiven: checkedAs('part-size', partSizeProblem),
+    checkGiven: true,
     parse: (value: string): number => Number(value),
     default: '16',
     unit: 'MiB',
@@ -223,7 +211,7 @@ export const SETTINGS = [
     help: 'fail a file the store states no checksum for (otherwise it counts as not verified)',
     group: 'checks',
     problem: booleanProblem,
-    checkGiven: checkedAs('require-checksum', booleanProblem),
+    checkGiven: true,
     parse: (value: string): boolean => value === 'true',
     default: 'false',
     actsOn: ['download', 'sync'],
@@ -252,7 +240,7 @@ export function displayName(spec: Pick<SettingSpec, 'flag'>): string {
 }
 
 /** The message of an `http-url` value that is not one. */
-export const HTTP_URL_PROBLEM = HTTP_URL_MESSAGE;
+export const HTTP_URL_PROBLEM = 'must be an http:// or https:// URL';
 
 /** A setting's default, parsed: the one place each default is decided. */
 export function settingDefault<Key extends SettingKey>(
