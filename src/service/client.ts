@@ -167,7 +167,7 @@ export class HttpClient {
     return putObjectWith(this.#transport, url, options);
   }
 
-  /** Runs `work` with the client's retry policy (exponential backoff with jitter). `isRetryable` decides per error. */
+  /** Runs `work` with the client's request settings (retries, exponential backoff with jitter). `isRetryable` decides per error. */
   retry<T>(
     work: (attempt: number) => Promise<T>,
     options: { signal?: AbortSignal | undefined } = {},
