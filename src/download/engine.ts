@@ -11,7 +11,7 @@ import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPoo
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
 import { REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
-import type { WithRequests } from '../core/settings.js';
+import { settingDefault, type WithRequests } from '../core/settings.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './adaptive.js';
 import { sameAsStored, sumOf } from './existing-file.js';
 import { LearnedConnections } from './learned-connections.js';
@@ -82,7 +82,7 @@ export async function downloadFiles(
     // each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it costs what 8 do.
     options: {
       ...options,
-      connections: options.connections ?? 'auto',
+      connections: options.connections ?? settingDefault('connections'),
       ...(link ? { signal: link.signal } : {}),
     },
     requests: options.requests,

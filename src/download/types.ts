@@ -1,4 +1,5 @@
 /** What the download engine takes and gives: its options, progress events and results. */
+import { settingDefault } from '../core/settings.js';
 import type { HttpClient } from '../service/client.js';
 
 /** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
@@ -72,4 +73,4 @@ export interface DownloadResult {
 export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
 
 /** Default number of files downloaded at once. */
-export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;
+export const DEFAULT_DOWNLOAD_CONCURRENCY = settingDefault('concurrency');
