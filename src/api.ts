@@ -1,9 +1,10 @@
 /** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
 import type { Dispatcher } from 'undici';
 import { abortedError } from './core/batch.js';
-import { type Config, loadConfig } from './core/config.js';
+import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
 import { describeProxy } from './core/proxy.js';
+import { type RequestSettings, requestSettings, SETTING_KEYS, type SETTINGS } from './core/settings.js';
 import {
   coverageParams,
   coverageReport,
@@ -38,28 +39,17 @@ export type { ArchiveGlob } from './naming/glob.js';
 export { ALREADY_STORED } from './upload/engine.js';
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
 
-/** Settings of `createClient`; each one left out resolves as environment > configuration file > default. */
-export interface CreateClientOptions {
-  /** Service base URL (env MISSION_DATA_ACCESS_URL). */
-  url?: string | undefined;
-  /** API key (env MISSION_API_KEY): sent on every request to the service, whose routes go to `/api-key/`. */
-  apiKey?: string | undefined;
-  /** Bearer token (env MISSION_ACCESS_TOKEN): sent on every request to the service, whose routes go to `/authorized/`. */
-  token?: string | undefined;
-  /** Local data root (env MISSION_DATA_DIR; default `./data`). */
-  dataDir?: string | undefined;
+/**
+ * Settings of `createClient`: every setting of the table by its name (`url`, `apiKey`, `token`, `dataDir`,
+ * `retries`, `timeout` in seconds, `concurrency`, `connections`, `partSize` in MiB, `requireChecksum`), as a value
+ * or its text; each one left out resolves as environment > configuration file > default (see the README's table).
+ * A call's own options (`download(…, { concurrency })`) win over these.
+ */
+export type CreateClientOptions = {
+  [Entry in (typeof SETTINGS)[number] as Entry['key']]?: ReturnType<Entry['parse']> | string | undefined;
+} & {
   /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
   dispatcher?: Dispatcher | undefined;
-  /**
-   * Retries of a failed request or transfer, with backoff (env MISSION_DATA_RETRIES; default 3); a number or its
-   * text. A transfer is given up after `retries + 1` attempts in a row that brought no bytes.
-   */
-  retries?: number | string | undefined;
-  /**
-   * Seconds allowed to connect, for the first byte of an answer and between two bytes (env MISSION_DATA_TIMEOUT;
-   * default 30): a stalled transfer ends within about (retries + 1) x timeout, plus the backoff.
-   */
-  timeout?: number | string | undefined;
   /** @deprecated Use `retries` (attempts = retries + 1); kept for one release. Overrides `retries` when given. */
   attempts?: number | undefined;
   /** First backoff delay in ms, doubled on every retry (with jitter); default 1000. */
@@ -72,7 +62,7 @@ export interface CreateClientOptions {
   log?: ((line: string) => void) | undefined;
   /** Receives what in the configuration is ignored (an unknown setting in the file), once it is read. */
   onWarning?: ((message: string) => void) | undefined;
-}
+};
 
 /** How `MissionDataClient.query` asks. */
 export interface QueryOptions {
@@ -172,47 +162,87 @@ export interface MissionDataClient {
   close(): Promise<void>;
 }
 
-/** Creates a client; settings resolve as option > environment > configuration file > default, on first use. */
-export function createClient(options: CreateClientOptions = {}): MissionDataClient {
-  let state: Promise<{ config: Config; http: HttpClient }> | undefined;
-  let closed = false;
-  const ready = () => {
-    if (closed) return Promise.reject(new Error('This client is closed.'));
-    const text = (value: number | string | undefined) => (value === undefined ? undefined : String(value));
-    state ??= loadConfig(
-      {
-        url: options.url,
-        apiKey: options.apiKey,
-        dataDir: options.dataDir,
-        token: options.token,
-        retries: text(options.retries),
-        timeout: text(options.timeout),
-      },
-      {
-        ...(options.env ? { env: options.env } : {}),
-        ...(options.configFile ? { configFile: options.configFile } : {}),
-      },
-    ).then((config) => {
-      for (const warning of config.warnings) options.onWarning?.(warning);
-      if (!options.dispatcher) options.log?.(describeProxy(config.proxy));
-      return {
-        config,
-        http: new HttpClient({
-          url: config.url,
-          apiKey: config.apiKey,
-          token: config.token,
-          dispatcher: options.dispatcher,
-          proxy: config.proxy,
-          retries: options.attempts !== undefined ? Math.max(0, options.attempts - 1) : config.retries,
-          idleTimeoutMs: config.timeout * 1000,
-          retryBaseMs: options.retryBaseMs,
-          log: options.log,
-        }),
-      };
-    });
-    return state;
-  };
+/** How a batch of downloads runs, as the settings resolved it: what a call leaves out is taken from here. */
+interface TransferSettings {
+  concurrency: number;
+  connections: number | 'auto';
+  partSizeBytes: number;
+  requireChecksum: boolean;
+}
 
+/** A client's state once its settings are read: the configuration, the service client and what is handed down. */
+interface ClientState {
+  config: Config;
+  http: HttpClient;
+  /** Resolved once; the service client and both engines are handed this object. */
+  requests: RequestSettings;
+  transfer: TransferSettings;
+}
+
+/** Gives the client's state, reading the settings on first use. */
+type Ready = () => Promise<ClientState>;
+
+const MIB = 1024 * 1024;
+
+/** The settings of `options`, each as its text, as `loadConfig` takes flags. */
+function settingFlags(options: CreateClientOptions): ConfigFlags {
+  const flags: ConfigFlags = {};
+  for (const key of SETTING_KEYS) {
+    const value = options[key];
+    flags[key] = value === undefined ? undefined : String(value);
+  }
+  return flags;
+}
+
+/** Reads the settings and makes the service client, handing it the request settings resolved once. */
+async function openClient(options: CreateClientOptions): Promise<ClientState> {
+  const config = await loadConfig(settingFlags(options), {
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.configFile ? { configFile: options.configFile } : {}),
+  });
+  for (const warning of config.warnings) options.onWarning?.(warning);
+  if (!options.dispatcher) options.log?.(describeProxy(config.proxy));
+  const requests = requestSettings({
+    retries: options.attempts !== undefined ? Math.max(0, options.attempts - 1) : config.retries,
+    timeoutMs: config.timeout * 1000,
+    retryBaseMs: options.retryBaseMs,
+    log: options.log,
+  });
+  const http = new HttpClient({
+    url: config.url,
+    apiKey: config.apiKey,
+    token: config.token,
+    dispatcher: options.dispatcher,
+    proxy: config.proxy,
+    ...requests,
+  });
+  const transfer: TransferSettings = {
+    concurrency: config.concurrency,
+    connections: config.connections,
+    partSizeBytes: config.partSize * MIB,
+    requireChecksum: config.requireChecksum,
+  };
+  return { config, http, requests, transfer };
+}
+
+/** A call's download options, each transfer setting it leaves out taken from the client's. */
+function withTransfer<Options extends Omit<DownloadOptions, 'dataDir'>>(
+  given: Options,
+  { transfer }: ClientState,
+): Options {
+  return {
+    ...given,
+    concurrency: given.concurrency ?? transfer.concurrency,
+    connections: given.connections ?? transfer.connections,
+    partSize: given.partSize ?? transfer.partSizeBytes,
+    requireChecksum: given.requireChecksum ?? transfer.requireChecksum,
+  };
+}
+
+/** The calls that read: `query`, `coverage`, `status`, `verify` and `config`. */
+function readingCalls(
+  ready: Ready,
+): Pick<MissionDataClient, 'query' | 'coverage' | 'status' | 'verify' | 'config'> {
   return {
     async query(filters, queryOptions = {}) {
       // Checked before the configuration is read: a bad value never costs a file read or a request.
@@ -224,44 +254,6 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
       }
       const { http } = await ready();
       return http.query(params, queryOptions);
-    },
-    async readDownloadTargets(paths, cwd) {
-      return readTargets(paths, (await ready()).config.dataDir, cwd);
-    },
-    async previewDownloads(targets, previewOptions = {}) {
-      return previewDownloads(targets, {
-        dataDir: (await ready()).config.dataDir,
-        force: previewOptions.force,
-      });
-    },
-    async download(targets, downloadOptions = {}) {
-      const list = Array.isArray(targets) ? targets : [targets];
-      const paths = list.map((target: string | ReceivedRecord) =>
-        typeof target === 'string' ? target : target.file_path,
-      );
-      const { config, http } = await ready();
-      const results = await downloadFiles(http, paths, { ...downloadOptions, dataDir: config.dataDir });
-      return unlessAborted(results, downloadOptions.signal);
-    },
-    async downloadMatching(filters, matchingOptions = {}) {
-      const { config, http } = await ready();
-      const done = await downloadMatching(http, filters, { ...matchingOptions, dataDir: config.dataDir });
-      unlessAborted(done.results, matchingOptions.signal);
-      return done;
-    },
-    async sync(filters, syncOptions = {}) {
-      checkSyncRequest(filters, syncOptions);
-      const { config, http } = await ready();
-      return syncFiles(http, filters, { ...syncOptions, dataDir: config.dataDir, url: config.url });
-    },
-    async upload(paths, uploadOptions = {}) {
-      const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
-      const { config, http } = await ready();
-      const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir });
-      return unlessAborted(results, uploadOptions.signal);
-    },
-    async previewUploads(paths, previewOptions = {}) {
-      return uploadPreview(paths, { ...previewOptions, dataDir: (await ready()).config.dataDir });
     },
     async coverage(filters, reportOptions = {}) {
       coverageParams(filters);
@@ -275,12 +267,92 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
     },
     async verify(filters, verifyOptions = {}) {
       verifyParams(filters, verifyOptions);
-      const { config, http } = await ready();
-      return verifyFiles(http, filters, { ...verifyOptions, dataDir: config.dataDir });
+      const { config, http, requests } = await ready();
+      return verifyFiles(http, filters, { ...verifyOptions, dataDir: config.dataDir, requests });
     },
     async config() {
       return (await ready()).config;
     },
+  };
+}
+
+/** The calls that transfer files: `download`, `downloadMatching`, `sync` and `upload`. */
+function transferCalls(
+  ready: Ready,
+): Pick<MissionDataClient, 'download' | 'downloadMatching' | 'sync' | 'upload'> {
+  return {
+    async download(targets, downloadOptions = {}) {
+      const list = Array.isArray(targets) ? targets : [targets];
+      const paths = list.map((target: string | ReceivedRecord) =>
+        typeof target === 'string' ? target : target.file_path,
+      );
+      const state = await ready();
+      const { config, http, requests } = state;
+      const options = { ...withTransfer(downloadOptions, state), dataDir: config.dataDir, requests };
+      return unlessAborted(await downloadFiles(http, paths, options), downloadOptions.signal);
+    },
+    async downloadMatching(filters, matchingOptions = {}) {
+      const state = await ready();
+      const { config, http, requests } = state;
+      const options = { ...withTransfer(matchingOptions, state), dataDir: config.dataDir, requests };
+      const done = await downloadMatching(http, filters, options);
+      unlessAborted(done.results, matchingOptions.signal);
+      return done;
+    },
+    async sync(filters, syncOptions = {}) {
+      checkSyncRequest(filters, syncOptions);
+      const state = await ready();
+      const { config, http, requests } = state;
+      const options = {
+        ...withTransfer(syncOptions, state),
+        dataDir: config.dataDir,
+        url: config.url,
+        requests,
+      };
+      return syncFiles(http, filters, options);
+    },
+    async upload(paths, uploadOptions = {}) {
+      const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
+      const { config, http, requests } = await ready();
+      const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir, requests });
+      return unlessAborted(results, uploadOptions.signal);
+    },
+  };
+}
+
+/** The calls that read what a call would do, and ask nothing of the service: targets read, dry runs planned. */
+function planningCalls(
+  ready: Ready,
+): Pick<MissionDataClient, 'readDownloadTargets' | 'previewDownloads' | 'previewUploads'> {
+  return {
+    async readDownloadTargets(paths, cwd) {
+      return readTargets(paths, (await ready()).config.dataDir, cwd);
+    },
+    async previewDownloads(targets, previewOptions = {}) {
+      return previewDownloads(targets, {
+        dataDir: (await ready()).config.dataDir,
+        force: previewOptions.force,
+      });
+    },
+    async previewUploads(paths, previewOptions = {}) {
+      return uploadPreview(paths, { ...previewOptions, dataDir: (await ready()).config.dataDir });
+    },
+  };
+}
+
+/** Creates a client; settings resolve as option > environment > configuration file > default, on first use. */
+export function createClient(options: CreateClientOptions = {}): MissionDataClient {
+  let state: Promise<ClientState> | undefined;
+  let closed = false;
+  const ready: Ready = () => {
+    if (closed) return Promise.reject(new Error('This client is closed.'));
+    state ??= openClient(options);
+    return state;
+  };
+  return {
+    ...readingCalls(ready),
+    ...transferCalls(ready),
+    ...planningCalls(ready),
     async close() {
       const current = state;
       closed = true;

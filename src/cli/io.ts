@@ -1,4 +1,5 @@
 import { createClient, type MissionDataClient } from '../api.js';
+import { SETTINGS, type Setting } from '../core/settings.js';
 
 /** What a command may use to talk to the user: given by `main.ts`, so commands never touch the process. */
 export interface CommandIO {
@@ -12,30 +13,30 @@ export interface CommandIO {
   signal: AbortSignal;
 }
 
-/** Options every client command takes. */
-export interface GlobalOptions {
-  url?: string | undefined;
-  apiKey?: string | undefined;
-  dataDir?: string | undefined;
-  token?: string | undefined;
-  /** Retries of a failed request (a whole number, checked with the configuration). */
-  retries?: string | undefined;
-  /** Seconds without a byte before a transfer counts as stalled. */
-  timeout?: string | undefined;
+/** The settings every client command takes (before or after its name): those of the table's client groups. */
+type ClientSetting = Extract<Setting, { group: 'service' | 'dataRoot' | 'requests' }>;
+
+/** Options every client command takes: each client setting as its flag's text (checked with the configuration). */
+export type GlobalOptions = { [Entry in ClientSetting as Entry['key']]?: string | undefined } & {
   quiet?: boolean | undefined;
   debug?: boolean | undefined;
-}
+};
 
 /** The library client a command works through, set from the global options (`--debug` logs every request). */
 export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataClient {
+  const settings: Record<string, string> = {};
+  for (const spec of SETTINGS) {
+    const value = (options as Record<string, unknown>)[spec.key];
+    if (typeof value === 'string' && isClientSetting(spec)) settings[spec.key] = value;
+  }
   return createClient({
-    url: options.url,
-    apiKey: options.apiKey,
-    dataDir: options.dataDir,
-    token: options.token,
-    retries: options.retries,
-    timeout: options.timeout,
+    ...settings,
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
     onWarning: options.quiet ? undefined : (message) => io.stderr.write(`Warning: ${message}\n`),
   });
+}
+
+/** True for a setting every client command takes. */
+function isClientSetting(spec: Setting): spec is ClientSetting {
+  return spec.group === 'service' || spec.group === 'dataRoot' || spec.group === 'requests';
 }

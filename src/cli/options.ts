@@ -4,6 +4,15 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
+import {
+  displayName,
+  flagHelp,
+  SETTINGS,
+  SETTINGS_BY_GROUP,
+  type SettingKey,
+  type SettingSpec,
+  settingSpec,
+} from '../core/settings.js';
 import { didYouMean } from '../naming/did-you-mean.js';
 import {
   FILTER_NAMES,
@@ -13,22 +22,34 @@ import {
   type QueryFilters,
 } from '../naming/query-vocabulary.js';
 
-/** Options shared by every client command, declared once. */
+/** Options whose default is there for their help only (see `dropHelpDefaults`). */
+const HELP_ONLY_DEFAULTS = new WeakSet<Option>();
+
+/** The option of a setting of the table, its help and (for the transfer options) its check from there. */
+export function settingOption(spec: SettingSpec, help = flagHelp(spec)): Option {
+  const option = new Option(spec.flag, help);
+  const problem = spec.problem;
+  // The client settings' values are checked with the configuration, which says where they came from.
+  if (spec.group !== 'transfer' || typeof problem !== 'function') return option;
+  option.argParser((value: string) => {
+    const found = problem(value);
+    if (found !== undefined) throw new InvalidArgumentError(`${option.long} ${found}.`);
+    return spec.parse(value);
+  });
+  // Shown in the help only: the value a command receives stays unset unless given, so that the environment
+  // and the configuration file still apply (see `dropHelpDefaults`).
+  if (spec.commanderDefault && spec.default !== undefined) {
+    option.default(spec.parse(spec.default));
+    HELP_ONLY_DEFAULTS.add(option);
+  }
+  return option;
+}
+
+/** Options shared by every client command, declared once: the settings of the table's client groups. */
 export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
-  () => new Option('--url <url>', 'service address (env MISSION_DATA_ACCESS_URL)'),
-  () => new Option('--api-key <key>', 'API key, sent to the service on every request (env MISSION_API_KEY)'),
-  () => new Option('--token <token>', 'bearer token for the /authorized/ routes (env MISSION_ACCESS_TOKEN)'),
-  () => new Option('--data-dir <dir>', 'local data root (env MISSION_DATA_DIR; default ./data)'),
-  () =>
-    new Option(
-      '--retries <n>',
-      'retries of a failed request, or of a transfer attempt that brought no bytes, with backoff (env MISSION_DATA_RETRIES; default 3)',
-    ),
-  () =>
-    new Option(
-      '--timeout <seconds>',
-      'seconds allowed to connect, for a first byte and between bytes; a stalled run ends within about (retries + 1) x this, plus backoff (env MISSION_DATA_TIMEOUT; default 30)',
-    ),
+  ...SETTINGS_BY_GROUP.filter((spec) => spec.group !== 'transfer' && spec.group !== 'checks').map(
+    (spec) => () => settingOption(spec),
+  ),
   () => new Option('-q, --quiet', 'print only results and errors'),
   () => new Option('--debug', 'print stack traces and request details'),
 ];
@@ -37,11 +58,13 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  * The commands a global option acts on, where that is not every client command: help shows an option only
  * where it does something (`query` writes no file, so the data root means nothing to it).
  */
-export const ACTS_ON: Readonly<Record<string, readonly string[]>> = {
-  '--data-dir': ['download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get', 'set', 'unset'],
-  '--retries': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
-  '--timeout': ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
-};
+export const ACTS_ON: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  SETTINGS.flatMap((spec: SettingSpec) =>
+    spec.actsOn && spec.group !== 'transfer' && spec.group !== 'checks'
+      ? [[`--${displayName(spec)}`, spec.actsOn]]
+      : [],
+  ),
+);
 
 /** The global options of one client command (or `config` subcommand). */
 export function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
@@ -49,6 +72,19 @@ export function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
     const users = ACTS_ON[make().long ?? ''];
     return users === undefined || users.includes(command);
   });
+}
+
+/**
+ * Unsets each option that holds only the default its help shows: the command then leaves the setting to the
+ * environment, the configuration file or the table's default, in that order.
+ */
+export function dropHelpDefaults(command: Command): void {
+  for (const option of command.options) {
+    const key = option.attributeName();
+    if (HELP_ONLY_DEFAULTS.has(option) && command.getOptionValueSource(key) === 'default') {
+      command.setOptionValueWithSource(key, undefined, 'default');
+    }
+  }
 }
 
 /**
@@ -110,16 +146,6 @@ export function positiveInteger(name: string, max: number) {
   };
 }
 
-/** Parses `--connections`: a whole number from 1 to 64, or `auto` (measured). */
-export function connectionCount(value: string): number | 'auto' {
-  if (value === 'auto') return 'auto';
-  try {
-    return positiveInteger('--connections', 64)(value);
-  } catch {
-    throw new InvalidArgumentError('--connections must be a whole number from 1 to 64, or auto (measured).');
-  }
-}
-
 /** Units of a DURATION, in seconds. */
 const DURATION_UNITS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
 
@@ -155,21 +181,20 @@ export function withOptions(command: Command, options: ReadonlyArray<() => Optio
 }
 
 /** How a batch of downloads runs, for `download` and `sync` alike: files at once, connections and part size. */
-export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = [
-  () =>
-    new Option('-c, --concurrency <n>', 'files downloaded at once')
-      .argParser(positiveInteger('--concurrency', 64))
-      .default(8),
-  () =>
-    new Option(
-      '--connections <n>',
-      'connections one large file is fetched over, in parts (1: one stream); default auto: measured, from 8 and more while they raise the speed, up to 32',
-    ).argParser(connectionCount),
-  () =>
-    new Option('--part-size <MiB>', 'size of the parts of a large file')
-      .argParser(positiveInteger('--part-size', 1024))
-      .default(16),
-];
+export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = SETTINGS_BY_GROUP.filter(
+  (spec) => spec.group === 'transfer',
+).map((spec) => () => settingOption(spec));
+
+/** The settings' names as users type them, `url, api-key, …` and `last` before the last one. */
+export function settingNames(last: string): string {
+  const names = SETTINGS.map(displayName);
+  return `${names.slice(0, -1).join(', ')}${last}${names.at(-1)}`;
+}
+
+/** The option of the setting `key` (`--require-checksum`), for a command to place among its own. */
+export function optionOf(key: SettingKey, help?: string): Option {
+  return settingOption(settingSpec(key), help);
+}
 
 /** Two or three real examples of each command, shown at the end of its help. */
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
+import { SETTINGS_BY_GROUP } from '../core/settings.js';
 import { completion } from './declarations/completion.js';
 import { config } from './declarations/config.js';
 import { coverage } from './declarations/coverage.js';
@@ -18,7 +19,7 @@ import { sync } from './declarations/sync.js';
 import { upload } from './declarations/upload.js';
 import { verify } from './declarations/verify.js';
 import type { CommandIO } from './io.js';
-import { GLOBAL_OPTIONS, globalOptionsFor, withOptions } from './options.js';
+import { dropHelpDefaults, GLOBAL_OPTIONS, globalOptionsFor, withOptions } from './options.js';
 import { nameUsageErrors } from './usage-errors.js';
 
 /** The commands, in the order help lists them; each declared in `declarations/<name>.ts`. */
@@ -91,6 +92,32 @@ function addCommand(parent: Command, declaration: CommandDeclaration, context: D
   }
 }
 
+/** The width of the Environment section's names: a longer name has its words on the next line. */
+const ENVIRONMENT_NAME_WIDTH = 23;
+/** The width of the help's lines. */
+const HELP_WIDTH = 79;
+
+/** The Environment section's lines of the settings: each one's first variable, its words and its fallbacks. */
+function environmentHelp(): string {
+  const indent = ' '.repeat(ENVIRONMENT_NAME_WIDTH + 4);
+  return SETTINGS_BY_GROUP.map((spec) => {
+    const [first = '', ...fallbacks] = spec.env;
+    const words = `${spec.title}${fallbacks.length > 0 ? ` (fallback ${fallbacks.join(', ')})` : ''}`;
+    const lines =
+      first.length > ENVIRONMENT_NAME_WIDTH
+        ? [`  ${first}`, indent]
+        : [`  ${first.padEnd(ENVIRONMENT_NAME_WIDTH)}  `];
+    for (const word of words.split(' ')) {
+      const last = lines.length - 1;
+      const line = lines[last] as string;
+      if (line.length + word.length > HELP_WIDTH && line.trim() !== '' && line !== indent)
+        lines.push(`${indent}${word}`);
+      else lines[last] = `${line}${line.endsWith(' ') ? '' : ' '}${word}`;
+    }
+    return lines.join('\n');
+  }).join('\n');
+}
+
 /** Builds the program. `run` receives each command's work so `main` can own errors and exit codes. */
 export function buildProgram(io: CommandIO, run: Run): Command {
   const program = new Command('mission-data')
@@ -110,10 +137,7 @@ export function buildProgram(io: CommandIO, run: Run): Command {
       'after',
       `
 Environment:
-  MISSION_DATA_ACCESS_URL  service address (fallback IMAP_DATA_ACCESS_URL)
-  MISSION_API_KEY          API key (fallback IMAP_API_KEY)
-  MISSION_ACCESS_TOKEN     bearer token (fallback IMAP_ACCESS_TOKEN)
-  MISSION_DATA_DIR         local data root (fallback IMAP_DATA_DIR)
+${environmentHelp()}
   MISSION_DATA_CONFIG      config file to use instead of the default one
   HTTPS_PROXY, HTTP_PROXY  proxy for the service and the object store (also
                            in lower case)
@@ -133,7 +157,10 @@ Examples:
   for (const make of GLOBAL_OPTIONS) {
     program.addOption(make().helpGroup('Options of the client commands (before or after the command):'));
   }
-  program.hook('preAction', (_program, action) => inheritGlobalOptions(program, action));
+  program.hook('preAction', (_program, action) => {
+    inheritGlobalOptions(program, action);
+    dropHelpDefaults(action);
+  });
   nameUsageErrors(program);
   return program;
 }

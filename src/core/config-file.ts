@@ -5,42 +5,28 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError } from './errors.js';
+import { HTTP_URL_PROBLEM, SETTINGS, type SettingKey, type SettingSpec } from './settings.js';
 import * as z from './zod.js';
 
-/** What a configuration file may hold, each value as a string. */
-const configFileSchema = z.strictObject({
-  url: z.optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
-  apiKey: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
-  dataDir: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
-  token: z.optional(
-    z
-      .string()
-      .check(
-        z.minLength(1, 'must not be empty'),
-        z.regex(/^[\x21-\x7e]+$/, 'must be printable characters without spaces'),
-      ),
-  ),
-  retries: z.optional(z.string().check(z.regex(/^(?:1?\d|20)$/, 'must be a whole number from 0 to 20'))),
-  timeout: z.optional(
-    z.string().check(z.regex(/^[1-9]\d{0,3}$/, 'must be a whole number of seconds from 1 to 9999')),
-  ),
-});
-
-/**
- * The contents of a configuration file. Written out rather than inferred from the schema, so that the library's
- * declarations do not name zod (bundled, not installed); `_inStep` fails to compile when the two differ.
- */
-export interface ConfigFile {
-  url?: string | undefined;
-  apiKey?: string | undefined;
-  dataDir?: string | undefined;
-  token?: string | undefined;
-  retries?: string | undefined;
-  timeout?: string | undefined;
+/** A value of the configuration file, checked as its setting says. */
+function fileValue(spec: SettingSpec) {
+  const problem = spec.problem;
+  if (problem === 'http-url') return z.url({ protocol: /^https?$/, error: HTTP_URL_PROBLEM });
+  return z.string().check(
+    z.superRefine((value, context) => {
+      const found = problem(value);
+      if (found !== undefined) context.addIssue({ code: 'custom', message: found, input: value });
+    }),
+  );
 }
-type Parsed = z.infer<typeof configFileSchema>;
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _inStep: Same<ConfigFile, Parsed> & Same<keyof ConfigFile, keyof Parsed> = true;
+
+/** What a configuration file may hold, each value as a string: the table's settings, by their keys. */
+const configFileSchema = z.strictObject(
+  Object.fromEntries(SETTINGS.map((spec) => [spec.key, z.optional(fileValue(spec))])),
+);
+
+/** The contents of a configuration file: a text value for each setting it holds. */
+export type ConfigFile = { [Key in SettingKey]?: string | undefined };
 
 /** Why `value` cannot be the setting `name` of a configuration file; undefined when it can. */
 export function settingProblem(name: keyof ConfigFile, value: string): string | undefined {
@@ -108,7 +94,7 @@ export async function readConfigDocument(file: string): Promise<ConfigDocument> 
       hint: `Valid settings are ${FILE_SETTINGS.join(', ')}. Fix or delete ${file}.`,
     });
   }
-  return { settings: result.data, unknown };
+  return { settings: result.data as ConfigFile, unknown };
 }
 
 /** The warning about the keys of a configuration file this version does not know. */

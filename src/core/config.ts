@@ -14,28 +14,15 @@ import {
 } from './config-file.js';
 import { ConfigError } from './errors.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
+import { displayName, SETTING_KEYS, SETTINGS, type SettingSpec, settingDefault } from './settings.js';
 import { parseHttpUrl } from './urls.js';
 
 /** The development server of the service, used when nothing else is configured. */
-export const DEFAULT_URL = 'https://api.dev.imap-mission.com';
+export const DEFAULT_URL = settingDefault('url');
 
-/** Environment variables of each setting, first found wins. */
-export const ENVIRONMENT_VARIABLES = {
-  url: ['MISSION_DATA_ACCESS_URL', 'IMAP_DATA_ACCESS_URL'],
-  apiKey: ['MISSION_API_KEY', 'IMAP_API_KEY'],
-  dataDir: ['MISSION_DATA_DIR', 'IMAP_DATA_DIR'],
-  token: ['MISSION_ACCESS_TOKEN', 'IMAP_ACCESS_TOKEN'],
-  retries: ['MISSION_DATA_RETRIES'],
-  timeout: ['MISSION_DATA_TIMEOUT'],
-} as const;
-
-/** Retries of a failed request when none is configured (4 attempts in all). */
-export const DEFAULT_RETRIES = 3;
-/** Seconds a transfer may go without a byte before it counts as stalled, when none is configured. */
-export const DEFAULT_TIMEOUT_SECONDS = 30;
-
-export type SettingName = keyof typeof ENVIRONMENT_VARIABLES;
-export const SETTING_NAMES = Object.keys(ENVIRONMENT_VARIABLES) as SettingName[];
+/** A setting's name (as the library and the configuration file write it). */
+export type SettingName = (typeof SETTINGS)[number]['key'];
+export const SETTING_NAMES: readonly SettingName[] = SETTING_KEYS;
 
 /** Where a setting's value came from. */
 export type SettingSource = 'flag' | `environment (${string})` | 'config file' | 'default' | 'unset';
@@ -46,27 +33,28 @@ export interface ResolvedSetting {
   source: SettingSource;
 }
 
-/** The resolved configuration. */
-export interface Config {
-  url: string;
-  apiKey: string | undefined;
-  /** Absolute path of the local data root. */
-  dataDir: string;
-  /** Bearer token for the service's `/authorized/` routes. */
-  token: string | undefined;
-  /** Retries of a failed request (with backoff), 0 to 20. */
-  retries: number;
-  /** Seconds without a byte (or without an answer) before a request counts as stalled. */
-  timeout: number;
+/**
+ * The resolved configuration: the value of each setting, typed and in the unit the table gives it (`timeout` in
+ * seconds, `partSize` in MiB; `url` without a trailing slash, `dataDir` absolute), and where each came from.
+ * Written with the table's own types (no alias of this module), so that the package's declarations name it whole.
+ */
+export type Config = {
+  -readonly [Entry in (typeof SETTINGS)[number] as Entry['key']]: Entry extends { default: string }
+    ? ReturnType<Entry['parse']>
+    : ReturnType<Entry['parse']> | undefined;
+} & {
   /** Where each value came from. */
-  sources: Record<SettingName, SettingSource>;
+  sources: Record<(typeof SETTINGS)[number]['key'], SettingSource>;
   /** The configuration file that was (or would be) read. */
   configFile: string;
   /** The proxy settings of the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`). */
   proxy: ProxySettings;
   /** What in the configuration was ignored (an unknown setting in the file), for the caller to show. */
   warnings: string[];
-}
+};
+
+/** The values of the settings alone. */
+type SettingValues = Omit<Config, 'sources' | 'configFile' | 'proxy' | 'warnings'>;
 
 /** Values given on the command line (or by a library caller). */
 export type ConfigFlags = Partial<Record<SettingName, string | undefined>>;
@@ -81,26 +69,17 @@ export interface LoadConfigOptions {
 }
 
 /** The name users type and read for each setting: the flag without its dashes. */
-export const SETTING_DISPLAY_NAMES: Record<SettingName, string> = {
-  url: 'url',
-  apiKey: 'api-key',
-  dataDir: 'data-dir',
-  token: 'token',
-  retries: 'retries',
-  timeout: 'timeout',
-};
+export const SETTING_DISPLAY_NAMES = Object.fromEntries(
+  SETTINGS.map((spec) => [spec.key, displayName(spec)]),
+) as Record<SettingName, string>;
 
 /** Names a user may type for each setting (`config get api-key` and `config get apiKey` alike). */
-export const SETTING_ALIASES: Record<string, SettingName> = {
-  url: 'url',
-  'api-key': 'apiKey',
-  apiKey: 'apiKey',
-  'data-dir': 'dataDir',
-  dataDir: 'dataDir',
-  token: 'token',
-  retries: 'retries',
-  timeout: 'timeout',
-};
+export const SETTING_ALIASES: Record<string, SettingName> = Object.fromEntries(
+  SETTINGS.flatMap((spec) => [
+    [displayName(spec), spec.key],
+    [spec.key, spec.key],
+  ]),
+);
 
 /** The default configuration file: `config.json` in the platform's configuration folder. */
 export function defaultConfigFile(env: Record<string, string | undefined> = process.env): string {
@@ -134,12 +113,12 @@ export function checkSetting(name: SettingName, value: string): string {
 
 /** Resolves one setting from flag, environment, file and default. */
 function resolveSetting(
-  name: SettingName,
+  spec: SettingSpec,
   flags: ConfigFlags,
   env: Record<string, string | undefined>,
   file: ConfigFile,
-  fallback: string | undefined,
 ): ResolvedSetting {
+  const name = spec.key as SettingName;
   const flag = flags[name];
   if (flag === '') {
     // An empty flag is a mistake (an unset shell variable, say); falling through to another source would hide it.
@@ -148,48 +127,75 @@ function resolveSetting(
     });
   }
   if (flag !== undefined) return { value: flag, source: 'flag' };
-  for (const variable of ENVIRONMENT_VARIABLES[name]) {
+  for (const variable of spec.env) {
     const value = env[variable];
     if (value !== undefined && value !== '') return { value, source: `environment (${variable})` };
   }
   if (file[name] !== undefined) return { value: file[name], source: 'config file' };
-  return fallback === undefined
+  return spec.default === undefined
     ? { value: undefined, source: 'unset' }
-    : { value: fallback, source: 'default' };
+    : { value: spec.default, source: 'default' };
 }
 
-/** Resolves the whole configuration. */
+/**
+ * A setting's value, checked where a flag or the environment gave it (the file's values were checked on
+ * reading, the defaults are right) and parsed.
+ */
+function settingValue(spec: SettingSpec, setting: ResolvedSetting, configFile: string): unknown {
+  if (setting.value === undefined) return undefined;
+  if (setting.source === 'flag' || setting.source.startsWith('environment')) {
+    const origin = `set by ${describeSource(spec.key as SettingName, setting.source, configFile)}`;
+    if (spec.problem === 'http-url') {
+      const problem = httpUrlProblem(setting.value, origin);
+      if (problem) throw new ConfigError(problem.message, { hint: problem.hint });
+    } else if (spec.checkGiven) {
+      const problem = spec.problem(setting.value);
+      if (problem !== undefined) {
+        const shown = `${SETTING_DISPLAY_NAMES[spec.key as SettingName]} ${JSON.stringify(setting.value)}`;
+        throw new ConfigError(`Invalid ${shown}, ${origin}: ${problem}.`);
+      }
+    }
+  }
+  return spec.parse(setting.value);
+}
+
+/** Resolves the whole configuration: every setting of the table, each from flag, environment, file or default. */
 export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOptions = {}): Promise<Config> {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const configFile = options.configFile ?? defaultConfigFile(env);
   const { settings: file, unknown } = await readConfigDocument(configFile);
-  const url = resolveSetting('url', flags, env, file, DEFAULT_URL);
-  const apiKey = resolveSetting('apiKey', flags, env, file, undefined);
-  const dataDir = resolveSetting('dataDir', flags, env, file, 'data');
-  const token = resolveSetting('token', flags, env, file, undefined);
-  const retries = resolveSetting('retries', flags, env, file, String(DEFAULT_RETRIES));
-  const timeout = resolveSetting('timeout', flags, env, file, String(DEFAULT_TIMEOUT_SECONDS));
-  const checkedUrl = checkUrl(url.value ?? DEFAULT_URL, url.source, configFile);
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, SettingSource> = {};
+  for (const spec of SETTINGS) {
+    const setting = resolveSetting(spec, flags, env, file);
+    values[spec.key] = settingValue(spec, setting, configFile);
+    sources[spec.key] = setting.source;
+  }
+  values.dataDir = resolve(cwd, expandHome(values.dataDir as string, env));
   return {
-    url: checkedUrl,
-    apiKey: apiKey.value,
-    dataDir: resolve(cwd, expandHome(dataDir.value ?? 'data', env)),
-    token: token.value,
-    retries: Number(checkNumber('retries', retries, configFile)),
-    timeout: Number(checkNumber('timeout', timeout, configFile)),
-    sources: {
-      url: url.source,
-      apiKey: apiKey.source,
-      dataDir: dataDir.source,
-      token: token.source,
-      retries: retries.source,
-      timeout: timeout.source,
-    },
+    ...(values as SettingValues),
+    sources: sources as Record<SettingName, SettingSource>,
     configFile,
     proxy: resolveProxy(env),
     warnings: unknownSettingsWarning(configFile, unknown),
   };
+}
+
+/** What is wrong with the service address `value` given by `origin`, with a hint; undefined when it is right. */
+function httpUrlProblem(value: string, origin: string): { message: string; hint: string } | undefined {
+  const hint = 'Give an address such as https://api.dev.imap-mission.com.';
+  const parsed = parseHttpUrl(value);
+  if (parsed === 'not a URL') {
+    return { message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, hint };
+  }
+  if (parsed === 'not http(s)') {
+    return {
+      message: `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
+      hint,
+    };
+  }
+  return undefined;
 }
 
 /** Says where a setting's value came from, in words that fit after "from" or "set by". */
@@ -198,34 +204,6 @@ export function describeSource(name: SettingName, source: SettingSource, configF
   if (source === 'config file') return `the configuration file ${configFile}`;
   if (source === 'default' || source === 'unset') return 'the default';
   return `the ${source.slice('environment ('.length, -1)} environment variable`;
-}
-
-/** A numeric setting's value, checked wherever it came from (a file's value was checked on reading). */
-function checkNumber(name: 'retries' | 'timeout', setting: ResolvedSetting, configFile: string): string {
-  const value = setting.value ?? '';
-  const problem = settingProblem(name, value);
-  if (problem === undefined) return value;
-  throw new ConfigError(
-    `Invalid ${name} ${JSON.stringify(value)}, set by ${describeSource(name, setting.source, configFile)}: ${problem}.`,
-  );
-}
-
-function checkUrl(value: string, source: SettingSource, configFile: string): string {
-  const origin = `set by ${describeSource('url', source, configFile)}`;
-  const hint = 'Give an address such as https://api.dev.imap-mission.com.';
-  const parsed = parseHttpUrl(value);
-  if (parsed === 'not a URL') {
-    throw new ConfigError(`Invalid service URL ${JSON.stringify(value)}, ${origin}: it is not a URL.`, {
-      hint,
-    });
-  }
-  if (parsed === 'not http(s)') {
-    throw new ConfigError(
-      `Invalid service URL ${JSON.stringify(value)}, ${origin}: only http:// and https:// are supported.`,
-      { hint },
-    );
-  }
-  return value.replace(/\/+$/, '');
 }
 
 /** Shows an API key with all but its last four characters hidden. */

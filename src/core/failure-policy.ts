@@ -13,9 +13,6 @@
  */
 import { AbortedError, ApiError, isMissionDataError, MissionDataError, NetworkError } from './errors.js';
 
-/** Retries of a failed attempt when none is configured (4 attempts in all). */
-export const DEFAULT_RETRIES = 3;
-
 /** Transport failures that mean the connection broke or went quiet: worth another attempt. */
 export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([
   'ECONNRESET',
@@ -112,13 +109,6 @@ export interface RetryPolicy {
   /** Receives one line per retry. */
   log?: ((line: string) => void) | undefined;
 }
-
-/** The policy of a client that was given none. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  retries: DEFAULT_RETRIES,
-  retryBaseMs: 1000,
-  maxRetryAfterMs: 30_000,
-};
 
 /**
  * Bytes that arrived but do not match the checksum the store stated are fetched once more from the first byte:

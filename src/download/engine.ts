@@ -4,13 +4,15 @@
  * every byte has arrived and matched (see `part-file.ts` and `receive.ts`). A file verified before and
  * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
+
 import { lstatSync, type Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, BatchStop, failureOf, linkSignal, notStartedError, runPool } from '../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../core/errors.js';
-import { DEFAULT_RETRY_POLICY, REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
+import { REFETCHES_AFTER_MISMATCH, sleep } from '../core/failure-policy.js';
 import { progressPace } from '../core/pace.js';
+import { settingDefault, type WithRequests } from '../core/settings.js';
 import { LearnedConnections } from '../data-root/learned-connections.js';
 import { DownloadRuns } from '../data-root/runs.js';
 import { checkWritableRoot, folderStaysInside } from '../data-root/safe-writes.js';
@@ -46,7 +48,7 @@ import {
 export async function downloadFiles(
   http: DownloadHttp,
   targets: readonly string[],
-  options: DownloadOptions,
+  options: DownloadOptions & WithRequests,
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
   // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
@@ -113,7 +115,7 @@ async function heldInPlace(
 /** What the files of one batch share: the record, the runs of the data root, the connections learned. */
 async function openBatch(
   http: DownloadHttp,
-  options: DownloadOptions,
+  options: DownloadOptions & WithRequests,
   linked: AbortSignal | undefined,
 ): Promise<Batch> {
   const batch: Batch = {
@@ -122,9 +124,10 @@ async function openBatch(
     // each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it costs what 8 do.
     options: {
       ...options,
-      connections: options.connections ?? 'auto',
+      connections: options.connections ?? settingDefault('connections'),
       ...(linked ? { signal: linked } : {}),
     },
+    requests: options.requests,
     folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
     verified: await VerifiedRecord.open(options.dataDir),
@@ -380,7 +383,6 @@ class FileDownload {
     pace: ReturnType<typeof progressPace<DownloadProgress>>,
   ): Promise<ObjectReceived> {
     const { batch, options, signal, localPath } = this;
-    const { http } = batch;
     for (let refetches = 0; ; refetches += 1) {
       try {
         return await receiveObject({
@@ -390,7 +392,7 @@ class FileDownload {
           part,
           state: this.state as OnDisk,
           signal,
-          retryPolicy: http.retryPolicy ?? DEFAULT_RETRY_POLICY,
+          retryPolicy: batch.requests,
           ranged: {
             connections:
               options.connections === 'auto' ? 1 : Math.max(1, Math.floor(options.connections ?? 1)),

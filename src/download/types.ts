@@ -1,4 +1,5 @@
 /** What the download engine takes and gives: its options, progress events and results. */
+import { settingDefault } from '../core/settings.js';
 import type { HttpClient } from '../service/client.js';
 
 /** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
@@ -68,12 +69,8 @@ export interface DownloadResult {
   error?: Error;
 }
 
-/**
- * The part of the HTTP client the download engine uses; its retry policy, when it has one, decides how often a
- * transfer is tried again (the failure policy's default otherwise).
- */
-export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'> &
-  Partial<Pick<HttpClient, 'retryPolicy'>>;
+/** The part of the HTTP client the download engine uses. */
+export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
 
 /** Default number of files downloaded at once. */
-export const DEFAULT_DOWNLOAD_CONCURRENCY = 8;
+export const DEFAULT_DOWNLOAD_CONCURRENCY = settingDefault('concurrency');

@@ -162,7 +162,7 @@ export interface TransportFailure {
   peer: Peer;
   signal?: AbortSignal | undefined;
   /** The limits that were in force, for timeout messages. */
-  timeouts: { connectMs: number; idleMs: number };
+  timeoutMs: number;
   /** The proxies in force: a connection that fails to one is the proxy's failure, not the peer's. */
   proxy?: ProxySettings | undefined;
 }
@@ -172,7 +172,7 @@ export interface TransportFailure {
  * message, and what to do about it in the hint.
  */
 export function transportError(failure: TransportFailure): Error {
-  const { method, url, error, peer, signal, timeouts } = failure;
+  const { method, url, error, peer, signal, timeoutMs } = failure;
   if (signal?.aborted) return new AbortedError(undefined, { cause: signal.reason });
   if (error instanceof MissionDataError) return error;
   const code = errorCode(error);
@@ -209,19 +209,19 @@ export function transportError(failure: TransportFailure): Error {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return network(
-        `${where}: could not connect to ${url.host} within ${seconds(timeouts.connectMs)}.`,
+        `${where}: could not connect to ${url.host} within ${seconds(timeoutMs)}.`,
         'E_TIMEOUT',
         'Check the network connection, a VPN or proxy, and the service URL.',
       );
     case 'UND_ERR_HEADERS_TIMEOUT':
       return network(
-        `${where}: no answer from the ${peer} within ${seconds(timeouts.idleMs)}.`,
+        `${where}: no answer from the ${peer} within ${seconds(timeoutMs)}.`,
         'E_TIMEOUT',
         `The ${peer} may be overloaded; try again later.`,
       );
     case 'UND_ERR_BODY_TIMEOUT':
       return network(
-        `${where}: the ${peer}'s answer stalled (no data for ${seconds(timeouts.idleMs)}).`,
+        `${where}: the ${peer}'s answer stalled (no data for ${seconds(timeoutMs)}).`,
         'E_TIMEOUT',
         'The bytes received so far are kept; run the command again to resume.',
       );
@@ -278,7 +278,7 @@ const CONNECT_CODES = new Set([
  * and the variable that set it: undefined when the failure is not about connecting to the proxy.
  */
 function proxyConnectError(
-  { method, url, error, peer, timeouts }: TransportFailure,
+  { method, url, error, peer, timeoutMs }: TransportFailure,
   setting: ProxyValue,
   code: string | undefined,
 ): NetworkError | undefined {
@@ -311,7 +311,7 @@ function proxyConnectError(
     return network(`${where}: the host of ${named} was not found.`, 'E_HOST_NOT_FOUND');
   }
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
-    const seconds = Math.round(timeouts.connectMs / 100) / 10;
+    const seconds = Math.round(timeoutMs / 100) / 10;
     return network(`${where}: could not connect to ${named} within ${seconds} s.`, 'E_TIMEOUT');
   }
   return network(`${where}: ${named} cannot be reached (${code}).`, 'E_NETWORK');

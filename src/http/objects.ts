@@ -60,7 +60,7 @@ export interface OutgoingRequest {
   highWaterMark?: number | undefined;
 }
 
-/** What an object transfer needs of the service client: one request, and its retry policy. */
+/** What an object transfer needs of the service client: one request (its retries are the caller's). */
 export interface ObjectTransport {
   send(outgoing: OutgoingRequest): Promise<SentAnswer>;
 }

@@ -17,8 +17,8 @@ export interface Transport {
 
 /** Connection settings of the client's own agent. */
 export interface AgentSettings {
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
+  /** Allowed to connect, in ms. */
+  timeoutMs: number;
   /** Proxies from the environment (resolved by `config.ts`); none when left out. */
   proxy?: ProxySettings | undefined;
 }
@@ -57,9 +57,9 @@ export function loadTransport(): Promise<Transport> {
 /** The client's own keep-alive agent, behind the configured proxy when there is one. */
 export async function createAgent(settings: AgentSettings): Promise<Dispatcher> {
   const options = {
-    connect: { timeout: settings.connectTimeoutMs },
-    headersTimeout: settings.idleTimeoutMs,
-    bodyTimeout: settings.idleTimeoutMs,
+    // Only the connection's: the wait for an answer and between bytes is given with each request
+    // (`ServiceTransport.send`), which also covers a dispatcher the caller injected.
+    connect: { timeout: settings.timeoutMs },
     keepAliveTimeout: 10_000,
     keepAliveMaxTimeout: 60_000,
     // Object GETs are long streams: pipelining would queue one file behind another, so each request gets its

@@ -1,6 +1,7 @@
 import { settledOrAborted } from '../core/batch.js';
 import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from '../core/failure-policy.js';
+import { withRetries } from '../core/failure-policy.js';
+import { type RequestSettings, requestSettings } from '../core/settings.js';
 import { parseHttpUrl } from '../core/urls.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
@@ -29,7 +30,8 @@ export class HttpClient {
   readonly #credentials: ServiceCredentials;
   /** What this client has learned of the service's dialect; each choice costs at most one extra request. */
   readonly #choices: DialectChoices = freshChoices();
-  readonly #policy: RetryPolicy;
+  /** How patiently requests are tried and waited for: the settings resolved once, as given. */
+  readonly #requests: RequestSettings;
   readonly #log: ((line: string) => void) | undefined;
   /** How requests travel: connections, timeouts, the request log, the retries of an API GET. */
   readonly #transport: ServiceTransport;
@@ -48,20 +50,11 @@ export class HttpClient {
     }
     this.baseUrl = options.url.replace(/\/+$/, '');
     this.#credentials = { apiKey: options.apiKey || undefined, token: options.token || undefined };
-    this.#policy = {
-      retries: Math.max(0, Math.floor(options.retries ?? DEFAULT_RETRY_POLICY.retries)),
-      retryBaseMs: Math.max(0, options.retryBaseMs ?? DEFAULT_RETRY_POLICY.retryBaseMs),
-      maxRetryAfterMs: Math.max(0, options.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs),
-      log: options.log,
-    };
-    this.#log = options.log;
+    this.#requests = requestSettings(options);
+    this.#log = this.#requests.log;
     // One timeout bounds the connection, the first byte and every gap between bytes (`--timeout`).
-    const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
     this.#transport = new ServiceTransport({
-      policy: this.#policy,
-      idleTimeoutMs,
-      connectTimeoutMs: options.connectTimeoutMs ?? idleTimeoutMs,
-      log: options.log,
+      requests: this.#requests,
       dispatcher: options.dispatcher,
       proxy: options.proxy,
     });
@@ -179,17 +172,12 @@ export class HttpClient {
     return putObjectWith(this.#transport, url, options);
   }
 
-  /** How often and how patiently this client's work is tried again (see `core/failure-policy.ts`). */
-  get retryPolicy(): RetryPolicy {
-    return this.#policy;
-  }
-
-  /** Runs `work` with the client's retry policy (exponential backoff with jitter). `isRetryable` decides per error. */
+  /** Runs `work` with the client's request settings (retries, exponential backoff with jitter). `isRetryable` decides per error. */
   retry<T>(
     work: (attempt: number) => Promise<T>,
     options: { signal?: AbortSignal | undefined } = {},
   ): Promise<T> {
-    return withRetries(this.#policy, work, options.signal);
+    return withRetries(this.#requests, work, options.signal);
   }
 
   /** Closes the connections this client opened (an injected dispatcher stays open: its owner closes it). */

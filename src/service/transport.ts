@@ -4,8 +4,9 @@
  * API GET read whole and asked again as the failure policy says. What the routes mean is `client.ts`'s business.
  */
 import type { Dispatcher } from 'undici';
-import { errorCode, isRetryable, type RetryPolicy, withRetries } from '../core/failure-policy.js';
+import { errorCode, isRetryable, withRetries } from '../core/failure-policy.js';
 import type { ProxySettings } from '../core/proxy.js';
+import type { RequestSettings } from '../core/settings.js';
 import { displayUrl } from '../core/urls.js';
 import { readableBody, type SentAnswer } from '../http/body.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
@@ -19,10 +20,8 @@ const MAX_API_BODY_BYTES = 256 * 1024 * 1024;
 
 /** What a transport is made with. */
 export interface TransportOptions {
-  policy: RetryPolicy;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-  log: ((line: string) => void) | undefined;
+  /** How patiently requests are tried and waited for, and where their log lines go. */
+  requests: RequestSettings;
   /** A dispatcher the caller owns (tests, a shared pool): used as it is, and never closed here. */
   dispatcher: Dispatcher | undefined;
   proxy: ProxySettings | undefined;
@@ -50,7 +49,7 @@ export class ServiceTransport implements ObjectTransport {
     if (this.#wire) {
       const { connections, requests, reused } = this.#wire.stats;
       if (requests > 0) {
-        this.#options.log?.(
+        this.#options.requests.log?.(
           `connections: ${requests} requests over ${connections} connections (${reused} on a kept-alive one)`,
         );
       }
@@ -64,23 +63,15 @@ export class ServiceTransport implements ObjectTransport {
   #dispatcher(): Promise<Dispatcher> {
     if (this.#options.dispatcher) return Promise.resolve(this.#options.dispatcher);
     if (this.#closed) return Promise.reject(new Error('This client is closed.'));
-    this.#agent ??= createAgent({
-      connectTimeoutMs: this.#options.connectTimeoutMs,
-      idleTimeoutMs: this.#options.idleTimeoutMs,
-      proxy: this.#options.proxy,
-    });
+    this.#agent ??= createAgent({ timeoutMs: this.#options.requests.timeoutMs, proxy: this.#options.proxy });
     return this.#agent;
-  }
-
-  #timeouts(): { connectMs: number; idleMs: number } {
-    return { connectMs: this.#options.connectTimeoutMs, idleMs: this.#options.idleTimeoutMs };
   }
 
   /** The wire client, when it may carry requests here: no proxy in force and no dispatcher injected. */
   #wireClient(): WireClient | undefined {
     const proxy = this.#options.proxy;
     if (this.#options.dispatcher || proxy?.http || proxy?.https || this.#closed) return undefined;
-    this.#wire ??= new WireClient(this.#timeouts());
+    this.#wire ??= new WireClient({ timeoutMs: this.#options.requests.timeoutMs });
     return this.#wire;
   }
 
@@ -109,8 +100,8 @@ export class ServiceTransport implements ObjectTransport {
           headers: outgoing.headers,
           body: upload ? countBytes(upload.open(), upload.onBytes) : null,
           signal,
-          headersTimeout: this.#options.idleTimeoutMs,
-          bodyTimeout: this.#options.idleTimeoutMs,
+          headersTimeout: this.#options.requests.timeoutMs,
+          bodyTimeout: this.#options.requests.timeoutMs,
           ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
         });
         answer = {
@@ -120,12 +111,12 @@ export class ServiceTransport implements ObjectTransport {
         };
       }
       const id = requestIdOf(answer.headers['x-request-id']);
-      this.#options.log?.(
+      this.#options.requests.log?.(
         `${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms${id ? `, request id ${id}` : ''})`,
       );
       return answer;
     } catch (error) {
-      this.#options.log?.(
+      this.#options.requests.log?.(
         `${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`,
       );
       throw transportError({
@@ -134,7 +125,7 @@ export class ServiceTransport implements ObjectTransport {
         error,
         peer,
         signal,
-        timeouts: this.#timeouts(),
+        timeoutMs: this.#options.requests.timeoutMs,
         proxy: this.#options.dispatcher ? undefined : this.#options.proxy,
       });
     }
@@ -151,7 +142,7 @@ export class ServiceTransport implements ObjectTransport {
     once = false,
   ): Promise<ApiAnswer> {
     return withRetries(
-      once ? { ...this.#options.policy, retries: 0 } : this.#options.policy,
+      once ? { ...this.#options.requests, retries: 0 } : this.#options.requests,
       async () => {
         const response = await this.send({ method: 'GET', url, peer: 'service', headers, signal });
         let text: string;
@@ -164,7 +155,7 @@ export class ServiceTransport implements ObjectTransport {
             error,
             peer: 'service',
             signal,
-            timeouts: this.#timeouts(),
+            timeoutMs: this.#options.requests.timeoutMs,
           });
         }
         const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);

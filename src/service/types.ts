@@ -1,9 +1,14 @@
 /** The shapes the service client takes: its settings and how it queries. */
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../core/proxy.js';
+import type { RequestSettings } from '../core/settings.js';
 
-/** Settings of an `HttpClient`. */
-export interface HttpClientOptions {
+/**
+ * Settings of an `HttpClient`: where and as whom, and the request settings (retries, timeout, backoff, the
+ * request log, which the command line prints with `--debug`) as the settings resolved them, the table's defaults
+ * for those left out.
+ */
+export interface HttpClientOptions extends Partial<RequestSettings> {
   /** Service base URL, no trailing slash. */
   url: string;
   /** Sent as `X-api-key` on every request to the service (never to the object store); routes go to `/api-key/`. */
@@ -14,18 +19,6 @@ export interface HttpClientOptions {
   dispatcher?: Dispatcher | undefined;
   /** Proxies for the default agent (`Config.proxy`); ignored with an injected dispatcher. */
   proxy?: ProxySettings | undefined;
-  /** Attempts after the first that failed, per request or transfer (see `core/failure-policy.ts`); default 3. */
-  retries?: number | undefined;
-  /** First backoff delay in ms, doubled on every retry (with jitter); default 1000. */
-  retryBaseMs?: number | undefined;
-  /** Longest wait a `Retry-After` header may ask for, in ms; default 30 000. */
-  maxRetryAfterMs?: number | undefined;
-  /** Time allowed to open a connection, in ms; default `idleTimeoutMs`. */
-  connectTimeoutMs?: number | undefined;
-  /** Time allowed without any data while waiting for headers or body bytes, in ms; default 30 000. */
-  idleTimeoutMs?: number | undefined;
-  /** Receives one line per request and per retry (the command line prints them with `--debug`). */
-  log?: ((line: string) => void) | undefined;
 }
 
 /** How `HttpClient.query` asks. */

@@ -4,6 +4,7 @@
  */
 
 import { ValidationError } from '../core/errors.js';
+import type { WithRequests } from '../core/settings.js';
 import { statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';
@@ -45,7 +46,7 @@ export interface MatchingDownload {
 export async function downloadMatching(
   http: SyncHttp,
   filters: QueryFilters,
-  options: MatchingOptions & { dataDir: string },
+  options: MatchingOptions & { dataDir: string } & WithRequests,
 ): Promise<MatchingDownload> {
   const { select = 'all', dryRun, pageSize, onPossiblyCut, ...download } = options;
   let targets: string[];

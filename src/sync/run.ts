@@ -2,9 +2,11 @@
  * `sync` as a library call: keeps a data root in step with the archive for one filter set, asking the service
  * only for what was ingested since the last run and never asking `/download` for a file held and verified.
  */
+
 import { lstat, rm } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
+import type { WithRequests } from '../core/settings.js';
 import { dayKey, scanLocalCopy } from '../coverage/run.js';
 import { partPath, recordPath } from '../data-root/part-names.js';
 import { checkWritableRoot } from '../data-root/safe-writes.js';
@@ -58,7 +60,7 @@ function refusesIngestionFilter(error: unknown): boolean {
 export async function syncFiles(
   http: SyncHttp,
   filters: QueryFilters,
-  options: SyncOptions & { dataDir: string; url: string },
+  options: SyncOptions & { dataDir: string; url: string } & WithRequests,
 ): Promise<SyncResult> {
   checkSyncRequest(filters, options);
   const { dataDir } = options;
@@ -98,7 +100,7 @@ class SyncRun {
   constructor(
     readonly http: SyncHttp,
     readonly filters: QueryFilters,
-    readonly options: SyncOptions & { dataDir: string; url: string },
+    readonly options: SyncOptions & { dataDir: string; url: string } & WithRequests,
     readonly identity: SyncIdentity,
   ) {}
 
@@ -183,6 +185,7 @@ class SyncRun {
       connections: options.connections,
       partSize: options.partSize,
       requireChecksum: options.requireChecksum,
+      requests: options.requests,
       signal: options.signal,
       onProgress: options.onProgress,
     });

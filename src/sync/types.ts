@@ -69,5 +69,4 @@ export interface SyncResult {
 }
 
 /** The part of the HTTP client a sync uses. */
-export type SyncHttp = Pick<HttpClient, 'query' | 'resolveDownload' | 'getObject'> &
-  Partial<Pick<HttpClient, 'retryPolicy'>>;
+export type SyncHttp = Pick<HttpClient, 'query' | 'resolveDownload' | 'getObject'>;

@@ -3,10 +3,12 @@
  * its record line (or the archive's object), the record told what was found, and corrupt files fetched again on
  * request.
  */
+
 import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
+import type { WithRequests } from '../core/settings.js';
 import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles } from '../download/engine.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
@@ -49,7 +51,7 @@ export class VerifyPass {
   constructor(
     private readonly http: VerifyHttp,
     private readonly record: VerifiedRecord,
-    private readonly options: VerifyOptions,
+    private readonly options: VerifyOptions & WithRequests,
   ) {
     this.#pool = new FileHashPool(options.threads, options.signal);
     this.#archive = new ArchiveCheck(http, options, {
@@ -194,6 +196,7 @@ export class VerifyPass {
         force: true,
         // Bytes that cannot be verified never replace the old ones.
         requireChecksum: true,
+        requests: this.options.requests,
         signal: this.options.signal,
         onProgress: (repairing) => this.options.onProgress?.({ ...this.#progress, repairing }),
       },

@@ -3,8 +3,10 @@
  * when the tool verified it, or (a file the tool did not download) with the one the archive states; corrupt
  * files fetched again on request. Each pass leaves in the download record when each file was last found whole.
  */
+
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
+import type { WithRequests } from '../core/settings.js';
 import { scanLocalCopy, statusParams } from '../coverage/run.js';
 import { VerifiedRecord } from '../data-root/verified.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
@@ -39,7 +41,7 @@ export function verifyParams(filters: QueryFilters, options: Pick<VerifyOptions,
 export async function verifyFiles(
   http: VerifyHttp,
   filters: QueryFilters,
-  options: VerifyOptions,
+  options: VerifyOptions & WithRequests,
 ): Promise<VerifyReport> {
   verifyParams(filters, options);
   const params = statusParams(filters);

@@ -8,8 +8,9 @@ import {
   runPool,
 } from '../core/batch.js';
 import { ApiError } from '../core/errors.js';
-import { Attempts, DEFAULT_RETRY_POLICY } from '../core/failure-policy.js';
+import { Attempts } from '../core/failure-policy.js';
 import { type ProgressPace, progressPace } from '../core/pace.js';
+import type { WithRequests } from '../core/settings.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
 import { locate, type PlannedUpload, planUploads, refuseMisplaced } from './plan.js';
@@ -79,12 +80,8 @@ export interface UploadResult {
   error?: Error;
 }
 
-/**
- * The part of the HTTP client the upload engine uses; its retry policy, when it has one, decides how often a PUT
- * is tried again (the failure policy's default otherwise).
- */
-export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'> &
-  Partial<Pick<HttpClient, 'retryPolicy'>>;
+/** The part of the HTTP client the upload engine uses. */
+export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
 
 /** Default number of files uploaded at once. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
@@ -101,7 +98,7 @@ export const ALREADY_STORED = 'already stored (same bytes)';
 export async function uploadFiles(
   http: UploadHttp,
   paths: readonly string[],
-  options: UploadOptions,
+  options: UploadOptions & WithRequests,
 ): Promise<UploadResult[]> {
   const planned = planUploads(paths);
   const cwd = options.cwd ?? process.cwd();
@@ -110,7 +107,7 @@ export async function uploadFiles(
   const results: UploadResult[] = new Array(planned.length);
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
   const link = linkSignal(options.signal, concurrency);
-  const perFile: UploadOptions = link ? { ...options, signal: link.signal } : options;
+  const perFile: UploadOptions & WithRequests = link ? { ...options, signal: link.signal } : options;
   const stop = new BatchStop();
   const first = new FirstAnswer();
   await runPool(planned.length, concurrency, async (index) => {
@@ -197,7 +194,7 @@ async function uploadOne(
   http: UploadHttp,
   plan: PlannedUpload,
   cwd: string,
-  options: UploadOptions,
+  options: UploadOptions & WithRequests,
   /** Called once the service has accepted the name (or said it is stored): the batch's first answer. */
   onAnswered?: () => void,
 ): Promise<UploadResult> {
@@ -223,7 +220,7 @@ class FileUpload {
   constructor(
     private readonly http: UploadHttp,
     private readonly plan: PlannedUpload,
-    private readonly options: UploadOptions,
+    private readonly options: UploadOptions & WithRequests,
     private readonly onAnswered: (() => void) | undefined,
   ) {
     this.key = plan.file.path;
@@ -324,7 +321,7 @@ class FileUpload {
         ),
     };
     // Every attempt sends the file whole (a PUT cannot resume); the failure policy says how often.
-    const attempts = new Attempts(http.retryPolicy ?? DEFAULT_RETRY_POLICY, signal);
+    const attempts = new Attempts(options.requests, signal);
     let { url } = address;
     let renewed = false;
     options.onProgress?.({ localPath, key, sent: 0, total: found.size, phase: 'sending' });

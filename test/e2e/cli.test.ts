@@ -281,7 +281,7 @@ describe('config', () => {
     const unknown = await run(['config', 'set', 'colour', 'blue']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain(
-      'Unknown setting "colour". Settings are: url, api-key, data-dir, token, retries, timeout.',
+      'Unknown setting "colour". Settings are: url, api-key, data-dir, token, retries, timeout, concurrency, connections, part-size, require-checksum.',
     );
     const bad = await run(['config', 'set', 'url', 'ftp://example']);
     expect(bad.code).toBe(2);

@@ -10,10 +10,14 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
+import { requestSettings } from '../../src/core/settings.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import { HttpClient } from '../../src/service/client.js';
 import { startS3Store } from '../helpers/backends.js';
 import { bytesFor, scienceName } from '../helpers/e2e.js';
+
+/** Retries as the client's, with backoff short enough for a test. */
+const REQUESTS = requestSettings({ retries: 1, retryBaseMs: 5 });
 
 type S3Store = Awaited<ReturnType<typeof startS3Store>>;
 
@@ -81,7 +85,7 @@ describe('the client against s3rver (SigV4)', () => {
       getObject: (url: string, options?: Parameters<HttpClient['getObject']>[1]) =>
         http.getObject(url, options),
     };
-    const [result] = await downloadFiles(service, [PATH], { dataDir });
+    const [result] = await downloadFiles(service, [PATH], { requests: REQUESTS, dataDir });
     expect(result?.error).toBeUndefined();
     expect(result).toMatchObject({ status: 'downloaded', verified: true });
     expect(asked).toBe(2);

@@ -133,6 +133,41 @@ describe('createClient', () => {
     expect((await fallback.config()).url).toBe(DEFAULT_URL);
   });
 
+  it('takes the transfer settings as options (part size in MiB, as the file) over the environment', async () => {
+    const configFile = join(home, 'config.json');
+    await writeFile(configFile, JSON.stringify({ partSize: '8' }));
+    const env = { MISSION_DATA_CONCURRENCY: '3', MISSION_DATA_REQUIRE_CHECKSUM: 'true' };
+    const fromSettings = await createClient({ configFile, env }).config();
+    expect(fromSettings).toMatchObject({
+      concurrency: 3,
+      partSize: 8,
+      requireChecksum: true,
+      connections: 'auto',
+    });
+    const fromOptions = await createClient({
+      configFile,
+      env,
+      concurrency: 5,
+      partSize: '32',
+      connections: 2,
+      requireChecksum: false,
+    }).config();
+    expect(fromOptions).toMatchObject({
+      concurrency: 5,
+      partSize: 32,
+      connections: 2,
+      requireChecksum: false,
+    });
+    expect(fromOptions.sources).toMatchObject({
+      concurrency: 'flag',
+      partSize: 'flag',
+      requireChecksum: 'flag',
+    });
+    await expect(createClient({ configFile, env, connections: 0 }).config()).rejects.toThrow(
+      'Invalid connections "0", set by the --connections flag: must be a whole number from 1 to 64, or auto (measured).',
+    );
+  });
+
   it('download takes names, storage paths and query records, into the data root', async () => {
     const objectUrl = 'http://store.test/objects/one?sig=1';
     const dispatcher = new MswDispatcher([

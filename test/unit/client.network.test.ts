@@ -87,7 +87,7 @@ describe('the client over real sockets', () => {
     const { url } = await serve(() => {
       calls += 1;
     });
-    const client = newClient(url, { idleTimeoutMs: 150, retries: 1 });
+    const client = newClient(url, { timeoutMs: 150, retries: 1 });
     const error = await client
       .resolveDownload(MAG_RECORD.file_path)
       .catch((caught: unknown) => caught as Error);

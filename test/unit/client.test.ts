@@ -825,7 +825,7 @@ describe('transport errors', () => {
     const dispatcher = new FailingDispatcher(
       Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
     );
-    const c = new HttpClient({ url: API, dispatcher, retryBaseMs: 1, connectTimeoutMs: 1500 });
+    const c = new HttpClient({ url: API, dispatcher, retryBaseMs: 1, timeoutMs: 1500 });
     const error = await failure(c.resolveDownload(PATH));
     expect(error).toMatchObject({ code: 'E_TIMEOUT' });
     expect(error.message).toBe(

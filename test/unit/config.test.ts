@@ -223,7 +223,7 @@ describe('everyday configuration (issue 19)', () => {
     const config = await loadConfig({}, { configFile, env: {} });
     expect(config.url).toBe('http://127.0.0.1:8080');
     expect(config.warnings).toEqual([
-      `The configuration file ${configFile} has an unknown setting "colour", ignored. Settings are url, apiKey, dataDir, token, retries, timeout.`,
+      `The configuration file ${configFile} has an unknown setting "colour", ignored. Settings are url, apiKey, dataDir, token, retries, timeout, concurrency, connections, partSize, requireChecksum.`,
     ]);
     await setConfigValue(configFile, 'apiKey', 'secret-key');
     expect(JSON.parse(await readFile(configFile, 'utf8'))).toEqual({
@@ -244,5 +244,88 @@ describe('everyday configuration (issue 19)', () => {
     expect(fromEnv.dataDir).toBe('/home/someone');
     const notHome = await loadConfig({ dataDir: '~other/data' }, { configFile, env: {}, cwd: '/work' });
     expect(notHome.dataDir).toBe('/work/~other/data');
+  });
+});
+
+describe('the transfer settings (concurrency, connections, part size, the checksum requirement)', () => {
+  it('default to 8 files, auto connections, 16 MiB parts and no checksum required', async () => {
+    const config = await loadConfig({}, { env: {}, configFile });
+    expect(config).toMatchObject({
+      concurrency: 8,
+      connections: 'auto',
+      partSize: 16,
+      requireChecksum: false,
+    });
+    expect(config.sources).toMatchObject({
+      concurrency: 'default',
+      connections: 'default',
+      partSize: 'default',
+      requireChecksum: 'default',
+    });
+  });
+
+  it('resolve flag > environment > config file > default, typed', async () => {
+    await writeFile(
+      configFile,
+      JSON.stringify({ concurrency: '3', connections: '4', partSize: '32', requireChecksum: 'true' }),
+    );
+    const fromFile = await loadConfig({}, { env: {}, configFile });
+    expect(fromFile).toMatchObject({ concurrency: 3, connections: 4, partSize: 32, requireChecksum: true });
+    expect(fromFile.sources.partSize).toBe('config file');
+
+    const env = {
+      MISSION_DATA_CONCURRENCY: '5',
+      MISSION_DATA_CONNECTIONS: 'auto',
+      MISSION_DATA_PART_SIZE: '64',
+      MISSION_DATA_REQUIRE_CHECKSUM: 'false',
+    };
+    const fromEnv = await loadConfig({}, { env, configFile });
+    expect(fromEnv).toMatchObject({
+      concurrency: 5,
+      connections: 'auto',
+      partSize: 64,
+      requireChecksum: false,
+    });
+    expect(fromEnv.sources.requireChecksum).toBe('environment (MISSION_DATA_REQUIRE_CHECKSUM)');
+
+    const fromFlag = await loadConfig({ concurrency: '7', connections: '2' }, { env, configFile });
+    expect(fromFlag).toMatchObject({ concurrency: 7, connections: 2, partSize: 64 });
+    expect(fromFlag.sources.concurrency).toBe('flag');
+  });
+
+  it('refuse a bad value from the environment, naming the variable, in the words of the flag check', async () => {
+    const refused = async (variable: string, value: string) =>
+      (await loadConfig({}, { env: { [variable]: value }, configFile }).catch(
+        (error: unknown) => error,
+      )) as Error;
+    expect(await refused('MISSION_DATA_CONCURRENCY', '0')).toMatchObject({
+      code: 'E_CONFIG',
+      message:
+        'Invalid concurrency "0", set by the MISSION_DATA_CONCURRENCY environment variable: must be a whole number from 1 to 64.',
+    });
+    expect((await refused('MISSION_DATA_CONNECTIONS', 'many')).message).toBe(
+      'Invalid connections "many", set by the MISSION_DATA_CONNECTIONS environment variable: must be a whole number from 1 to 64, or auto (measured).',
+    );
+    expect((await refused('MISSION_DATA_PART_SIZE', '2048')).message).toBe(
+      'Invalid part-size "2048", set by the MISSION_DATA_PART_SIZE environment variable: must be a whole number from 1 to 1024.',
+    );
+    expect((await refused('MISSION_DATA_REQUIRE_CHECKSUM', 'yes')).message).toBe(
+      'Invalid require-checksum "yes", set by the MISSION_DATA_REQUIRE_CHECKSUM environment variable: must be true or false.',
+    );
+  });
+
+  it('refuse a bad value in the config file, naming the file, and in config set', async () => {
+    await writeFile(configFile, JSON.stringify({ partSize: '0', requireChecksum: 'on' }));
+    const error = (await loadConfig({}, { env: {}, configFile }).catch((caught: unknown) => caught)) as Error;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      `The configuration file ${configFile} is malformed: partSize must be a whole number from 1 to 1024; requireChecksum must be true or false.`,
+    );
+    expect(() => checkSetting('connections', '65')).toThrow(
+      'Invalid connections "65": must be a whole number from 1 to 64, or auto (measured).',
+    );
+    await writeFile(configFile, '{}');
+    await setConfigValue(configFile, 'concurrency', '12');
+    expect(await readConfigFile(configFile)).toMatchObject({ concurrency: '12' });
   });
 });

@@ -8,12 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestSettings } from '../../src/core/settings.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp } from '../../src/download/types.js';
 import type { RequestLogEntry } from '../../src/server/index.js';
 import { HttpClient } from '../../src/service/client.js';
 import { type ShapingProxy, startShapingProxy } from '../helpers/shaping.js';
 import { makeTempDir, putStoreFile, startTestServer, type TestServer } from '../server/helpers.js';
+
+/** Retries as the client's, with backoff short enough for a test. */
+const REQUESTS = requestSettings({ retryBaseMs: 1 });
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -97,7 +101,12 @@ describe('adaptive connections over a shaped link', () => {
     log.length = 0;
     const { http, counting, seen } = countingClient(proxy.url);
     try {
-      const [result] = await downloadFiles(counting, [path], { dataDir, partSize, connections });
+      const [result] = await downloadFiles(counting, [path], {
+        requests: REQUESTS,
+        dataDir,
+        partSize,
+        connections,
+      });
       expect(result).toMatchObject({ status: 'downloaded', verified: true });
       expect((await readFile(join(dataDir, path))).equals(body)).toBe(true);
     } finally {
@@ -147,6 +156,7 @@ describe('adaptive connections over a shaped link', () => {
         const { http, counting, seen } = countingClient(proxy.url);
         try {
           const [result] = await downloadFiles(counting, [LARGE], {
+            requests: REQUESTS,
             dataDir: root,
             partSize: 256 * KIB,
             connections: 'auto',

@@ -10,6 +10,7 @@ import { crc32 } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePathList } from '../../src/cli/commands/download-input.js';
 import { AbortedError, ApiError, NetworkError, UsageError, ValidationError } from '../../src/core/errors.js';
+import { requestSettings } from '../../src/core/settings.js';
 import { partPath, recordPath } from '../../src/data-root/part-names.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp, DownloadProgress } from '../../src/download/types.js';
@@ -17,6 +18,9 @@ import { readableBody } from '../../src/http/body.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { HttpClient } from '../../src/service/client.js';
 import { pattern } from '../helpers/bytes.js';
+
+/** Retries as the client's, with backoff short enough for a test. */
+const REQUESTS = requestSettings({ retries: 3, retryBaseMs: 1, maxRetryAfterMs: 10 });
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const PATH_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -160,7 +164,6 @@ function fakeClient(server: ObjectServer): DownloadHttp & { resolved: string[] }
   const resolved: string[] = [];
   return {
     resolved,
-    retryPolicy: { retries: 3, retryBaseMs: 1, maxRetryAfterMs: 10 },
     async resolveDownload(path: string, signal?: AbortSignal) {
       signal?.throwIfAborted();
       resolved.push(path);
@@ -230,7 +233,10 @@ describe('downloadFiles', () => {
     const b = pattern(1000, 2);
     server.objects.set(PATH_A, a);
     server.objects.set(PATH_B, b);
-    const results = await downloadFiles(fakeClient(server), [PATH_A, NAME_B], { dataDir: root });
+    const results = await downloadFiles(fakeClient(server), [PATH_A, NAME_B], {
+      requests: REQUESTS,
+      dataDir: root,
+    });
     expect(results.map((result) => [result.path, result.status, result.bytes])).toEqual([
       [PATH_A, 'downloaded', a.length],
       [PATH_B, 'downloaded', b.length],
@@ -242,7 +248,7 @@ describe('downloadFiles', () => {
 
   it('downloads an empty file', async () => {
     server.objects.set(PATH_A, Buffer.alloc(0));
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('downloaded');
     expect((await readFile(join(root, PATH_A))).length).toBe(0);
   });
@@ -251,7 +257,7 @@ describe('downloadFiles', () => {
     const body = pattern(2 * 1024 * 1024 + 5, 3);
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { dropAfter: 700_000, times: 2 });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('downloaded');
     expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
     const ranges = server.requests.map((request) => request.range);
@@ -268,7 +274,7 @@ describe('downloadFiles', () => {
     const body = pattern(1024 * 1024, 4);
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { dropAfter: 300_000, ignoreRange: true });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('downloaded');
     expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
     expect(server.requests).toHaveLength(2);
@@ -278,7 +284,7 @@ describe('downloadFiles', () => {
     const body = pattern(500_000, 5);
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { dropAfter: 1000, times: 20 });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('downloaded');
     expect(md5(await readFile(join(root, PATH_A)))).toBe(md5(body));
     expect(server.requests).toHaveLength(21);
@@ -292,7 +298,11 @@ describe('downloadFiles', () => {
     await writeFile(destination, 'previous contents');
     // After the first answer's 1,000 bytes, every answer ends before its first byte.
     server.behaviours.set(PATH_A, { dropAfter: 1000, times: 1, thenDropAfter: 0 });
-    const [result] = await downloadFiles(client, [PATH_A], { dataDir: root, force: true });
+    const [result] = await downloadFiles(client, [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+      force: true,
+    });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_INCOMPLETE' });
     expect(result?.error?.message).toContain('received 1000 of 500000 bytes');
@@ -312,7 +322,7 @@ describe('downloadFiles', () => {
   it('refuses a 206 whose Content-Range does not start where it asked', async () => {
     server.objects.set(PATH_A, pattern(100_000, 6));
     server.behaviours.set(PATH_A, { dropAfter: 10_000, contentRange: 'bytes 0-99999/100000' });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_PROTOCOL' });
     expect(result?.error?.message).toMatch(
@@ -328,21 +338,34 @@ describe('downloadFiles', () => {
     const destination = join(root, PATH_A);
     await mkdir(dirname(destination), { recursive: true });
     await writeFile(destination, 'old');
-    const [checked] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [checked] = await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+    });
     expect(checked).toMatchObject({ status: 'replaced', bytes: body.length, verified: true });
     expect(await readFile(destination)).toEqual(body);
     server.requests.length = 0;
-    const [skipped] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [skipped] = await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+    });
     expect(skipped).toMatchObject({ status: 'skipped', bytes: 0, verified: true, localPath: destination });
     expect(server.requests).toHaveLength(0);
-    const [forced] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root, force: true });
+    const [forced] = await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+      force: true,
+    });
     expect(forced).toMatchObject({ status: 'replaced', bytes: body.length });
     expect(await readFile(destination)).toEqual(body);
   });
 
   it('reports a missing file as failed, with the others downloaded', async () => {
     server.objects.set(PATH_B, pattern(10, 8));
-    const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], { dataDir: root });
+    const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], {
+      requests: REQUESTS,
+      dataDir: root,
+    });
     expect(results.map((result) => result.status)).toEqual(['failed', 'downloaded']);
     expect(results[0]?.error).toMatchObject({ code: 'E_NOT_FOUND' });
     expect(existsSync(join(root, PATH_A))).toBe(false);
@@ -367,7 +390,11 @@ describe('downloadFiles', () => {
       },
       getObject: () => Promise.reject(new Error('never reached')),
     };
-    const results = await downloadFiles(refusing, paths, { dataDir: root, concurrency: 2 });
+    const results = await downloadFiles(refusing, paths, {
+      requests: REQUESTS,
+      dataDir: root,
+      concurrency: 2,
+    });
     // At most the two files started together find the service unreachable; nothing is asked after that.
     expect(asked.length).toBeGreaterThanOrEqual(1);
     expect(asked.length).toBeLessThanOrEqual(2);
@@ -386,6 +413,7 @@ describe('downloadFiles', () => {
   it('goes on after a file the service does not have: only an unreachable service stops a batch', async () => {
     server.objects.set(PATH_B, pattern(10, 8));
     const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], {
+      requests: REQUESTS,
       dataDir: root,
       concurrency: 1,
     });
@@ -395,7 +423,10 @@ describe('downloadFiles', () => {
   it('downloads the same file given twice (as name and as path) once', async () => {
     server.objects.set(PATH_A, pattern(10, 9));
     const client = fakeClient(server);
-    const results = await downloadFiles(client, [NAME_A, PATH_A, NAME_A], { dataDir: root });
+    const results = await downloadFiles(client, [NAME_A, PATH_A, NAME_A], {
+      requests: REQUESTS,
+      dataDir: root,
+    });
     expect(results).toHaveLength(1);
     expect(client.resolved).toEqual([PATH_A]);
     expect(server.requests).toHaveLength(1);
@@ -407,6 +438,7 @@ describe('downloadFiles', () => {
       client,
       [PATH_A, 'imap_xyz_l1a_norm_20240101_20240101_v01-00.cdf', '../x'],
       {
+        requests: REQUESTS,
         dataDir: root,
       },
     );
@@ -430,7 +462,11 @@ describe('downloadFiles', () => {
     server.gate = new Promise((done) => {
       open = done;
     });
-    const running = downloadFiles(fakeClient(server), paths, { dataDir: root, concurrency: 3 });
+    const running = downloadFiles(fakeClient(server), paths, {
+      requests: REQUESTS,
+      dataDir: root,
+      concurrency: 3,
+    });
     // Every worker is parked at the gate once three requests have arrived.
     for (let wait = 0; wait < 200 && server.requests.length < 3; wait += 1) {
       await new Promise((done) => setTimeout(done, 10));
@@ -449,6 +485,7 @@ describe('downloadFiles', () => {
     const controller = new AbortController();
     const events: DownloadProgress[] = [];
     const results = await downloadFiles(fakeClient(server), [PATH_A, PATH_B], {
+      requests: REQUESTS,
       dataDir: root,
       concurrency: 1,
       signal: controller.signal,
@@ -475,6 +512,7 @@ describe('downloadFiles', () => {
     server.behaviours.set(PATH_A, { hangAfter: 9 * MIB });
     const controller = new AbortController();
     const running = downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 1,
       signal: controller.signal,
@@ -497,7 +535,11 @@ describe('downloadFiles', () => {
     const body = pattern(3 * 1024 * 1024, 12);
     server.objects.set(PATH_A, body);
     const events: DownloadProgress[] = [];
-    await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root, onProgress: (e) => events.push(e) });
+    await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+      onProgress: (e) => events.push(e),
+    });
     const moving = events.filter((event) => !event.done);
     expect(moving.length).toBeGreaterThan(1);
     expect(moving.at(-1)).toMatchObject({ received: body.length, total: body.length });
@@ -555,7 +597,7 @@ describe('integrity', () => {
     const body = pattern(300_000, 21);
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { corrupt: 1 });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: true });
     expect(await readFile(join(root, PATH_A))).toEqual(body);
     expect(server.requests).toHaveLength(2);
@@ -564,7 +606,7 @@ describe('integrity', () => {
   it('fails with E_CHECKSUM when the bytes never match, leaving neither the file nor its part', async () => {
     server.objects.set(PATH_A, pattern(300_000, 22));
     server.behaviours.set(PATH_A, { corrupt: 100 });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'failed', verified: false, error: { code: 'E_CHECKSUM' } });
     expect(result?.error?.message).toMatch(/do not match the object's MD5 from its (ETag|Content-MD5)/);
     expect(await filesUnder(root, { parts: true })).toEqual([]);
@@ -574,7 +616,7 @@ describe('integrity', () => {
     const good = pattern(300_000, 24);
     server.objects.set(PATH_A, good);
     server.behaviours.set(PATH_A, { wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(good) } });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: true });
     expect(await readFile(join(root, PATH_A))).toEqual(good);
     // A CRC-32 that does not describe the bytes fails the download although the ETag's MD5 matches them:
@@ -582,7 +624,7 @@ describe('integrity', () => {
     const other = pattern(300_000, 25);
     server.objects.set(PATH_B, other);
     server.behaviours.set(PATH_B, { wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(good) } });
-    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { dataDir: root });
+    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { requests: REQUESTS, dataDir: root });
     expect(bad).toMatchObject({ status: 'failed', error: { code: 'E_CHECKSUM' } });
     expect(bad?.error?.message).toMatch(/do not match the object's CRC32 from its x-amz-checksum-crc32/);
     expect(existsSync(join(root, PATH_B))).toBe(false);
@@ -608,6 +650,7 @@ describe('integrity', () => {
       server.behaviours.set(path, { corrupt, wholeHeaders: { 'x-amz-checksum-crc32': crc32Base64(body) } });
       server.requests.length = 0;
       const [result] = await downloadFiles(fakeClient(server), [path], {
+        requests: REQUESTS,
         dataDir: root,
         connections,
         partSize: 1024 * 1024,
@@ -622,12 +665,12 @@ describe('integrity', () => {
   it('hashes a large object on a thread of its own, and still catches one damaged byte', async () => {
     const body = pattern(9 * 1024 * 1024, 44);
     server.objects.set(PATH_A, body);
-    const [good] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [good] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(good).toMatchObject({ status: 'downloaded', verified: true });
     expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
     server.objects.set(PATH_B, pattern(9 * 1024 * 1024, 45));
     server.behaviours.set(PATH_B, { corrupt: 100 });
-    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { dataDir: root });
+    const [bad] = await downloadFiles(fakeClient(server), [PATH_B], { requests: REQUESTS, dataDir: root });
     expect(bad).toMatchObject({ status: 'failed', error: { code: 'E_CHECKSUM' } });
     expect(existsSync(join(root, PATH_B))).toBe(false);
   });
@@ -635,11 +678,11 @@ describe('integrity', () => {
   it('downloads without a checksum when the store states none, and says the file is not verified', async () => {
     server.objects.set(PATH_A, pattern(1000, 23));
     server.behaviours.set(PATH_A, { etag: '"opaque-1"' });
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: false });
     // Not verified, so not trusted next time: the file is checked against the store again.
     server.requests.length = 0;
-    const [again] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [again] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(again).toMatchObject({ status: 'replaced' });
     expect(server.requests.length).toBeGreaterThan(0);
   });
@@ -650,22 +693,24 @@ describe('integrity', () => {
     const destination = join(root, PATH_A);
     await mkdir(dirname(destination), { recursive: true });
     await writeFile(destination, body.subarray(0, 1000));
-    expect((await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root }))[0]?.status).toBe(
-      'replaced',
-    );
+    expect(
+      (await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root }))[0]?.status,
+    ).toBe('replaced');
     expect(await readFile(destination)).toEqual(body);
     const edited = Buffer.from(body);
     edited[5] = (edited[5] ?? 0) ^ 1;
     await writeFile(destination, edited);
-    expect((await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root }))[0]?.status).toBe(
-      'replaced',
-    );
+    expect(
+      (await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root }))[0]?.status,
+    ).toBe('replaced');
     expect(await readFile(destination)).toEqual(body);
     // Placed by hand with the right bytes: checked (one ranged byte and a local hash), then trusted.
     await rm(join(root, '.mission-data'), { recursive: true });
     await writeFile(destination, body);
     server.requests.length = 0;
-    expect((await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root }))[0]).toMatchObject({
+    expect(
+      (await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root }))[0],
+    ).toMatchObject({
       status: 'skipped',
       verified: true,
     });
@@ -678,6 +723,7 @@ describe('integrity', () => {
     server.behaviours.set(PATH_A, { hangAfter: 700_000 });
     const controller = new AbortController();
     await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       signal: controller.signal,
       onProgress: (event) => {
@@ -693,7 +739,7 @@ describe('integrity', () => {
     server.behaviours.delete(PATH_A);
     server.sent.clear();
     server.requests.length = 0;
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: body.length - onDisk });
     expect(server.sent.get(PATH_A)).toBe(body.length - onDisk);
     expect(server.requests).toEqual([{ path: PATH_A, range: `bytes=${onDisk}-` }]);
@@ -713,7 +759,7 @@ describe('integrity', () => {
     );
     const current = pattern(100_000, 27);
     server.objects.set(PATH_A, current);
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: true });
     expect(await readFile(destination)).toEqual(current);
     // The resume asked for the old version (If-Match), got 412, and fetched the new one whole.
@@ -736,7 +782,7 @@ describe('integrity', () => {
       `${leftover}.json`,
       JSON.stringify({ etag: `"${md5(body)}"`, size: body.length, written: 40_000, pid, host: hostname() }),
     );
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: 60_000 });
     expect(server.requests).toEqual([{ path: PATH_A, range: 'bytes=40000-' }]);
     expect(server.sent.get(PATH_A)).toBe(60_000);
@@ -757,7 +803,7 @@ describe('integrity', () => {
     await symlink(victim, `${destination}.part`);
     const body = pattern(5000, 28);
     server.objects.set(PATH_A, body);
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result?.status).toBe('downloaded');
     expect(await readFile(victim, 'utf8')).toBe('precious');
     expect((await lstat(destination)).isFile()).toBe(true);
@@ -770,7 +816,7 @@ describe('integrity', () => {
     await mkdir(join(root, 'imap', 'mag'), { recursive: true });
     await symlink(outside, join(root, 'imap', 'mag', 'l1a'));
     server.objects.set(PATH_A, pattern(100, 29));
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: root });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
     expect(result).toMatchObject({ status: 'failed', error: { code: 'E_UNSAFE_PATH' } });
     expect(result?.error?.message).toContain(join(root, 'imap', 'mag', 'l1a'));
     expect(result?.error?.message).toContain('outside the data root');
@@ -783,7 +829,10 @@ describe('integrity', () => {
     const linked = join(root, 'linked-root');
     await symlink(real, linked);
     server.objects.set(PATH_A, pattern(100, 30));
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { dataDir: linked });
+    const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: linked,
+    });
     expect(result?.status).toBe('downloaded');
     expect(await readFile(join(real, PATH_A))).toEqual(pattern(100, 30));
     await rm(real, { recursive: true, force: true });
@@ -794,9 +843,10 @@ describe('integrity', () => {
     await writeFile(blocker, 'x');
     server.objects.set(PATH_A, pattern(100, 31));
     const client = fakeClient(server);
-    const error = await downloadFiles(client, [PATH_A], { dataDir: join(blocker, 'data') }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await downloadFiles(client, [PATH_A], {
+      requests: REQUESTS,
+      dataDir: join(blocker, 'data'),
+    }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'E_DATA_ROOT' });
     expect((error as Error).message).toMatch(
       /^Cannot make the data root .*a-file\/data: .*a-file is a file, not a folder\.$/,
@@ -808,8 +858,8 @@ describe('integrity', () => {
     const body = pattern(1024 * 1024, 32);
     server.objects.set(PATH_A, body);
     const [first, second] = await Promise.all([
-      downloadFiles(fakeClient(server), [PATH_A], { dataDir: root }),
-      downloadFiles(fakeClient(server), [PATH_A], { dataDir: root }),
+      downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root }),
+      downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root }),
     ]);
     expect([first?.[0]?.status, second?.[0]?.status].sort()).toEqual(['downloaded', 'skipped']);
     expect(await readFile(join(root, PATH_A))).toEqual(body);
@@ -848,6 +898,7 @@ describe('parallel ranged downloads', () => {
       while (server.inFlight < 3 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 5));
     };
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 4,
       partSize: MIB,
@@ -879,6 +930,7 @@ describe('parallel ranged downloads', () => {
     // The first two answers (the first part, and the first range asked for) break off after 300,000 bytes.
     server.behaviours.set(PATH_A, { dropAfter: 300_000, times: 2 });
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 2,
       partSize: MIB,
@@ -898,6 +950,7 @@ describe('parallel ranged downloads', () => {
     server.behaviours.set(PATH_A, { hangAfter: 2 * MIB });
     const controller = new AbortController();
     await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 1,
       signal: controller.signal,
@@ -913,6 +966,7 @@ describe('parallel ranged downloads', () => {
     server.behaviours.delete(PATH_A);
     server.requests.length = 0;
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,
@@ -938,6 +992,7 @@ describe('parallel ranged downloads', () => {
     server.behaviours.set(PATH_A, { hangFirstAfter: 100_000 });
     const controller = new AbortController();
     await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,
@@ -963,6 +1018,7 @@ describe('parallel ranged downloads', () => {
     expect(record).toMatchObject({ written: 100_000, parts: [[MIB, 6 * MIB]] });
     server.requests.length = 0;
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,
@@ -986,6 +1042,7 @@ describe('parallel ranged downloads', () => {
     const record = { etag: `"${md5(body)}"`, size: body.length, written: 0, parts: [[MIB, 6 * MIB]] };
     await writeFile(`${leftover}.json`, JSON.stringify({ ...record, pid: 1, host: hostname() }));
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,
@@ -1005,6 +1062,7 @@ describe('parallel ranged downloads', () => {
     await handle.write(Buffer.alloc(1000), 0, 1000, 3 * MIB);
     await handle.close();
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,
@@ -1017,7 +1075,11 @@ describe('parallel ranged downloads', () => {
     const body = pattern(3 * MIB, 42);
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { noAcceptRanges: true });
-    const [result] = await downloadFiles(objectClient(), [PATH_A], { dataDir: root, partSize: MIB });
+    const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
+      dataDir: root,
+      partSize: MIB,
+    });
     expect(result).toMatchObject({ status: 'downloaded', verified: true });
     expect(server.requests).toEqual([{ path: PATH_A, range: '' }]);
     expect((await readFile(join(root, PATH_A))).equals(body)).toBe(true);
@@ -1028,6 +1090,7 @@ describe('parallel ranged downloads', () => {
     server.objects.set(PATH_A, body);
     server.behaviours.set(PATH_A, { ignoreRange: true });
     const [result] = await downloadFiles(objectClient(), [PATH_A], {
+      requests: REQUESTS,
       dataDir: root,
       connections: 3,
       partSize: MIB,

@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import type { Peer } from '../../src/core/errors.js';
 import { transportError } from '../../src/http/failures.js';
 
-const timeouts = { connectMs: 10_000, idleMs: 30_000 };
+const timeoutMs = 10_000;
 const failure = (url: string, code: string, peer: Peer = 'service') =>
   transportError({
     method: 'GET',
     url: new URL(url),
     error: Object.assign(new Error('other side closed'), { code }),
     peer,
-    timeouts,
+    timeoutMs,
   }) as Error & { hint?: string };
 
 describe('a plain http URL whose connection is reset or answered with no HTTP', () => {

@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
+import { requestSettings } from '../../src/core/settings.js';
 import { parseName } from '../../src/naming/names.js';
 import { previewUploads, type UploadHttp, uploadFiles } from '../../src/upload/engine.js';
+
+/** Retries as the client's, with backoff short enough for a test. */
+const REQUESTS = requestSettings({ retryBaseMs: 1 });
 
 const L1A = 'imap_mag_l1a_norm_20250410_20250410_v01-00.cdf';
 const L1A_KEY = `imap/mag/l1a/2025/04/${L1A}`;
@@ -75,7 +79,7 @@ describe('a file found in a folder that disagrees with its name', () => {
   ])('%s is refused before any request, with the expected path', async (_case, path, why) => {
     const found = await place(join(dataDir, ...path.split('/')));
     const client = recordingClient();
-    const error = await refusal(uploadFiles(client, [path], { dataDir, cwd: home }));
+    const error = await refusal(uploadFiles(client, [path], { requests: REQUESTS, dataDir, cwd: home }));
     expect(error.code).toBe('E_WRONG_FOLDER');
     expect(error.problems).toEqual([
       `${found} is in the wrong folder: ${why}; expected ${join(dataDir, ...L1A_KEY.split('/'))}.`,
@@ -87,14 +91,20 @@ describe('a file found in a folder that disagrees with its name', () => {
   it('is refused when reached from the working directory inside the data root', async () => {
     await place(join(dataDir, 'imap/mag/l1b/2025/04', L1A));
     const error = await refusal(
-      uploadFiles(recordingClient(), [`04/${L1A}`], { dataDir, cwd: join(dataDir, 'imap/mag/l1b/2025') }),
+      uploadFiles(recordingClient(), [`04/${L1A}`], {
+        requests: REQUESTS,
+        dataDir,
+        cwd: join(dataDir, 'imap/mag/l1b/2025'),
+      }),
     );
     expect(error.problems[0]).toContain(`expected ${join(dataDir, 'imap/mag/l1a/2025/04', L1A)}`);
   });
 
   it('is refused in a tree of the layout outside the data root too', async () => {
     const found = await place(join(home, 'products', 'imap/mag/l1b/2025/04', L1A));
-    const error = await refusal(uploadFiles(recordingClient(), [found], { dataDir, cwd: home }));
+    const error = await refusal(
+      uploadFiles(recordingClient(), [found], { requests: REQUESTS, dataDir, cwd: home }),
+    );
     expect(error.problems).toEqual([
       expect.stringContaining(`expected ${join(home, 'products', ...L1A_KEY.split('/'))}.`),
     ]);
@@ -104,7 +114,12 @@ describe('a file found in a folder that disagrees with its name', () => {
     const path = `imap/mag/l1b/2025/04/${L1A}`;
     await place(join(dataDir, ...path.split('/')));
     const client = recordingClient();
-    const results = await uploadFiles(client, [path], { dataDir, cwd: home, ignoreFolder: true });
+    const results = await uploadFiles(client, [path], {
+      requests: REQUESTS,
+      dataDir,
+      cwd: home,
+      ignoreFolder: true,
+    });
     expect(results).toMatchObject([{ key: L1A_KEY, status: 'uploaded', bytes: 5 }]);
     expect(client.presigned).toEqual([L1A_KEY]);
   });
@@ -117,7 +132,11 @@ describe('a file found in a folder that disagrees with its name', () => {
       join(home, 'out', 'april', 'imap_mag_l2_norm_20250410_20250410_v01-00.cdf'),
     );
     const client = recordingClient();
-    const results = await uploadFiles(client, [L1A_KEY, loose, elsewhere], { dataDir, cwd: home });
+    const results = await uploadFiles(client, [L1A_KEY, loose, elsewhere], {
+      requests: REQUESTS,
+      dataDir,
+      cwd: home,
+    });
     expect(results.map((result) => result.status)).toEqual(['uploaded', 'uploaded', 'uploaded']);
   });
 
@@ -145,7 +164,7 @@ describe('a name whose end date is before its start date', () => {
 
   it('is refused by upload with both dates, before any file access or request', async () => {
     const client = recordingClient();
-    const error = await refusal(uploadFiles(client, [REVERSED], { dataDir, cwd: home }));
+    const error = await refusal(uploadFiles(client, [REVERSED], { requests: REQUESTS, dataDir, cwd: home }));
     expect(error.problems).toEqual([
       `${REVERSED}: Invalid dates: the end date 20250401 is before the start date 20250410.`,
     ]);
@@ -154,11 +173,16 @@ describe('a name whose end date is before its start date', () => {
 
   it('is refused for an ancillary name with two dates, not for one with a single date', async () => {
     const error = await refusal(
-      uploadFiles(recordingClient(), ['imap_mag_cal_20250410_20250101_v01-00.json'], { dataDir, cwd: home }),
+      uploadFiles(recordingClient(), ['imap_mag_cal_20250410_20250101_v01-00.json'], {
+        requests: REQUESTS,
+        dataDir,
+        cwd: home,
+      }),
     );
     expect(error.problems[0]).toMatch(/end date 20250101 is before the start date 20250410/);
     await place(join(dataDir, 'imap_mag_cal_20250410_v01-00.json'));
     const results = await uploadFiles(recordingClient(), ['imap_mag_cal_20250410_v01-00.json'], {
+      requests: REQUESTS,
       dataDir,
       cwd: home,
     });

@@ -13,6 +13,7 @@ import {
   type MissionDataError,
   ValidationError,
 } from '../../src/core/errors.js';
+import { requestSettings } from '../../src/core/settings.js';
 import { readableBody } from '../../src/http/body.js';
 import { HttpClient } from '../../src/service/client.js';
 import {
@@ -21,6 +22,9 @@ import {
   type UploadProgress,
   uploadFiles,
 } from '../../src/upload/engine.js';
+
+/** Retries as the client's, with backoff short enough for a test. */
+const REQUESTS = requestSettings({ retryBaseMs: 1 });
 
 const NAME_A = 'imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const KEY_A = `imap/mag/l1a/2024/01/${NAME_A}`;
@@ -127,7 +131,7 @@ describe('uploadFiles', () => {
   it('finds a path inside the data root and sends it with its length and MD5', async () => {
     await place(join(dataDir, KEY_A), 'mag data');
     const client = fakeClient();
-    const results = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    const results = await uploadFiles(client, [KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(results).toEqual([{ localPath: join(dataDir, KEY_A), key: KEY_A, status: 'uploaded', bytes: 8 }]);
     expect(client.stored).toEqual([
       {
@@ -143,7 +147,12 @@ describe('uploadFiles', () => {
   it('sends no MD5 with checksum: false, and the same bytes', async () => {
     await place(join(dataDir, KEY_A), 'mag data');
     const client = fakeClient();
-    const results = await uploadFiles(client, [KEY_A], { dataDir, cwd: home, checksum: false });
+    const results = await uploadFiles(client, [KEY_A], {
+      requests: REQUESTS,
+      dataDir,
+      cwd: home,
+      checksum: false,
+    });
     expect(results).toMatchObject([{ status: 'uploaded', bytes: 8 }]);
     expect(client.stored).toEqual([
       expect.objectContaining({ body: Buffer.from('mag data'), size: 8, contentMd5: undefined }),
@@ -158,6 +167,7 @@ describe('uploadFiles', () => {
     const absolute = await place(join(home, 'abs', ANCILLARY), '{}');
     const client = fakeClient();
     const results = await uploadFiles(client, [NAME_A, `elsewhere/${NAME_B}`, absolute], {
+      requests: REQUESTS,
       dataDir,
       cwd: home,
     });
@@ -177,14 +187,14 @@ describe('uploadFiles', () => {
   it('finds a bare file name at its place in the local layout', async () => {
     await place(join(dataDir, ...KEY_A.split('/')), 'where download puts it');
     const client = fakeClient();
-    const [result] = await uploadFiles(client, [NAME_A], { dataDir, cwd: home });
+    const [result] = await uploadFiles(client, [NAME_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(result).toMatchObject({ status: 'uploaded', localPath: join(dataDir, ...KEY_A.split('/')) });
     expect(client.stored[0]?.body.toString()).toBe('where download puts it');
   });
 
   it('names every place it looked when a file is missing, with the expected layout as a hint', async () => {
     const client = fakeClient();
-    const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    const [result] = await uploadFiles(client, [KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(result?.status).toBe('failed');
     expect(result?.error?.message).toContain(join(dataDir, KEY_A));
     expect(result?.error?.message).toContain(join(home, KEY_A));
@@ -207,7 +217,7 @@ describe('uploadFiles', () => {
         'notes.txt',
         'imap_mag_l0_raw_20240101_20240101_v01-00.cdf',
       ],
-      { dataDir, cwd: home },
+      { requests: REQUESTS, dataDir, cwd: home },
     );
     const error = (await attempt.catch((e: unknown) => e)) as ValidationError;
     expect(error).toBeInstanceOf(ValidationError);
@@ -224,7 +234,7 @@ describe('uploadFiles', () => {
     await place(join(dataDir, KEY_A), 'same bytes');
     await place(join(dataDir, KEY_B), 'b');
     const client = fakeClient({ [KEY_A]: 'same bytes' });
-    const results = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home });
+    const results = await uploadFiles(client, [KEY_A, KEY_B], { requests: REQUESTS, dataDir, cwd: home });
     expect(results.map((result) => result.status)).toEqual(['exists', 'uploaded']);
     expect(results[0]?.error).toBeUndefined();
     expect(client.probes).toEqual([`${KEY_A} 0-0`]);
@@ -235,7 +245,11 @@ describe('uploadFiles', () => {
     await place(join(dataDir, KEY_A), 'local bytes');
     await place(join(dataDir, KEY_B), 'b');
     const client = fakeClient({ [KEY_A]: 'other bytes', [KEY_B]: 'a longer stored file' });
-    const [sameSize, otherSize] = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home });
+    const [sameSize, otherSize] = await uploadFiles(client, [KEY_A, KEY_B], {
+      requests: REQUESTS,
+      dataDir,
+      cwd: home,
+    });
     expect(sameSize).toMatchObject({ status: 'failed', error: { code: 'E_ALREADY_EXISTS', status: 409 } });
     const localMd5 = createHash('md5').update('local bytes').digest('hex');
     const storedMd5 = createHash('md5').update('other bytes').digest('hex');
@@ -250,7 +264,7 @@ describe('uploadFiles', () => {
   it('fails a stored file whose ETag is no MD5 (multipart): its bytes cannot be compared', async () => {
     await place(join(dataDir, KEY_A), 'abc');
     const client = fakeClient({ [KEY_A]: { bytes: 'abc', etag: '"0123456789abcdef0123456789abcdef-2"' } });
-    const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    const [result] = await uploadFiles(client, [KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(result?.status).toBe('failed');
     expect(result?.error?.message).toContain('the store states no MD5');
   });
@@ -259,6 +273,7 @@ describe('uploadFiles', () => {
     await place(join(dataDir, KEY_A), Buffer.alloc(3 * 1024 * 1024, 7));
     const events: UploadProgress[] = [];
     await uploadFiles(fakeClient(), [KEY_A], {
+      requests: REQUESTS,
       dataDir,
       cwd: home,
       onProgress: (event) => events.push(event),
@@ -287,7 +302,12 @@ describe('uploadFiles', () => {
           { route: 'upload' },
         );
       };
-      const results = await uploadFiles(client, keys, { dataDir, cwd: home, concurrency: 1 });
+      const results = await uploadFiles(client, keys, {
+        requests: REQUESTS,
+        dataDir,
+        cwd: home,
+        concurrency: 1,
+      });
       expect(client.presigned).toEqual([KEY_A]);
       expect(results.map((result) => result.status)).toEqual(['failed', 'failed', 'failed']);
       expect(results[1]?.error).toMatchObject({ code: 'E_NOT_ATTEMPTED', message: `not attempted: ${why}` });
@@ -310,14 +330,19 @@ describe('uploadFiles', () => {
       }
       return put(url, options);
     };
-    const results = await uploadFiles(client, [KEY_A, KEY_B], { dataDir, cwd: home, concurrency: 1 });
+    const results = await uploadFiles(client, [KEY_A, KEY_B], {
+      requests: REQUESTS,
+      dataDir,
+      cwd: home,
+      concurrency: 1,
+    });
     expect(results.map((result) => result.status)).toEqual(['failed', 'uploaded']);
   });
 
   it('sends the same file given twice once', async () => {
     await place(join(dataDir, KEY_A), 'a');
     const client = fakeClient();
-    const results = await uploadFiles(client, [KEY_A, KEY_A], { dataDir, cwd: home });
+    const results = await uploadFiles(client, [KEY_A, KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(results).toHaveLength(1);
     expect(client.presigned).toEqual([KEY_A]);
   });
@@ -330,7 +355,7 @@ describe('uploadFiles', () => {
       await appendFile(path, 'more');
       return put(url, options);
     };
-    const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    const [result] = await uploadFiles(client, [KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(result?.status).toBe('failed');
     expect(result?.error).toMatchObject({ code: 'E_FILE_CHANGED' });
     expect(result?.error?.message).toContain('changed while it was being uploaded');
@@ -345,7 +370,7 @@ describe('uploadFiles', () => {
       await writeFile(path, 'short');
       return put(url, options);
     };
-    const [result] = await uploadFiles(client, [KEY_A], { dataDir, cwd: home });
+    const [result] = await uploadFiles(client, [KEY_A], { requests: REQUESTS, dataDir, cwd: home });
     expect(result?.error).toMatchObject({ code: 'E_FILE_CHANGED' });
   });
 
@@ -356,6 +381,7 @@ describe('uploadFiles', () => {
     controller.abort(new Error('Interrupted by SIGINT'));
     const client = fakeClient();
     const results = await uploadFiles(client, [KEY_A, KEY_B], {
+      requests: REQUESTS,
       dataDir,
       cwd: home,
       signal: controller.signal,
@@ -422,6 +448,7 @@ describe('uploadFiles with the HTTP client', () => {
     const events: UploadProgress[] = [];
     try {
       const [result] = await uploadFiles(http, [KEY_A], {
+        requests: REQUESTS,
         dataDir,
         cwd: home,
         onProgress: (e) => events.push(e),

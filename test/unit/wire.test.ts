@@ -70,8 +70,8 @@ async function rawServer(script: Script): Promise<{ url: string; seen: Seen[]; s
   return { url: `http://127.0.0.1:${port}`, seen, sockets };
 }
 
-function client(idleMs = 2_000): WireClient {
-  const made = new WireClient({ connectMs: 2_000, idleMs });
+function client(timeoutMs = 2_000): WireClient {
+  const made = new WireClient({ timeoutMs });
   clients.push(made);
   return made;
 }

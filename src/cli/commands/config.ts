@@ -15,6 +15,7 @@ import {
   unsetConfigValue,
 } from '../../core/config.js';
 import { UsageError } from '../../core/errors.js';
+import { settingSpec } from '../../core/settings.js';
 import type { CommandIO, GlobalOptions } from '../io.js';
 
 /** Maps a typed setting name (`api-key`, `apiKey`) to the setting, or throws a usage error listing the valid ones. */
@@ -30,7 +31,7 @@ export function settingName(key: string): SettingName {
 
 /** Settings shown masked: they authorize requests. */
 function isSecret(name: SettingName): boolean {
-  return name === 'apiKey' || name === 'token';
+  return settingSpec(name).secret === true;
 }
 
 function display(config: Config, name: SettingName): string {

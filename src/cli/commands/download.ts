@@ -239,7 +239,7 @@ function transferOptions(options: DownloadCommandOptions, io: CommandIO) {
     force: Boolean(options.force),
     concurrency: options.concurrency,
     connections: options.connections,
-    requireChecksum: Boolean(options.requireChecksum),
+    requireChecksum: options.requireChecksum,
     partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
     signal: io.signal,
   };

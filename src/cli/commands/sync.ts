@@ -199,7 +199,7 @@ async function syncWithProgress(
       concurrency: options.concurrency,
       connections: options.connections,
       partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
-      requireChecksum: Boolean(options.requireChecksum),
+      requireChecksum: options.requireChecksum,
       signal: io.signal,
       // A stopped watch leaves no part file behind.
       keepParts: !watching,

@@ -1,14 +1,11 @@
 /** `mission-data config` and its subcommands: show and change the settings. */
 import { ExitCode } from '../../core/errors.js';
 import type { GlobalOptions } from '../io.js';
-import { EXAMPLES } from '../options.js';
+import { EXAMPLES, settingNames } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
-/**
- * The settings a `<key>` names: those of core/config.ts (which a declaration may not load; test/e2e/cli.test.ts
- * holds the two lists together).
- */
-const KEYS = 'url, api-key, data-dir, token, retries or timeout';
+/** The settings a `<key>` names: those of the table of settings. */
+const KEYS = settingNames(' or ');
 
 const list: CommandDeclaration = {
   name: 'list',
@@ -77,7 +74,7 @@ export const config: CommandDeclaration = {
   examples: EXAMPLES.config,
   declare: (command) =>
     command
-      .description('show and change settings (url, api-key, data-dir, token, retries, timeout)')
+      .description(`show and change settings (${settingNames(', ')})`)
       .addHelpText(
         'after',
         '\nSettings resolve as: flag > environment > config file > default.\nThe config file is config.json in the configuration folder\n(`mission-data config list` shows it).',

@@ -1,6 +1,13 @@
 /** `mission-data download`: files by name, path or query, into the local data root. */
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, TRANSFER_OPTIONS, withChoices, withOptions } from '../options.js';
+import {
+  EXAMPLES,
+  FILTER_OPTIONS,
+  optionOf,
+  TRANSFER_OPTIONS,
+  withChoices,
+  withOptions,
+} from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const download: CommandDeclaration = {
@@ -25,10 +32,7 @@ export const download: CommandDeclaration = {
           'with query options: fetch what `status` lists: missing, newer versions, changed files',
         )
         .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
-        .option(
-          '--require-checksum',
-          'fail a file the store states no checksum for (otherwise it counts as not verified)',
-        )
+        .addOption(optionOf('requireChecksum'))
         .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
         .addOption(
           withChoices(

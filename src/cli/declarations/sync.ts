@@ -4,6 +4,7 @@ import {
   duration,
   EXAMPLES,
   FILTER_OPTIONS,
+  optionOf,
   TRANSFER_OPTIONS,
   withChoices,
   withOptions,
@@ -44,7 +45,7 @@ export const sync: CommandDeclaration = {
             'output formats',
           ),
         )
-        .option('--require-checksum', 'fail a file the store states no checksum for')
+        .addOption(optionOf('requireChecksum', 'fail a file the store states no checksum for'))
         .option('--verbose', 'a line for every file, unchanged ones (verified copies) included'),
       TRANSFER_OPTIONS,
     )

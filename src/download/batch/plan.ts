@@ -2,10 +2,12 @@
  * What the files of one download batch share: their plan (each target checked and given its destination once),
  * the folders made safe so far, and the look-ups that run ahead of the transfers.
  */
+
 import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
 import { ValidationError } from '../../core/errors.js';
+import type { RequestSettings } from '../../core/settings.js';
 import type { LearnedConnections } from '../../data-root/learned-connections.js';
 import { isPartName } from '../../data-root/part-names.js';
 import type { DownloadRuns } from '../../data-root/runs.js';
@@ -23,6 +25,8 @@ export interface PlannedDownload {
 export interface Batch {
   http: DownloadHttp;
   options: DownloadOptions;
+  /** How often a transfer is tried again, and its backoff. */
+  requests: RequestSettings;
   folders: FolderCache;
   stop: BatchStop;
   verified: VerifiedRecord;

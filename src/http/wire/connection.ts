@@ -136,8 +136,8 @@ export class WireConnection implements BodySource {
       const connected = () => done();
       const onAbort = () => done(abortError(signal));
       const timer = setTimeout(
-        () => done(new WireError(`connect timeout (${timeouts.connectMs} ms)`, CODES.connectTimeout)),
-        timeouts.connectMs,
+        () => done(new WireError(`connect timeout (${timeouts.timeoutMs} ms)`, CODES.connectTimeout)),
+        timeouts.timeoutMs,
       );
       socket.once('error', done);
       socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
@@ -177,7 +177,7 @@ export class WireConnection implements BodySource {
       request.signal?.addEventListener('abort', exchange.onAbort, { once: true });
       this.#socket.ref();
       this.resume();
-      this.#socket.setTimeout(this.#timeouts.idleMs);
+      this.#socket.setTimeout(this.#timeouts.timeoutMs);
       this.#socket.write(head, 'latin1');
       if (request.upload) void this.#send(request.upload, exchange);
     });
@@ -377,9 +377,9 @@ export class WireConnection implements BodySource {
 
   #onTimeout(): void {
     if (this.#phase === 'head') {
-      this.#fail(new WireError(`no answer within ${this.#timeouts.idleMs} ms`, CODES.headersTimeout));
+      this.#fail(new WireError(`no answer within ${this.#timeouts.timeoutMs} ms`, CODES.headersTimeout));
     } else if (this.#phase === 'body') {
-      this.#fail(new WireError(`no data for ${this.#timeouts.idleMs} ms`, CODES.bodyTimeout));
+      this.#fail(new WireError(`no data for ${this.#timeouts.timeoutMs} ms`, CODES.bodyTimeout));
     }
   }
 

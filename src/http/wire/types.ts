@@ -1,12 +1,9 @@
 /** What the wire client is asked and answers, and the codes its failures carry. */
 import type { WireBody } from './wire-body.js';
 
-/** The limits of a connection, in ms. */
+/** The limit of a connection: to connect (and finish the TLS handshake), and without a byte from the server while an answer is awaited or read. */
 export interface WireTimeouts {
-  /** To connect (and finish the TLS handshake). */
-  connectMs: number;
-  /** Without a byte from the server while an answer is awaited or read. */
-  idleMs: number;
+  timeoutMs: number;
 }
 
 /** The body of a PUT: a source read synchronously at any position (a retry reads it again from 0). */
