@@ -172,7 +172,7 @@ export interface TransportFailure {
  * message, and what to do about it in the hint.
  */
 export function transportError(failure: TransportFailure): Error {
-  const { method, url, error, peer, signal, timeoutMs } = failure;
+  const { url, error, signal } = failure;
   if (signal?.aborted) return new AbortedError(undefined, { cause: signal.reason });
   if (error instanceof MissionDataError) return error;
   const code = errorCode(error);
@@ -181,87 +181,135 @@ export function transportError(failure: TransportFailure): Error {
     const proxied = proxyConnectError(failure, viaProxy, code);
     if (proxied) return proxied;
   }
-  // OpenSSL messages run over several lines; one line reads better under "Error:".
-  const detail = snippet(error instanceof Error ? error.message : String(error), 300);
-  // The query string of an object URL is a credential; the service's URLs carry only the caller's filters.
-  const where = `${method} ${peer === 'service' ? url.href : displayUrl(url)}`;
-  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-  const network = (message: string, networkCode: ErrorCode, hint?: string) =>
-    new NetworkError(message, { code: networkCode, cause: error, peer, hint });
-  const unreachableHint = (question: string) =>
-    peer === 'service'
+  const failed = new FailedExchange(failure, code);
+  const known = code !== undefined && Object.hasOwn(BY_CODE, code) ? BY_CODE[code] : undefined;
+  return known ? known(failed) : failed.otherwise();
+}
+
+/** One failed exchange, as its messages speak of it. */
+class FailedExchange {
+  /** `GET https://…`: the query string of an object URL is a credential, so it is left out. */
+  readonly where: string;
+
+  constructor(
+    readonly failure: TransportFailure,
+    readonly code: string | undefined,
+  ) {
+    const { method, url, peer } = failure;
+    // The service's URLs carry only the caller's filters.
+    this.where = `${method} ${peer === 'service' ? url.href : displayUrl(url)}`;
+  }
+
+  get url(): URL {
+    return this.failure.url;
+  }
+
+  get peer(): Peer {
+    return this.failure.peer;
+  }
+
+  /** The error's own words on one line (OpenSSL's run over several). */
+  get detail(): string {
+    const { error } = this.failure;
+    return snippet(error instanceof Error ? error.message : String(error), 300);
+  }
+
+  /** The timeout in force, as the messages write it (`30 s`). */
+  get limit(): string {
+    return `${Math.round(this.failure.timeoutMs / 100) / 10} s`;
+  }
+
+  network(message: string, code: ErrorCode, hint?: string): NetworkError {
+    return new NetworkError(message, { code, cause: this.failure.error, peer: this.peer, hint });
+  }
+
+  /** What to try when the peer cannot be reached: the service's address is configured, the store's is not. */
+  unreachable(question: string): string {
+    return this.peer === 'service'
       ? `${question} This is the service URL in use.`
       : // The service handed out this address: changing the configured URL cannot fix it.
-        `The service sent this address of its object store (${url.origin}), which cannot be reached; the store may be down or the service misconfigured. Try again later.`;
-  switch (code) {
-    case 'ECONNREFUSED':
-      return network(
-        `${where}: connection refused (nothing is listening at ${url.host}).`,
-        'E_CONNECTION_REFUSED',
-        unreachableHint(`Is the service running at ${url.origin}?`),
+        `The service sent this address of its object store (${this.url.origin}), which cannot be reached; the store may be down or the service misconfigured. Try again later.`;
+  }
+
+  /** A failure no code of `BY_CODE` names: a certificate, a local file, a dropped connection, or its own words. */
+  otherwise(): Error {
+    const { code, where, detail, url } = this;
+    if (code && CERTIFICATE_CODES.has(code)) {
+      return this.network(
+        `${where}: the server's certificate could not be verified (${code}: ${detail}).`,
+        'E_CERTIFICATE',
+        "The local system's root certificates were not found, or do not include this server's issuer. If your site uses its own certificate authority, set NODE_EXTRA_CA_CERTS to the path of its PEM bundle and run again.",
       );
-    case 'ENOTFOUND':
-      return network(
-        `${where}: the host ${url.host} was not found.`,
-        'E_HOST_NOT_FOUND',
-        unreachableHint(`Check the service URL in use (${url.origin}).`),
-      );
-    case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'ETIMEDOUT':
-      return network(
-        `${where}: could not connect to ${url.host} within ${seconds(timeoutMs)}.`,
-        'E_TIMEOUT',
-        'Check the network connection, a VPN or proxy, and the service URL.',
-      );
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return network(
-        `${where}: no answer from the ${peer} within ${seconds(timeoutMs)}.`,
-        'E_TIMEOUT',
-        `The ${peer} may be overloaded; try again later.`,
-      );
-    case 'UND_ERR_BODY_TIMEOUT':
-      return network(
-        `${where}: the ${peer}'s answer stalled (no data for ${seconds(timeoutMs)}).`,
-        'E_TIMEOUT',
-        'The bytes received so far are kept; run the command again to resume.',
-      );
-    case 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH':
-      return new LocalFileError(`${where}: the file's size changed while it was being sent.`, {
-        cause: error,
+    }
+    if (code && LOCAL_FILE_CODES.has(code)) {
+      return new LocalFileError(`${where}: cannot read the local file: ${detail}`, {
+        cause: this.failure.error,
       });
-    case 'ERR_SSL_WRONG_VERSION_NUMBER':
-    case 'ERR_SSL_PACKET_LENGTH_TOO_LONG':
-    case 'ERR_SSL_HTTP_REQUEST':
-      return network(
-        `${where}: the TLS handshake with ${url.host} failed (${code}).`,
-        'E_TLS',
-        peer === 'service'
-          ? `The server at ${url.origin} does not seem to speak https; if it is a plain http server, use an http:// URL.`
-          : undefined,
-      );
-    default:
-      break;
+    }
+    // A TLS server that is sent plain http resets the connection or answers with bytes that are no HTTP.
+    const maybeTls =
+      this.peer === 'service' && url.protocol === 'http:'
+        ? `If the server at ${url.host} speaks https, use an https:// URL.`
+        : undefined;
+    if (code && CONNECTION_DROP_CODES.has(code)) {
+      return this.network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK', maybeTls);
+    }
+    return this.network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK', maybeTls);
   }
-  if (code && CERTIFICATE_CODES.has(code)) {
-    return network(
-      `${where}: the server's certificate could not be verified (${code}: ${detail}).`,
-      'E_CERTIFICATE',
-      "The local system's root certificates were not found, or do not include this server's issuer. If your site uses its own certificate authority, set NODE_EXTRA_CA_CERTS to the path of its PEM bundle and run again.",
-    );
-  }
-  if (code && LOCAL_FILE_CODES.has(code)) {
-    return new LocalFileError(`${where}: cannot read the local file: ${detail}`, { cause: error });
-  }
-  // A TLS server that is sent plain http resets the connection or answers with bytes that are no HTTP.
-  const maybeTls =
-    peer === 'service' && url.protocol === 'http:'
-      ? `If the server at ${url.host} speaks https, use an https:// URL.`
-      : undefined;
-  if (code && CONNECTION_DROP_CODES.has(code)) {
-    return network(`${where}: the connection was closed or reset (${code}).`, 'E_NETWORK', maybeTls);
-  }
-  return network(`${where}: ${detail}${code ? ` (${code})` : ''}`, 'E_NETWORK', maybeTls);
 }
+
+const connectTimeout = (f: FailedExchange) =>
+  f.network(
+    `${f.where}: could not connect to ${f.url.host} within ${f.limit}.`,
+    'E_TIMEOUT',
+    'Check the network connection, a VPN or proxy, and the service URL.',
+  );
+
+const notHttps = (f: FailedExchange) =>
+  f.network(
+    `${f.where}: the TLS handshake with ${f.url.host} failed (${f.code}).`,
+    'E_TLS',
+    f.peer === 'service'
+      ? `The server at ${f.url.origin} does not seem to speak https; if it is a plain http server, use an http:// URL.`
+      : undefined,
+  );
+
+/** The failures a code alone tells, each with its message and what to do about it. */
+const BY_CODE: Readonly<Record<string, (failed: FailedExchange) => Error>> = {
+  ECONNREFUSED: (f) =>
+    f.network(
+      `${f.where}: connection refused (nothing is listening at ${f.url.host}).`,
+      'E_CONNECTION_REFUSED',
+      f.unreachable(`Is the service running at ${f.url.origin}?`),
+    ),
+  ENOTFOUND: (f) =>
+    f.network(
+      `${f.where}: the host ${f.url.host} was not found.`,
+      'E_HOST_NOT_FOUND',
+      f.unreachable(`Check the service URL in use (${f.url.origin}).`),
+    ),
+  UND_ERR_CONNECT_TIMEOUT: connectTimeout,
+  ETIMEDOUT: connectTimeout,
+  UND_ERR_HEADERS_TIMEOUT: (f) =>
+    f.network(
+      `${f.where}: no answer from the ${f.peer} within ${f.limit}.`,
+      'E_TIMEOUT',
+      `The ${f.peer} may be overloaded; try again later.`,
+    ),
+  UND_ERR_BODY_TIMEOUT: (f) =>
+    f.network(
+      `${f.where}: the ${f.peer}'s answer stalled (no data for ${f.limit}).`,
+      'E_TIMEOUT',
+      'The bytes received so far are kept; run the command again to resume.',
+    ),
+  UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: (f) =>
+    new LocalFileError(`${f.where}: the file's size changed while it was being sent.`, {
+      cause: f.failure.error,
+    }),
+  ERR_SSL_WRONG_VERSION_NUMBER: notHttps,
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: notHttps,
+  ERR_SSL_HTTP_REQUEST: notHttps,
+};
 
 /** Codes of a connection that could not be made at all: through a proxy, it is the proxy's connection. */
 const CONNECT_CODES = new Set([
