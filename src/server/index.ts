@@ -11,7 +11,6 @@ import { type Backends, closeBackends, openBackends, type ReindexReport, reindex
 import { buildContext } from './build-context.js';
 import type { ServerContext } from './context.js';
 import { httpServer, listen, networkLoss, serverUrl } from './http-server.js';
-import type { MetadataIndex } from './metadata/metadata-index.js';
 import { metricsServer, ServerMetrics } from './metrics-server.js';
 import { checkOptions, type ReferenceServerOptions, type ServerSettings } from './options.js';
 import { requestHandler } from './request-handler.js';
@@ -77,11 +76,7 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
   const work = new PendingWork();
   const requests = new Requests();
   let url = '';
-  const metrics =
-    (options.metrics ?? true) ? serverMetrics(backends.index, requests, () => context) : undefined;
-  const served = metrics
-    ? { ...backends, store: metrics.store(backends.store), index: metrics.index(backends.index) }
-    : backends;
+  const { metrics, served } = measured(backends, options.metrics ?? true, requests, () => context);
   const context = buildContext(served, options, settings, () => url, work);
   const metricsHere = metrics !== undefined && options.metricsPort === undefined;
   const server = httpServer(
@@ -139,16 +134,19 @@ async function countObjects(backends: Backends): Promise<number> {
 }
 
 /**
- * The server's metrics, reading the index, the requests under way and (once it exists, at each scrape) the
- * routes' context for the breaker and the upload turns.
+ * The server's metrics, with the backends the routes are to use, each call of theirs timed (the backends as
+ * they are with metrics off). The gauges read the index, the requests under way and, at each scrape, the
+ * routes' context (made after) for the breaker and the upload turns.
  */
-function serverMetrics(
-  index: MetadataIndex,
+function measured(
+  backends: Backends,
+  keepMetrics: boolean,
   requests: Requests,
   context: () => ServerContext,
-): ServerMetrics {
-  return new ServerMetrics({
-    index,
+): { metrics: ServerMetrics | undefined; served: Backends } {
+  if (!keepMetrics) return { metrics: undefined, served: backends };
+  const metrics = new ServerMetrics({
+    index: backends.index,
     get breaker() {
       return context().breaker;
     },
@@ -157,6 +155,8 @@ function serverMetrics(
     },
     draining: () => requests.draining,
   });
+  const served = { ...backends, store: metrics.store(backends.store), index: metrics.index(backends.index) };
+  return { metrics, served };
 }
 
 /**
