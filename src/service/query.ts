@@ -52,9 +52,8 @@ export async function queryAllPages(
     ]);
   }
   const query = new PagedQuery(service, checkQueryParams(params), pageSize, signal);
-  while (await query.takePage()) {
-    // Each page asks for the next until one is the last.
-  }
+  let more = true;
+  while (more) more = await query.takePage();
   if (query.newerForms > 0) onNewerForms?.(query.newerForms);
   const cut = query.possiblyCut();
   if (cut !== undefined) onPossiblyCut?.(cut);
