@@ -15,6 +15,13 @@ import type { StatusEntry, StatusKind, StatusReport } from './types.js';
 /** Local files hashed at once when their stats no longer match their record. */
 const HASH_CONCURRENCY = 4;
 
+/** Options of a status: where the data root is, its download record, and the signal that stops the hashing. */
+interface StatusOptions {
+  dataDir: string;
+  record: VerifiedRecord;
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Compares the data root's files in scope with the archive's (every version of the scope): the archive's latest
  * version of a day the root has no version of is `missing`; a root whose highest version of a day (among those
@@ -25,21 +32,45 @@ const HASH_CONCURRENCY = 4;
 export async function buildStatus(
   archive: readonly MissionFile[],
   local: readonly LocalEntry[],
-  options: { dataDir: string; record: VerifiedRecord; signal?: AbortSignal | undefined },
+  options: StatusOptions,
 ): Promise<StatusReport> {
+  const { extra, held } = separateExtra(archive, local);
+  const { changed, unrecorded } = await findChanged(held, options);
+  const latest = latestByDay(archive);
+  const entries = [...extra, ...changed, ...versionEntries(latest, held, options.dataDir)];
+  entries.sort(byPath);
+  const counts: Record<StatusKind, number> = { missing: 0, outdated: 0, extra: 0, changed: 0 };
+  for (const entry of entries) counts[entry.status] += 1;
+  return {
+    inStep: entries.length === 0,
+    entries,
+    counts,
+    localFiles: held.length,
+    unrecorded,
+    archiveFiles: archive.length,
+    currentFiles: latest.size,
+    currentHere: latest.size - counts.missing - counts.outdated,
+  };
+}
+
+/** The local files that are `extra` (named against the rules, or not in the archive), and those the archive holds. */
+function separateExtra(
+  archive: readonly MissionFile[],
+  local: readonly LocalEntry[],
+): { extra: StatusEntry[]; held: LocalEntry[] } {
   const archivePaths = new Set(archive.map((file) => file.path));
-  const entries: StatusEntry[] = [];
+  const extra: StatusEntry[] = [];
   const held: LocalEntry[] = [];
   for (const entry of local) {
     if (!entry.file) {
-      entries.push({
+      extra.push({
         status: 'extra',
         path: entry.path,
         localPath: entry.localPath,
         reason: entry.problem ?? 'breaks the naming rules',
       });
     } else if (!archivePaths.has(entry.file.path)) {
-      entries.push({
+      extra.push({
         status: 'extra',
         path: entry.path,
         localPath: entry.localPath,
@@ -47,7 +78,14 @@ export async function buildStatus(
       });
     } else held.push(entry);
   }
+  return { extra, held };
+}
 
+/** The held files whose bytes no longer match the download record, in the order held, and how many it lacks. */
+async function findChanged(
+  held: readonly LocalEntry[],
+  options: StatusOptions,
+): Promise<{ changed: StatusEntry[]; unrecorded: number }> {
   let unrecorded = 0;
   const changed: Array<StatusEntry | undefined> = new Array(held.length);
   await runPool(held.length, HASH_CONCURRENCY, async (index) => {
@@ -63,9 +101,16 @@ export async function buildStatus(
       };
     }
   });
-  for (const entry of changed) if (entry) entries.push(entry);
+  return { changed: changed.filter((entry) => entry !== undefined), unrecorded };
+}
 
-  const latest = latestByDay(archive);
+/** The days the root lacks (`missing`) or holds only an older version of (`outdated`), against the archive's latest. */
+function versionEntries(
+  latest: ReadonlyMap<string, MissionFile>,
+  held: readonly LocalEntry[],
+  dataDir: string,
+): StatusEntry[] {
+  const entries: StatusEntry[] = [];
   const localLatest = latestByDay(held.map((entry) => entry.file as MissionFile));
   for (const [key, newest] of latest) {
     const here = localLatest.get(key);
@@ -74,26 +119,13 @@ export async function buildStatus(
       entries.push({
         status: 'outdated',
         path: here.path,
-        localPath: resolveLocalPath(options.dataDir, here),
+        localPath: resolveLocalPath(dataDir, here),
         newer: newest.path,
         reason: `the archive has ${newest.version}`,
       });
     }
   }
-
-  entries.sort(byPath);
-  const counts: Record<StatusKind, number> = { missing: 0, outdated: 0, extra: 0, changed: 0 };
-  for (const entry of entries) counts[entry.status] += 1;
-  return {
-    inStep: entries.length === 0,
-    entries,
-    counts,
-    localFiles: held.length,
-    unrecorded,
-    archiveFiles: archive.length,
-    currentFiles: latest.size,
-    currentHere: latest.size - counts.missing - counts.outdated,
-  };
+  return entries;
 }
 
 /**

@@ -6,11 +6,13 @@
  * (`http-server.ts`); `shutdown.ts` stops it.
  * What it exports is the package's promise: test/server/public-api.test.ts lists every name.
  */
-import { closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
+import type { Server } from 'node:http';
+import { type Backends, closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
 import { buildContext } from './build-context.js';
+import type { ServerContext } from './context.js';
 import { httpServer, listen, networkLoss, serverUrl } from './http-server.js';
 import { metricsServer, ServerMetrics } from './metrics-server.js';
-import { checkOptions, type ReferenceServerOptions } from './options.js';
+import { checkOptions, type ReferenceServerOptions, type ServerSettings } from './options.js';
 import { requestHandler } from './request-handler.js';
 import { type DrainReport, PendingWork, Requests, Shutdown } from './shutdown.js';
 
@@ -70,32 +72,11 @@ export interface ReferenceServer {
 export async function startReferenceServer(options: ReferenceServerOptions): Promise<ReferenceServer> {
   const settings = checkOptions(options);
   const backends = await openBackends({ ...options, store: settings.store });
-  let objectCount: number;
-  try {
-    objectCount = await backends.index.count();
-  } catch (error) {
-    await closeBackends(backends);
-    throw error;
-  }
+  const objectCount = await countObjects(backends);
   const work = new PendingWork();
   const requests = new Requests();
   let url = '';
-  const keepMetrics = options.metrics ?? true;
-  const metrics = keepMetrics
-    ? new ServerMetrics({
-        index: backends.index,
-        get breaker() {
-          return context.breaker;
-        },
-        get turns() {
-          return context.uploadTurns;
-        },
-        draining: () => requests.draining,
-      })
-    : undefined;
-  const served = metrics
-    ? { ...backends, store: metrics.store(backends.store), index: metrics.index(backends.index) }
-    : backends;
+  const { metrics, served } = measured(backends, options.metrics ?? true, requests, () => context);
   const context = buildContext(served, options, settings, () => url, work);
   const metricsHere = metrics !== undefined && options.metricsPort === undefined;
   const server = httpServer(
@@ -108,25 +89,10 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       requests,
     }),
   );
-  let port: number;
-  const extraServers = [];
-  let metricsUrl: string | undefined;
-  try {
-    port = await listen(server, settings.port, settings.host);
-    if (metrics && options.metricsPort !== undefined) {
-      const extra = metricsServer(metrics, options.metricsToken);
-      extraServers.push(extra);
-      const metricsPort = await listen(extra, options.metricsPort, settings.host);
-      metricsUrl = `${serverUrl('http', settings.host, metricsPort)}/metrics`;
-    }
-  } catch (error) {
-    server.close();
-    for (const extra of extraServers) extra.close();
-    await closeBackends(backends);
-    throw error;
-  }
+  const listening = await listenAll(server, metrics, options, settings, backends);
+  const { port, extraServers } = listening;
   url = serverUrl(settings.scheme, settings.host, port);
-  if (metricsHere) metricsUrl = `${url}/metrics`;
+  const metricsUrl = metricsHere ? `${url}/metrics` : listening.metricsUrl;
   context.uploads?.start(options.confirmIntervalMs);
   const shutdown = new Shutdown(
     server,
@@ -155,4 +121,67 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       return shutdown.drain(boundMs);
     },
   };
+}
+
+/** The objects the index holds at the start; the backends closed when the index cannot say. */
+async function countObjects(backends: Backends): Promise<number> {
+  try {
+    return await backends.index.count();
+  } catch (error) {
+    await closeBackends(backends);
+    throw error;
+  }
+}
+
+/**
+ * The server's metrics, with the backends the routes are to use, each call of theirs timed (the backends as
+ * they are with metrics off). The gauges read the index, the requests under way and, at each scrape, the
+ * routes' context (made after) for the breaker and the upload turns.
+ */
+function measured(
+  backends: Backends,
+  keepMetrics: boolean,
+  requests: Requests,
+  context: () => ServerContext,
+): { metrics: ServerMetrics | undefined; served: Backends } {
+  if (!keepMetrics) return { metrics: undefined, served: backends };
+  const metrics = new ServerMetrics({
+    index: backends.index,
+    get breaker() {
+      return context().breaker;
+    },
+    get turns() {
+      return context().uploadTurns;
+    },
+    draining: () => requests.draining,
+  });
+  const served = { ...backends, store: metrics.store(backends.store), index: metrics.index(backends.index) };
+  return { metrics, served };
+}
+
+/**
+ * Listens on the API's port and, when asked, `/metrics` on its own one; on a failure to listen closes what
+ * already listens and the backends.
+ */
+async function listenAll(
+  server: Server,
+  metrics: ServerMetrics | undefined,
+  options: ReferenceServerOptions,
+  settings: ServerSettings,
+  backends: Backends,
+): Promise<{ port: number; extraServers: Server[]; metricsUrl: string | undefined }> {
+  const extraServers: Server[] = [];
+  try {
+    const port = await listen(server, settings.port, settings.host);
+    if (!metrics || options.metricsPort === undefined) return { port, extraServers, metricsUrl: undefined };
+    const extra = metricsServer(metrics, options.metricsToken);
+    extraServers.push(extra);
+    const metricsPort = await listen(extra, options.metricsPort, settings.host);
+    return { port, extraServers, metricsUrl: `${serverUrl('http', settings.host, metricsPort)}/metrics` };
+  } catch (error) {
+    server.close();
+    for (const extra of extraServers) extra.close();
+    await closeBackends(backends);
+    throw error;
+  }
 }

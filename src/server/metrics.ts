@@ -46,119 +46,66 @@ export interface RequestSample {
   bytes?: number | undefined;
 }
 
+/** What the gauges read at each scrape. */
+export interface MetricSources {
+  index: MetadataIndex;
+  breaker: Breaker;
+  turns: Turns;
+  draining: () => boolean;
+}
+
 /** The metrics of one server. */
 export class ServerMetrics {
+  // Declared in the order a scrape lists them: prom-client writes metrics in the order they were registered.
   readonly registry: PromRegistry = new Registry();
-  readonly #requests: Counter<'route' | 'method' | 'status_class'>;
-  readonly #duration: Histogram<'route' | 'method' | 'status_class'>;
-  readonly #objectBytes: Counter<'route'>;
-  readonly #backendDuration: Histogram<'backend' | 'operation'>;
-  readonly #backendErrors: Counter<'backend' | 'operation'>;
-  readonly #confirmations: Counter<'outcome'>;
-  readonly #inFlight: Gauge;
+  readonly #requests: Counter<'route' | 'method' | 'status_class'> = new Counter({
+    name: 'mission_data_http_requests_total',
+    help: 'Requests answered, by route template, method and status class.',
+    labelNames: ['route', 'method', 'status_class'],
+    registers: [this.registry],
+  });
+  readonly #duration: Histogram<'route' | 'method' | 'status_class'> = new Histogram({
+    name: 'mission_data_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer ending, by route template, method and status class.',
+    labelNames: ['route', 'method', 'status_class'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #objectBytes: Counter<'route'> = new Counter({
+    name: 'mission_data_object_bytes_sent_total',
+    help: 'Object bytes the object routes of a folder store handed to connections.',
+    labelNames: ['route'],
+    registers: [this.registry],
+  });
+  readonly #backendDuration: Histogram<'backend' | 'operation'> = new Histogram({
+    name: 'mission_data_backend_call_duration_seconds',
+    help: 'Calls of the store and the index, by backend and operation.',
+    labelNames: ['backend', 'operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #backendErrors: Counter<'backend' | 'operation'> = new Counter({
+    name: 'mission_data_backend_call_errors_total',
+    help: 'Calls of the store and the index that failed, by backend and operation.',
+    labelNames: ['backend', 'operation'],
+    registers: [this.registry],
+  });
+  readonly #confirmations: Counter<'outcome'> = new Counter({
+    name: 'mission_data_upload_confirmations_total',
+    help: 'Uploads to the store settled by this server: confirmed, released (never came, or refused), or lost to another confirmer.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly #inFlight: Gauge = new Gauge({
+    name: 'mission_data_http_requests_in_flight',
+    help: 'Requests being answered now.',
+    registers: [this.registry],
+  });
 
-  constructor(sources: { index: MetadataIndex; breaker: Breaker; turns: Turns; draining: () => boolean }) {
-    const registers = [this.registry];
-    this.#requests = new Counter({
-      name: 'mission_data_http_requests_total',
-      help: 'Requests answered, by route template, method and status class.',
-      labelNames: ['route', 'method', 'status_class'],
-      registers,
-    });
-    this.#duration = new Histogram({
-      name: 'mission_data_http_request_duration_seconds',
-      help: 'Time from a request arriving to its answer ending, by route template, method and status class.',
-      labelNames: ['route', 'method', 'status_class'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.#objectBytes = new Counter({
-      name: 'mission_data_object_bytes_sent_total',
-      help: 'Object bytes the object routes of a folder store handed to connections.',
-      labelNames: ['route'],
-      registers,
-    });
-    this.#backendDuration = new Histogram({
-      name: 'mission_data_backend_call_duration_seconds',
-      help: 'Calls of the store and the index, by backend and operation.',
-      labelNames: ['backend', 'operation'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.#backendErrors = new Counter({
-      name: 'mission_data_backend_call_errors_total',
-      help: 'Calls of the store and the index that failed, by backend and operation.',
-      labelNames: ['backend', 'operation'],
-      registers,
-    });
-    this.#confirmations = new Counter({
-      name: 'mission_data_upload_confirmations_total',
-      help: 'Uploads to the store settled by this server: confirmed, released (never came, or refused), or lost to another confirmer.',
-      labelNames: ['outcome'],
-      registers,
-    });
+  constructor(sources: MetricSources) {
     for (const outcome of ['confirmed', 'released', 'lost']) this.#confirmations.inc({ outcome }, 0);
-    this.#inFlight = new Gauge({
-      name: 'mission_data_http_requests_in_flight',
-      help: 'Requests being answered now.',
-      registers,
-    });
-    // One look at the index per scrape feeds both gauges: the count first, then the oldest age from the same look.
-    let pending: readonly { reservedAtMs: number }[] | undefined;
-    new Gauge({
-      name: 'mission_data_pending_uploads',
-      help: 'Names reserved for uploads not yet confirmed, in the shared index (every server of a service agrees).',
-      registers,
-      async collect() {
-        pending = await withTimeout(sources.index.pending(), SCRAPE_INDEX_TIMEOUT_MS);
-        if (pending !== undefined) this.set(pending.length);
-      },
-    });
-    new Gauge({
-      name: 'mission_data_pending_upload_oldest_age_seconds',
-      help: 'Age of the oldest reservation not yet confirmed (0 with none).',
-      registers,
-      collect() {
-        if (pending === undefined) return;
-        const oldest = Math.min(...pending.map((reservation) => reservation.reservedAtMs));
-        this.set(pending.length === 0 ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
-      },
-    });
-    new Gauge({
-      name: 'mission_data_upload_turns_waiting',
-      help: 'Requests to /upload waiting for their turn.',
-      registers,
-      collect() {
-        this.set(sources.turns.waiting);
-      },
-    });
-    new Gauge({
-      name: 'mission_data_backend_up',
-      help: "1 while the breaker's probes find the backend answering, 0 while they do not.",
-      labelNames: ['backend'],
-      registers,
-      collect() {
-        const report = sources.breaker.outage?.report;
-        this.set({ backend: 'store' }, report && !report.store.ok ? 0 : 1);
-        this.set({ backend: 'index' }, report && !report.index.ok ? 0 : 1);
-      },
-    });
-    new Gauge({
-      name: 'mission_data_breaker_open',
-      help: 'Whether the breaker answers the API 503 because a backend does not answer (1) or not (0).',
-      registers,
-      collect() {
-        this.set(sources.breaker.outage ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'mission_data_draining',
-      help: 'Whether the server is draining before it stops (1) or serving (0).',
-      registers,
-      collect() {
-        this.set(sources.draining() ? 1 : 0);
-      },
-    });
+    registerPendingGauges(this.registry, sources.index);
+    registerStateGauges(this.registry, sources);
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` rejects; their unsuffixed twins stay.
     for (const name of MISNAMED_DEFAULTS) this.registry.removeSingleMetric(name);
@@ -246,6 +193,71 @@ export class ServerMetrics {
       },
     });
   }
+}
+
+/** The pending uploads of the shared index, read at each scrape. */
+function registerPendingGauges(registry: PromRegistry, index: MetadataIndex): void {
+  // One look at the index per scrape feeds both gauges: the count first, then the oldest age from the same look.
+  let pending: readonly { reservedAtMs: number }[] | undefined;
+  new Gauge({
+    name: 'mission_data_pending_uploads',
+    help: 'Names reserved for uploads not yet confirmed, in the shared index (every server of a service agrees).',
+    registers: [registry],
+    async collect() {
+      pending = await withTimeout(index.pending(), SCRAPE_INDEX_TIMEOUT_MS);
+      if (pending !== undefined) this.set(pending.length);
+    },
+  });
+  new Gauge({
+    name: 'mission_data_pending_upload_oldest_age_seconds',
+    help: 'Age of the oldest reservation not yet confirmed (0 with none).',
+    registers: [registry],
+    collect() {
+      if (pending === undefined) return;
+      const oldest = Math.min(...pending.map((reservation) => reservation.reservedAtMs));
+      this.set(pending.length === 0 ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+    },
+  });
+}
+
+/** The server's own state, read at each scrape: the upload turns, the backends and the breaker, draining. */
+function registerStateGauges(registry: PromRegistry, sources: MetricSources): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'mission_data_upload_turns_waiting',
+    help: 'Requests to /upload waiting for their turn.',
+    registers,
+    collect() {
+      this.set(sources.turns.waiting);
+    },
+  });
+  new Gauge({
+    name: 'mission_data_backend_up',
+    help: "1 while the breaker's probes find the backend answering, 0 while they do not.",
+    labelNames: ['backend'],
+    registers,
+    collect() {
+      const report = sources.breaker.outage?.report;
+      this.set({ backend: 'store' }, report && !report.store.ok ? 0 : 1);
+      this.set({ backend: 'index' }, report && !report.index.ok ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'mission_data_breaker_open',
+    help: 'Whether the breaker answers the API 503 because a backend does not answer (1) or not (0).',
+    registers,
+    collect() {
+      this.set(sources.breaker.outage ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mission_data_draining',
+    help: 'Whether the server is draining before it stops (1) or serving (0).',
+    registers,
+    collect() {
+      this.set(sources.draining() ? 1 : 0);
+    },
+  });
 }
 
 /** `2xx`, `4xx`, `5xx`: few label values, whatever the status. */

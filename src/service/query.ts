@@ -13,7 +13,7 @@ import {
   refusesParameter,
   type ServiceRoute,
 } from './dialect.js';
-import { checkQueryAnswer, type ReceivedRecord } from './records.js';
+import { type CheckedAnswer, checkQueryAnswer, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
 /**
@@ -51,15 +51,42 @@ export async function queryAllPages(
       `Invalid page size ${pageSize}: give a whole number from 1 to ${MAX_PAGE_SIZE}.`,
     ]);
   }
-  const filters = checkQueryParams(params);
-  const records: ReceivedRecord[] = [];
-  let newerForms = 0;
-  let previous: { first: string; last: string } | undefined;
-  let unpagedAnswer: { count: number; total: number | undefined } | undefined;
-  let cap: number | undefined;
-  for (;;) {
+  const query = new PagedQuery(service, checkQueryParams(params), pageSize, signal);
+  let more = true;
+  while (more) more = await query.takePage();
+  if (query.newerForms > 0) onNewerForms?.(query.newerForms);
+  const cut = query.possiblyCut();
+  if (cut !== undefined) onPossiblyCut?.(cut);
+  return query.records;
+}
+
+/** The first and last storage paths of a page, to tell a page sent twice. */
+type PageBounds = { first: string; last: string };
+
+/**
+ * One query taken in page by page: the records so far, what it learned of the service's paging on the way, and
+ * the count of an unpaged answer (which may have been cut).
+ */
+class PagedQuery {
+  readonly records: ReceivedRecord[] = [];
+  newerForms = 0;
+  #previous: PageBounds | undefined;
+  #unpagedAnswer: { count: number; total: number | undefined } | undefined;
+  /** The size of a common cap the service's first short page showed, if any. */
+  #cap: number | undefined;
+
+  constructor(
+    readonly service: QueryingService,
+    readonly filters: URLSearchParams,
+    readonly pageSize: number,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** Asks for the next page (or the one unpaged answer) and takes its records; false when no page follows. */
+  async takePage(): Promise<boolean> {
+    const { service, records, pageSize } = this;
     const page = service.choices.paging === 'no' ? undefined : { offset: records.length, limit: pageSize };
-    const { url, answer, paged } = await queryRequest(service, filters, page, signal);
+    const { url, answer, paged } = await queryRequest(service, this.filters, page, this.signal);
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
     const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? records.length : 0);
     const received = checked.records;
@@ -67,52 +94,61 @@ export async function queryAllPages(
       received.length > 0
         ? { first: received[0]?.file_path ?? '', last: received.at(-1)?.file_path ?? '' }
         : undefined;
-    if (paged && (received.length > pageSize || sameBounds(bounds, previous))) {
-      if (records.length > 0 && received.length > pageSize) {
-        throw new ProtocolError(
-          `GET ${url}: asked for at most ${pageSize} records, got ${received.length} after ${records.length} paged ones.`,
-        );
-      }
-      // The service ignores offset and limit: its first answer held every record.
-      service.learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
-      if (records.length === 0) {
-        records.push(...received);
-        newerForms += checked.newerForms;
-        unpagedAnswer = { count: received.length, total: statedTotal(answer) };
-      }
-      break;
+    if (paged && (received.length > pageSize || sameBounds(bounds, this.#previous))) {
+      this.#pagingIgnored(url, checked, answer);
+      return false;
     }
-    records.push(...received);
-    newerForms += checked.newerForms;
-    if (!paged) {
-      unpagedAnswer = { count: received.length, total: statedTotal(answer) };
-      break;
-    }
-    const total = statedTotal(answer);
-    // The first short page of a common cap's size sets the cap; a later page shorter than it is the last.
-    if (cap === undefined && received.length < pageSize && COMMON_CAPS.has(received.length)) {
-      cap = received.length;
-    }
-    const more =
-      received.length >= pageSize ||
-      (total !== undefined ? total > records.length : cap !== undefined && received.length >= cap);
-    if (!more) break;
+    this.#take(checked, paged ? undefined : answer);
+    if (!paged || !this.#morePages(received.length, statedTotal(answer))) return false;
     if (records.length > pageSize && service.choices.paging === 'unknown') {
       service.learn('paging', 'yes', 'the service pages query answers');
     }
-    previous = bounds;
+    this.#previous = bounds;
+    return true;
   }
-  if (newerForms > 0) onNewerForms?.(newerForms);
-  // A service that cannot page and answered with a capped-looking count (or said there were more) may have cut it.
-  if (
-    unpagedAnswer &&
-    (unpagedAnswer.total !== undefined
-      ? unpagedAnswer.total > unpagedAnswer.count
-      : COMMON_CAPS.has(unpagedAnswer.count))
-  ) {
-    onPossiblyCut?.(unpagedAnswer.count);
+
+  /** The count of an unpaged answer that looks capped (or says there were more), which may have been cut. */
+  possiblyCut(): number | undefined {
+    const answered = this.#unpagedAnswer;
+    if (!answered) return undefined;
+    const cut =
+      answered.total !== undefined ? answered.total > answered.count : COMMON_CAPS.has(answered.count);
+    return cut ? answered.count : undefined;
   }
-  return records;
+
+  /** Takes a page's records; `unpaged`, the answer that holds them all, is kept to tell whether it was cut. */
+  #take(checked: CheckedAnswer, unpaged?: ApiAnswer): void {
+    this.records.push(...checked.records);
+    this.newerForms += checked.newerForms;
+    if (unpaged) this.#unpagedAnswer = { count: checked.records.length, total: statedTotal(unpaged) };
+  }
+
+  /**
+   * A page longer than asked, or the same page twice: the service ignores offset and limit, so its first answer
+   * held every record. Past the first page that is a broken answer, not a lesson.
+   */
+  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): void {
+    const received = checked.records.length;
+    if (this.records.length > 0 && received > this.pageSize) {
+      throw new ProtocolError(
+        `GET ${url}: asked for at most ${this.pageSize} records, got ${received} after ${this.records.length} paged ones.`,
+      );
+    }
+    this.service.learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
+    if (this.records.length === 0) this.#take(checked, answer);
+  }
+
+  /** Whether a page of `received` records leaves more to ask for, by the stated total or the page's size. */
+  #morePages(received: number, total: number | undefined): boolean {
+    // The first short page of a common cap's size sets the cap; a later page shorter than it is the last.
+    if (this.#cap === undefined && received < this.pageSize && COMMON_CAPS.has(received)) {
+      this.#cap = received;
+    }
+    if (received >= this.pageSize) return true;
+    return total !== undefined
+      ? total > this.records.length
+      : this.#cap !== undefined && received >= this.#cap;
+  }
 }
 
 /**
@@ -167,10 +203,7 @@ async function queryRequest(
 }
 
 /** True when two pages begin and end with the same records: a service that ignores `offset` sent one twice. */
-function sameBounds(
-  page: { first: string; last: string } | undefined,
-  previous: { first: string; last: string } | undefined,
-): boolean {
+function sameBounds(page: PageBounds | undefined, previous: PageBounds | undefined): boolean {
   return (
     page !== undefined &&
     previous !== undefined &&

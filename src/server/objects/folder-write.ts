@@ -53,78 +53,121 @@ function receive(body: Readable, handle: FileHandle, idleMs: number): Promise<Re
       reject(new Error('The client closed the connection before the body arrived.'));
       return;
     }
-    const hash = createHash('md5');
-    let crc = 0;
-    let received = 0;
-    let written = 0;
-    let queue: Buffer[] = [];
-    let queued = 0;
-    let writing = false;
-    let ended = false;
-    let settled = false;
-    const idle = setTimeout(() => {
-      if (body.isPaused()) {
-        idle.refresh();
+    new BodyReceiver(body, handle, idleMs, resolvePromise, reject).listen();
+  });
+}
+
+/**
+ * One PUT body on its way into the temporary file: its digests so far, the chunks waiting for the next write,
+ * and the timer that gives up on a stalled client. Its listeners are made once per body, none per chunk.
+ */
+class BodyReceiver {
+  readonly #hash = createHash('md5');
+  #crc = 0;
+  #received = 0;
+  #written = 0;
+  /** Chunks that arrived while a write was under way, and their bytes. */
+  #queue: Buffer[] = [];
+  #queued = 0;
+  #writing = false;
+  #ended = false;
+  #settled = false;
+  readonly #idle: NodeJS.Timeout;
+
+  constructor(
+    readonly body: Readable,
+    readonly handle: FileHandle,
+    readonly idleMs: number,
+    readonly resolve: (received: Received) => void,
+    readonly reject: (error: unknown) => void,
+  ) {
+    this.#idle = setTimeout(this.#onIdle, idleMs);
+  }
+
+  /** Starts taking the body's events. */
+  listen(): void {
+    this.body
+      .on('data', this.#onData)
+      .on('end', this.#onEnd)
+      .on('error', this.#onBodyError)
+      .on('close', this.#onBodyClose);
+  }
+
+  /** No bytes for `idleMs`: a 408, unless the body is paused because the disk is behind. */
+  readonly #onIdle = (): void => {
+    if (this.body.isPaused()) {
+      this.#idle.refresh();
+      return;
+    }
+    const seconds = Number((this.idleMs / 1000).toFixed(3));
+    this.#settle(
+      new PutRejected(
+        408,
+        `No bytes of the body arrived for ${seconds} s: the upload was given up and nothing was stored.`,
+      ),
+    );
+  };
+
+  readonly #onData = (chunk: Buffer): void => {
+    this.#received += chunk.length;
+    this.#hash.update(chunk);
+    this.#crc = crc32(chunk, this.#crc);
+    this.#idle.refresh();
+    this.#queue.push(chunk);
+    this.#queued += chunk.length;
+    if (this.#queued >= STREAM_BUFFER_BYTES) this.body.pause();
+    if (!this.#writing) void this.#pump();
+  };
+
+  readonly #onEnd = (): void => {
+    this.#ended = true;
+    clearTimeout(this.#idle);
+    if (!this.#writing) this.#settle(undefined);
+  };
+
+  readonly #onBodyError = (error: Error): void => this.#settle(error);
+
+  readonly #onBodyClose = (): void => {
+    if (!this.body.readableEnded)
+      this.#settle(new Error('The client closed the connection before the whole body arrived.'));
+  };
+
+  /** Writes what waits, batch after batch, until nothing waits; settles when the body has ended meanwhile. */
+  async #pump(): Promise<void> {
+    this.#writing = true;
+    while (this.#queue.length > 0 && !this.#settled) {
+      const chunks = this.#queue;
+      const bytes = this.#queued;
+      this.#queue = [];
+      this.#queued = 0;
+      if (!this.#ended) this.body.resume();
+      try {
+        await writeAll(this.handle, chunks, this.#written);
+      } catch (error) {
+        this.#settle(new StoreWriteError(error));
         return;
       }
-      const seconds = Number((idleMs / 1000).toFixed(3));
-      settle(
-        new PutRejected(
-          408,
-          `No bytes of the body arrived for ${seconds} s: the upload was given up and nothing was stored.`,
-        ),
-      );
-    }, idleMs);
-    const pump = async () => {
-      writing = true;
-      while (queue.length > 0 && !settled) {
-        const chunks = queue;
-        const bytes = queued;
-        queue = [];
-        queued = 0;
-        if (!ended) body.resume();
-        try {
-          await writeAll(handle, chunks, written);
-        } catch (error) {
-          settle(new StoreWriteError(error));
-          return;
-        }
-        written += bytes;
-      }
-      writing = false;
-      if (ended) settle(undefined);
-    };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      hash.update(chunk);
-      crc = crc32(chunk, crc);
-      idle.refresh();
-      queue.push(chunk);
-      queued += chunk.length;
-      if (queued >= STREAM_BUFFER_BYTES) body.pause();
-      if (!writing) void pump();
-    };
-    const onEnd = () => {
-      ended = true;
-      clearTimeout(idle);
-      if (!writing) settle(undefined);
-    };
-    const onBodyError = (error: Error) => settle(error);
-    const onBodyClose = () => {
-      if (!body.readableEnded)
-        settle(new Error('The client closed the connection before the whole body arrived.'));
-    };
-    function settle(error: unknown): void {
-      if (settled) return;
-      settled = true;
-      clearTimeout(idle);
-      body.off('data', onData).off('end', onEnd).off('error', onBodyError).off('close', onBodyClose);
-      body.pause();
-      if (error === undefined) resolvePromise({ received, md5: hash.digest(), crc32: crc });
-      else reject(error);
+      this.#written += bytes;
     }
-    body.on('data', onData).on('end', onEnd).on('error', onBodyError).on('close', onBodyClose);
-  });
+    this.#writing = false;
+    if (this.#ended) this.#settle(undefined);
+  }
+
+  /** Ends the receiving once: the listeners off, the body left paused, the digests or `error` handed on. */
+  #settle(error: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#idle);
+    this.body
+      .off('data', this.#onData)
+      .off('end', this.#onEnd)
+      .off('error', this.#onBodyError)
+      .off('close', this.#onBodyClose);
+    this.body.pause();
+    if (error === undefined) {
+      this.resolve({ received: this.#received, md5: this.#hash.digest(), crc32: this.#crc });
+    } else this.reject(error);
+  }
 }
 
 /** Writes every byte of `chunks` at `position`, going on after short writes. */

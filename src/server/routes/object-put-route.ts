@@ -81,37 +81,15 @@ export async function putObject(
     sendText(res, 405, 'This store takes no uploads through the server; use the URL /upload gives.');
     return;
   }
-  const lengthHeader = req.headers['content-length'];
-  if (lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined) {
-    sendText(res, 411, 'Content-Length required: send the object with a Content-Length, not chunked.');
-    return;
-  }
-  if (!/^\d{1,15}$/.test(lengthHeader)) {
-    sendText(res, 400, 'Content-Length must be a whole number of bytes.');
-    return;
-  }
-  const length = Number(lengthHeader);
-  let md5: Buffer | undefined;
-  const md5Raw = req.headers['content-md5'];
-  const md5Header = Array.isArray(md5Raw) ? md5Raw.join(',') : md5Raw;
-  if (md5Header !== undefined) {
-    md5 = Buffer.from(md5Header, 'base64');
-    if (md5.length !== 16 || md5.toString('base64') !== md5Header) {
-      sendText(res, 400, 'Content-MD5 must be the base64 of the 16-byte MD5 digest of the body.');
-      return;
-    }
-  }
-  if ((await context.index.has(key)) || (await context.store.occupied(key))) {
-    sendText(res, 409, `${key} already exists.`);
-    return;
-  }
+  const upload = await checkUpload(context, req, res, key);
+  if (!upload) return;
   const expectsContinue = /^100-continue$/i.test(req.headers.expect ?? '');
   let continued = false;
   let stored: PutResult;
   try {
     stored = await context.track(
-      store.put(key, req, length, {
-        md5,
+      store.put(key, req, upload.length, {
+        md5: upload.md5,
         // Only now ask for the body: a refused upload, or a store that cannot even open a file, never sends it.
         onReady: () => {
           if (!expectsContinue || res.destroyed) return;
@@ -121,31 +99,84 @@ export async function putObject(
       }),
     );
   } catch (error) {
-    if (res.headersSent || res.destroyed) {
-      res.destroy();
-      return;
-    }
-    if (error instanceof PutRejected) {
-      // A stalled client gets its answer and loses the connection: it is not sending the rest anyway.
-      sendText(res, error.status, error.message, error.status === 408 ? { Connection: 'close' } : {});
-      return;
-    }
-    if (error instanceof StoreWriteError) {
-      const { status, message } = storeFailureAnswer(error.code);
-      const bodyComing = !req.complete && !(expectsContinue && !continued);
-      await context.track(answerFailure(req, res, status, message, error, bodyComing, outcome));
-      return;
-    }
-    // Mostly the client went away: the store removed the partial upload and there is no one left to answer.
-    if (req.destroyed) {
-      res.destroy();
-      return;
-    }
-    throw error;
+    const bodyComing = !req.complete && !(expectsContinue && !continued);
+    await answerPutError(context, req, res, error, bodyComing, outcome);
+    return;
   }
   await context.index.add(stored);
   res.writeHead(200, { ETag: etagOf(stored.md5), 'Content-Length': '0' });
   res.end();
+}
+
+/**
+ * The length and Content-MD5 of an upload whose headers are sound and whose key is free, or undefined once the
+ * refusal was answered: 411 without a Content-Length, 400 for a malformed one or a malformed Content-MD5, 409
+ * for a key already taken.
+ */
+async function checkUpload(
+  context: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  key: string,
+): Promise<{ length: number; md5: Buffer | undefined } | undefined> {
+  const lengthHeader = req.headers['content-length'];
+  if (lengthHeader === undefined || req.headers['transfer-encoding'] !== undefined) {
+    sendText(res, 411, 'Content-Length required: send the object with a Content-Length, not chunked.');
+    return undefined;
+  }
+  if (!/^\d{1,15}$/.test(lengthHeader)) {
+    sendText(res, 400, 'Content-Length must be a whole number of bytes.');
+    return undefined;
+  }
+  let md5: Buffer | undefined;
+  const md5Raw = req.headers['content-md5'];
+  const md5Header = Array.isArray(md5Raw) ? md5Raw.join(',') : md5Raw;
+  if (md5Header !== undefined) {
+    md5 = Buffer.from(md5Header, 'base64');
+    if (md5.length !== 16 || md5.toString('base64') !== md5Header) {
+      sendText(res, 400, 'Content-MD5 must be the base64 of the 16-byte MD5 digest of the body.');
+      return undefined;
+    }
+  }
+  if ((await context.index.has(key)) || (await context.store.occupied(key))) {
+    sendText(res, 409, `${key} already exists.`);
+    return undefined;
+  }
+  return { length: Number(lengthHeader), md5 };
+}
+
+/**
+ * Answers a PUT the store did not take, when there is still a connection to answer on: the store's refusal
+ * with its status, a failed write with its errno's. `bodyComing`: the client is still sending the body.
+ */
+async function answerPutError(
+  context: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+  bodyComing: boolean,
+  outcome: ObjectOutcome,
+): Promise<void> {
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  if (error instanceof PutRejected) {
+    // A stalled client gets its answer and loses the connection: it is not sending the rest anyway.
+    sendText(res, error.status, error.message, error.status === 408 ? { Connection: 'close' } : {});
+    return;
+  }
+  if (error instanceof StoreWriteError) {
+    const { status, message } = storeFailureAnswer(error.code);
+    await context.track(answerFailure(req, res, status, message, error, bodyComing, outcome));
+    return;
+  }
+  // Mostly the client went away: the store removed the partial upload and there is no one left to answer.
+  if (req.destroyed) {
+    res.destroy();
+    return;
+  }
+  throw error;
 }
 
 /**
