@@ -4,15 +4,15 @@
  */
 import { CommanderError } from 'commander';
 import { ExitCode, InterruptedBySignal, isMissionDataError } from '../core/errors.js';
-import { commandLineHint } from './hints.js';
 import type { CommandIO } from './io.js';
 import { buildProgram } from './program.js';
 import { usageError } from './usage-errors.js';
 
-function printError(error: unknown, io: CommandIO, debug: boolean): number {
+async function printError(error: unknown, io: CommandIO, debug: boolean): Promise<number> {
   if (isMissionDataError(error)) {
     io.stderr.write(`Error: ${error.message}\n`);
-    const hint = commandLineHint(error);
+    // Loaded only when there is an error to explain: a run that succeeds does not pay for the hints.
+    const hint = (await import('./hints.js')).commandLineHint(error);
     if (hint) io.stderr.write(`Hint: ${hint}\n`);
     if (debug && error.stack) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;
@@ -75,7 +75,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
       io.stderr.write(`Error: ${message}\nHint: ${hint}\n`);
       return ExitCode.Usage;
     }
-    const status = printError(error, io, debug);
+    const status = await printError(error, io, debug);
     return interrupted ? interruptedStatus : status;
   } finally {
     process.off('SIGINT', onSignal);

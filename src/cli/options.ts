@@ -66,10 +66,15 @@ export const ACTS_ON: Readonly<Record<string, readonly string[]>> = Object.fromE
   ),
 );
 
+/** The long flag of each global option, made once (each command asks which of them it takes). */
+let globalLongs: ReadonlyMap<() => Option, string> | undefined;
+
 /** The global options of one client command (or `config` subcommand). */
 export function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
+  globalLongs ??= new Map(GLOBAL_OPTIONS.map((make) => [make, make().long ?? '']));
+  const longs = globalLongs;
   return GLOBAL_OPTIONS.filter((make) => {
-    const users = ACTS_ON[make().long ?? ''];
+    const users = ACTS_ON[longs.get(make) ?? ''];
     return users === undefined || users.includes(command);
   });
 }
@@ -195,6 +200,13 @@ export function settingNames(last: string): string {
 export function optionOf(key: SettingKey, help?: string): Option {
   return settingOption(settingSpec(key), help);
 }
+
+/**
+ * Output formats of `query`, declared here rather than beside their renderers (`output.ts`): the declaration
+ * offers them at start-up, and the renderers load only when a query prints.
+ */
+export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Two or three real examples of each command, shown at the end of its help. */
 export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {

@@ -7,10 +7,9 @@
  */
 import type { QueryRecord } from '../naming/query-vocabulary.js';
 import type { ReceivedRecord } from '../service/records.js';
+import type { OutputFormat } from './options.js';
 
-/** Output formats of `query`. */
-export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export { OUTPUT_FORMATS, type OutputFormat } from './options.js';
 
 /** A column of the table: heading and how a record fills it. */
 interface Column {

@@ -18,7 +18,6 @@ const LIGHT: readonly RegExp[] = [
   /^commander$/,
   /^\.\.\/options\.js$/, // the shared flag tables, parsers and examples
   /^\.\.\/\.\.\/core\/errors\.js$/, // exit codes and error classes
-  /^\.\.\/output\.js$/, // the output formats `query` offers (a module of small renderers, types aside)
   /^\.\.\/\.\.\/server\/backend-registry\.js$/, // the backends' declared settings, `serve`'s flags (their implementations load when opened)
   /^\.\/[\w-]+\.js$/, // another file of the folder (checked here too)
 ];

@@ -1,7 +1,13 @@
 /** `mission-data query`: find files by their metadata. */
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
-import { OUTPUT_FORMATS } from '../output.js';
+import {
+  EXAMPLES,
+  FILTER_OPTIONS,
+  OUTPUT_FORMATS,
+  positiveInteger,
+  withChoices,
+  withOptions,
+} from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const query: CommandDeclaration = {
