@@ -185,12 +185,11 @@ export function checkObjectUrl(
   base?: URL,
 ): string {
   const url = parseHttpUrl(value, base);
-  const shown = JSON.stringify(snippet(value));
   if (url === 'not a URL')
-    throw new ProtocolError(`${source}: refusing the ${what} URL ${shown}: it is not a URL.`);
+    throw new ProtocolError(`${source}: refusing the ${what} URL ${shown(value)}: it is not a URL.`);
   if (url === 'not http(s)') {
     throw new ProtocolError(
-      `${source}: refusing the ${what} URL ${shown}: only http:// and https:// URLs are followed.`,
+      `${source}: refusing the ${what} URL ${shown(value)}: only http:// and https:// URLs are followed.`,
     );
   }
   if (url.username || url.password) {
@@ -202,11 +201,15 @@ export function checkObjectUrl(
 /** Parses an object URL the caller gives, refusing what is not http(s). */
 export function parseObjectUrl(value: string, method: string): URL {
   const url = parseHttpUrl(value);
-  const shown = JSON.stringify(snippet(value));
-  if (url === 'not a URL') throw new ProtocolError(`${method} ${shown}: not a URL.`);
+  if (url === 'not a URL') throw new ProtocolError(`${method} ${shown(value)}: not a URL.`);
   if (url === 'not http(s)')
-    throw new ProtocolError(`${method} ${shown}: only http:// and https:// URLs are used.`);
+    throw new ProtocolError(`${method} ${shown(value)}: only http:// and https:// URLs are used.`);
   return url;
+}
+
+/** A URL quoted for a message: made only when one is refused (every object's URL passes these checks). */
+function shown(value: string): string {
+  return JSON.stringify(snippet(value));
 }
 
 /** A readable that reports how many bytes went through it. */
