@@ -46,8 +46,11 @@ export interface SettingSpec {
   default?: string;
   /** The unit of the value, where it has one. */
   unit?: string;
-  /** How the help names the default (`./data`); absent: it names none (or commander's `(default: …)` does). */
-  helpDefault?: string;
+  /**
+   * How the help names the default: `true`, as `default` writes it; its own words where a user reads it
+   * otherwise (`./data`); absent, it names none (or commander's `(default: …)` does).
+   */
+  helpDefault?: string | true;
   /** The help shows the default as commander does, `(default: 8)` (the transfer options). */
   commanderDefault?: boolean;
   /** Shown masked by `config list`: it authorizes requests. */
@@ -143,7 +146,7 @@ export const SETTINGS = [
     checkGiven: true,
     parse: (value: string): number => Number(value),
     default: '3',
-    helpDefault: '3',
+    helpDefault: true,
     actsOn: ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
   },
   {
@@ -158,7 +161,7 @@ export const SETTINGS = [
     parse: (value: string): number => Number(value),
     default: '30',
     unit: 'seconds',
-    helpDefault: '30',
+    helpDefault: true,
     actsOn: ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
   },
   {
@@ -255,10 +258,16 @@ export type SettingValue<Entry extends Setting> = Entry extends { default: strin
   ? ReturnType<Entry['parse']>
   : ReturnType<Entry['parse']> | undefined;
 
+/** The default as a user reads it (`./data` for the file's `data`); undefined when the setting has none. */
+export function shownDefault(spec: SettingSpec): string | undefined {
+  return spec.helpDefault === true || spec.helpDefault === undefined ? spec.default : spec.helpDefault;
+}
+
 /** The help of a client setting's flag: its text, then the variable it reads and the default it falls to. */
 export function flagHelp(spec: SettingSpec): string {
   if (spec.group === 'transfer' || spec.group === 'checks') return spec.help;
-  const names = [`env ${spec.env[0]}`, ...(spec.helpDefault ? [`default ${spec.helpDefault}`] : [])];
+  const shown = shownDefault(spec);
+  const names = [`env ${spec.env[0]}`, ...(spec.helpDefault && shown ? [`default ${shown}`] : [])];
   return `${spec.help} (${names.join('; ')})`;
 }
 

@@ -5,15 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SETTINGS_BY_GROUP, type SettingSpec } from '../../src/core/settings.js';
+import { SETTINGS_BY_GROUP, type SettingSpec, shownDefault } from '../../src/core/settings.js';
 
 const README = resolve(import.meta.dirname, '../../README.md');
 
 const code = (text: string) => `\`${text}\``;
 
 /** A setting's default as the README states it: in its unit, `none` when it has none. */
-function shownDefault(spec: SettingSpec): string {
-  const value = spec.helpDefault ?? spec.default;
+function readmeDefault(spec: SettingSpec): string {
+  const value = shownDefault(spec);
   if (value === undefined) return 'none';
   return spec.unit ? `${code(value)} ${spec.unit}` : code(value);
 }
@@ -23,7 +23,7 @@ function expectedTable(): string {
   const rows = SETTINGS_BY_GROUP.map((spec) => {
     const flag = /--[\w-]+/.exec(spec.flag)?.[0] ?? spec.flag;
     const env = spec.env.map(code).join(', then ');
-    return `| ${spec.title} | ${code(flag)} | ${env} | ${code(spec.key)} | ${shownDefault(spec)} |`;
+    return `| ${spec.title} | ${code(flag)} | ${env} | ${code(spec.key)} | ${readmeDefault(spec)} |`;
   });
   return ['| setting | flag | environment | config key | default |', '|---|---|---|---|---|', ...rows].join(
     '\n',
