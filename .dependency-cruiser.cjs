@@ -106,7 +106,7 @@ module.exports = {
     ...downloadRooms,
     {
       name: 'download-stands-alone',
-      comment: 'coverage reads the download record; the download engine never needs coverage.',
+      comment: 'coverage reads the data root; the download and upload engines never need coverage.',
       severity: 'error',
       from: { path: '^src/(download|upload)/' },
       to: { path: '^src/coverage/' },
