@@ -3,6 +3,6 @@
  * at run time: `node bench/lib/launch-without-liftoff.js ARGS` is `mission-data ARGS` with V8's default
  * WebAssembly tiering, so that the benchmarks can show what the flag buys.
  */
-const { main } = await import('../../dist/mission-data.js');
+import { main } from '../../dist/mission-data.js';
 
 process.exitCode = await main(process.argv);
