@@ -1,28 +1,19 @@
-/** The library entry: `createClient()` ties configuration, the HTTP client and the transfer engines together. */
-import type { Dispatcher } from 'undici';
+import type { CreateClientOptions, MissionDataClient } from './api-types.js';
 import { abortedError } from './core/batch.js';
 import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
 import { describeProxy } from './core/proxy.js';
-import { type RequestSettings, requestSettings, SETTING_KEYS, type SETTINGS } from './core/settings.js';
-import {
-  coverageParams,
-  coverageReport,
-  type ReportOptions,
-  statusParams,
-  statusReport,
-} from './coverage/run.js';
-import type { CoverageReport, StatusReport } from './coverage/types.js';
+import { type RequestSettings, requestSettings, SETTING_KEYS } from './core/settings.js';
+import { coverageParams, coverageReport, statusParams, statusReport } from './coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
-import type { DownloadOptions, DownloadResult } from './download/types.js';
+import type { DownloadOptions } from './download/types.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';
-import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from './naming/query-vocabulary.js';
+import { FILTER_NAMES, hasFilter, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
-import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
+import { downloadMatching, type MatchingDownload } from './sync/matching.js';
 import { checkSyncRequest, syncFiles } from './sync/run.js';
-import type { SyncOptions, SyncResult } from './sync/types.js';
-import { type VerifyOptions, type VerifyReport, verifyFiles, verifyParams } from './sync/verify.js';
+import { verifyFiles, verifyParams } from './sync/verify.js';
 import {
   previewUploads,
   refuseAsUploadWould,
@@ -32,135 +23,13 @@ import {
   uploadFiles,
 } from './upload/engine.js';
 
+export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
 // The types of the calls below, and the one word of upload results the command line prints, for the command
 // line, which reaches the engines only through this module.
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export type { ArchiveGlob } from './naming/glob.js';
 export { ALREADY_STORED } from './upload/engine.js';
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
-
-/**
- * Settings of `createClient`: every setting of the table by its name (`url`, `apiKey`, `token`, `dataDir`,
- * `retries`, `timeout` in seconds, `concurrency`, `connections`, `partSize` in MiB, `requireChecksum`), as a value
- * or its text; each one left out resolves as environment > configuration file > default (see the README's table).
- * A call's own options (`download(…, { concurrency })`) win over these.
- */
-export type CreateClientOptions = {
-  [Entry in (typeof SETTINGS)[number] as Entry['key']]?: ReturnType<Entry['parse']> | string | undefined;
-} & {
-  /** Transport to use instead of the client's own keep-alive agent (tests, proxies). */
-  dispatcher?: Dispatcher | undefined;
-  /** @deprecated Use `retries` (attempts = retries + 1); kept for one release. Overrides `retries` when given. */
-  attempts?: number | undefined;
-  /** First backoff delay in ms, doubled on every retry (with jitter); default 1000. */
-  retryBaseMs?: number | undefined;
-  /** Configuration file to read instead of the default one. */
-  configFile?: string | undefined;
-  /** Environment to read instead of the process's. */
-  env?: Record<string, string | undefined> | undefined;
-  /** Receives one line per request and retry, for debugging. */
-  log?: ((line: string) => void) | undefined;
-  /** Receives what in the configuration is ignored (an unknown setting in the file), once it is read. */
-  onWarning?: ((message: string) => void) | undefined;
-};
-
-/** How `MissionDataClient.query` asks. */
-export interface QueryOptions {
-  signal?: AbortSignal | undefined;
-  /** Records per page asked of a service that pages (1 to 10,000); default 10,000. */
-  pageSize?: number | undefined;
-  /**
-   * Called once, with their count, when the answer holds records of a naming form this version does not check
-   * (a newer service's): they are kept, and downloadable by their `file_path`.
-   */
-  onNewerForms?: ((count: number) => void) | undefined;
-  /**
-   * Called once, with the count returned, when the service cannot page and its answer has a count services cap
-   * answers at (or it said there were more): the result may be cut. Narrow the filters to be sure.
-   */
-  onPossiblyCut?: ((returned: number) => void) | undefined;
-}
-
-/**
- * A client of the service.
- *
- * One rule for cancelling, on every call: once its `signal` aborts, the call rejects with an `AbortedError`
- * (code `E_ABORTED`). A batch call (`download`, `upload`) attaches what it did to that error as `results`: one
- * result per file, those finished as they are, those cut short `failed` with the bytes kept for a resume, those
- * never begun `failed` with code `E_NOT_ATTEMPTED`. Without an abort, a batch never rejects for one file's
- * failure: each result carries its own status and error.
- */
-export interface MissionDataClient {
-  /** Metadata records of the stored files matching every filter (at least one besides `table`), every page. */
-  query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
-  /**
-   * What download arguments mean against the data root: storage paths and names as they are, a path inside the
-   * data root as the storage path it holds, a folder of the layout as the filters its folders spell, and globs as
-   * queries of their fixed parts (relative paths from `cwd`, by default the working directory).
-   */
-  readDownloadTargets(paths: readonly string[], cwd?: string): Promise<DownloadTargets>;
-  /** What `download` would do with each file (a dry run): names are checked, nothing is requested. */
-  previewDownloads(
-    targets: readonly string[],
-    options?: Pick<DownloadOptions, 'force'>,
-  ): Promise<DownloadPreview[]>;
-  /** Downloads files (names, storage paths or query records) into the data root; one result per file. */
-  download(
-    targets: string | ReceivedRecord | readonly (string | ReceivedRecord)[],
-    options?: Omit<DownloadOptions, 'dataDir'>,
-  ): Promise<DownloadResult[]>;
-  /**
-   * Downloads the files the filters select (at least one besides `table`): every match, or (`select`) only those
-   * `status` lists as missing, or all it lists (`update`); with `dryRun`, previews it. What was selected and done.
-   */
-  downloadMatching(filters: QueryFilters, options?: MatchingOptions): Promise<MatchingDownload>;
-  /**
-   * Keeps the data root in step with the archive for the filters (at least one besides `table`): the first call
-   * fetches every match (the newest version of each product unless `allVersions`), later ones only what was
-   * ingested since (a day of overlap), never asking for a file held and verified. State lives under the data root,
-   * one per service URL and filter set; a second sync of the same ones at once rejects with a `BusyError`.
-   * Rejects with an `AbortedError` carrying the files as `results` when cancelled (what finished is kept).
-   */
-  sync(filters: QueryFilters, options?: SyncOptions): Promise<SyncResult>;
-  /** Uploads local files (paths inside the data root, relative to the working directory, or absolute). */
-  upload(
-    paths: string | readonly string[],
-    options?: Omit<UploadOptions, 'dataDir'>,
-  ): Promise<UploadResult[]>;
-  /**
-   * What `upload` would send (a dry run): refused in the words the upload would use, or each file's storage key
-   * and where it was found (or why it cannot be sent); nothing is asked of the service.
-   */
-  previewUploads(
-    paths: readonly string[],
-    options?: Pick<UploadOptions, 'ignoreFolder' | 'cwd'>,
-  ): Promise<UploadPreview[]>;
-  /**
-   * The coverage calendar of the products the filters select (at least one besides `table`): for each product,
-   * every day of the range with the archive's latest version and what the data root holds of it, and the gaps.
-   * One query of the archive, every page of it.
-   */
-  coverage(filters: QueryFilters, options?: ReportOptions): Promise<CoverageReport>;
-  /**
-   * How the data root differs from the archive within the filters' scope: files `missing` locally, `outdated`
-   * (a newer version in the archive), `extra` (not in the archive, or named against the rules) and `changed`
-   * (bytes no longer those verified when downloaded). Ingestion-day filters are refused: names do not carry them.
-   */
-  status(filters: QueryFilters, options?: ReportOptions): Promise<StatusReport>;
-  /**
-   * Hashes every file of the data root in the filters' scope (as `status`'s), whatever its times say: each is
-   * compared with the checksum recorded when it was verified, or (a file not downloaded here) with the one the
-   * archive states; `ok`, `corrupt`, `unverifiable`, `extra` or `unreadable` per file. `repair` fetches corrupt
-   * files again; `notVerifiedSince` limits the pass to files not verified since a date. The download record
-   * remembers when each file was last found whole. Rejects with an `AbortedError` carrying the entries settled
-   * so far as `results` when cancelled.
-   */
-  verify(filters: QueryFilters, options?: Omit<VerifyOptions, 'dataDir'>): Promise<VerifyReport>;
-  /** The resolved configuration (URL, data root, where each came from). */
-  config(): Promise<Config>;
-  /** Closes the client's connections. */
-  close(): Promise<void>;
-}
 
 /** How a batch of downloads runs, as the settings resolved it: what a call leaves out is taken from here. */
 interface TransferSettings {
