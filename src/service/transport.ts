@@ -10,8 +10,9 @@ import type { RequestSettings } from '../core/settings.js';
 import { displayUrl } from '../core/urls.js';
 import { readableBody, type SentAnswer } from '../http/body.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
-import { apiError, requestIdOf, transportError } from '../http/failures.js';
+import { apiError, requestIdOf } from '../http/failures.js';
 import { countBytes, type ObjectTransport, type OutgoingRequest } from '../http/objects.js';
+import { transportError } from '../http/transport-failures.js';
 import { createAgent, loadTransport } from '../http/undici.js';
 import { WireClient } from '../http/wire/pool.js';
 

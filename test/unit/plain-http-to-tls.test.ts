@@ -1,7 +1,7 @@
 /** `http://` to a server that speaks TLS (issue 36): the reset or garbled answer it gets comes with a hint. */
 import { describe, expect, it } from 'vitest';
 import type { Peer } from '../../src/core/errors.js';
-import { transportError } from '../../src/http/failures.js';
+import { transportError } from '../../src/http/transport-failures.js';
 
 const timeoutMs = 10_000;
 const failure = (url: string, code: string, peer: Peer = 'service') =>
