@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BackgroundChecksum } from '../../src/core/checksums/background-checksum.js';
 import { InlineChecksum, NoChecksum } from '../../src/core/checksums/checksum.js';
 import { CombinedCrc32 } from '../../src/core/checksums/crc32-from-ranges.js';
-import { checksumFor } from '../../src/download/object/receive.js';
+import { checksumFor } from '../../src/download/object/object-checksum.js';
 
 const GIB = 1024 ** 3;
 
