@@ -1,5 +1,5 @@
 import { createClient, type MissionDataClient } from '../api.js';
-import { SETTINGS, type Setting } from '../core/settings.js';
+import { type ClientSetting, isClientSetting, SETTINGS } from '../core/settings.js';
 
 /** What a command may use to talk to the user: given by `main.ts`, so commands never touch the process. */
 export interface CommandIO {
@@ -12,9 +12,6 @@ export interface CommandIO {
   /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
   signal: AbortSignal;
 }
-
-/** The settings every client command takes (before or after its name): those of the table's client groups. */
-type ClientSetting = Extract<Setting, { group: 'service' | 'dataRoot' | 'requests' }>;
 
 /** Options every client command takes: each client setting as its flag's text (checked with the configuration). */
 export type GlobalOptions = { [Entry in ClientSetting as Entry['key']]?: string | undefined } & {
@@ -34,9 +31,4 @@ export function clientFor(options: GlobalOptions, io: CommandIO): MissionDataCli
     log: options.debug ? (line) => io.stderr.write(`debug: ${line}\n`) : undefined,
     onWarning: options.quiet ? undefined : (message) => io.stderr.write(`Warning: ${message}\n`),
   });
-}
-
-/** True for a setting every client command takes. */
-function isClientSetting(spec: Setting): spec is ClientSetting {
-  return spec.group === 'service' || spec.group === 'dataRoot' || spec.group === 'requests';
 }

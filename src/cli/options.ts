@@ -7,6 +7,7 @@ import { UsageError } from '../core/errors.js';
 import {
   displayName,
   flagHelp,
+  isClientSetting,
   SETTINGS,
   SETTINGS_BY_GROUP,
   type SettingKey,
@@ -47,9 +48,7 @@ export function settingOption(spec: SettingSpec, help = flagHelp(spec)): Option 
 
 /** Options shared by every client command, declared once: the settings of the table's client groups. */
 export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
-  ...SETTINGS_BY_GROUP.filter((spec) => spec.group !== 'transfer' && spec.group !== 'checks').map(
-    (spec) => () => settingOption(spec),
-  ),
+  ...SETTINGS_BY_GROUP.filter(isClientSetting).map((spec) => () => settingOption(spec)),
   () => new Option('-q, --quiet', 'print only results and errors'),
   () => new Option('--debug', 'print stack traces and request details'),
 ];
@@ -60,9 +59,7 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
  */
 export const ACTS_ON: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   SETTINGS.flatMap((spec: SettingSpec) =>
-    spec.actsOn && spec.group !== 'transfer' && spec.group !== 'checks'
-      ? [[`--${displayName(spec)}`, spec.actsOn]]
-      : [],
+    spec.actsOn && isClientSetting(spec) ? [[`--${displayName(spec)}`, spec.actsOn]] : [],
   ),
 );
 

@@ -227,6 +227,14 @@ export type Setting = (typeof SETTINGS)[number];
 /** A setting's library name. */
 export type SettingKey = Setting['key'];
 
+/** A setting every client command takes, before or after its name: where and as whom, the data root, requests. */
+export type ClientSetting = Extract<Setting, { group: 'service' | 'dataRoot' | 'requests' }>;
+
+/** True for a setting every client command takes (the transfer settings and checks belong to some commands). */
+export function isClientSetting(spec: Pick<SettingSpec, 'group'>): boolean {
+  return spec.group !== 'transfer' && spec.group !== 'checks';
+}
+
 /** The settings' library names, in the table's order. */
 export const SETTING_KEYS: readonly SettingKey[] = SETTINGS.map((setting) => setting.key);
 
@@ -265,7 +273,7 @@ export function shownDefault(spec: SettingSpec): string | undefined {
 
 /** The help of a client setting's flag: its text, then the variable it reads and the default it falls to. */
 export function flagHelp(spec: SettingSpec): string {
-  if (spec.group === 'transfer' || spec.group === 'checks') return spec.help;
+  if (!isClientSetting(spec)) return spec.help;
   const shown = shownDefault(spec);
   const names = [`env ${spec.env[0]}`, ...(spec.helpDefault && shown ? [`default ${shown}`] : [])];
   return `${spec.help} (${names.join('; ')})`;
