@@ -229,7 +229,7 @@ class FileDownload {
     url: string,
     pace: ReturnType<typeof progressPace<DownloadProgress>>,
   ): Promise<ObjectReceived> {
-    const { batch, options, signal, localPath } = this;
+    const { batch, options, signal, localPath, path } = this;
     for (let refetches = 0; ; refetches += 1) {
       try {
         return await receiveObject({
@@ -248,7 +248,7 @@ class FileDownload {
           },
           onBytes: (bytes, total) => {
             const final = total !== undefined && bytes >= total;
-            pace.push({ path: this.path, localPath, received: bytes, total }, final);
+            pace.push({ path, localPath, received: bytes, total }, final);
           },
         });
       } catch (error) {

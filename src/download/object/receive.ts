@@ -84,7 +84,8 @@ class ObjectReceiver {
   constructor(private readonly job: ReceiveJob) {
     this.shown = displayUrl(new URL(job.url));
     this.state = job.state;
-    this.report = (received: number) => job.onBytes?.(received, this.state.total);
+    const { onBytes, state } = job;
+    this.report = (received: number) => onBytes?.(received, state.total);
     this.attempts = new Attempts(job.retryPolicy, job.signal);
     this.ranged = job.ranged;
   }
