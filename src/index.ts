@@ -47,7 +47,8 @@ export {
   MISSION,
   SCIENCE_EXTENSIONS,
 } from './naming/mission.js';
-export { compareVersions, isCalendarDate, MAX_NAME_BYTES } from './naming/name-parts.js';
+export { isCalendarDate, MAX_NAME_BYTES } from './naming/name-parts.js';
+export { compareVersions, parseVersion, type ParsedVersion, versionRank } from './naming/versions.js';
 export type { AncillaryFile, MissionFile, ScienceFile } from './naming/names.js';
 export {
   formatName,

@@ -3,7 +3,7 @@
  * day a file starts; within a group the highest version is the latest.
  */
 import { locateFile } from '../naming/layout.js';
-import { compareVersions } from '../naming/name-parts.js';
+import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
 
 /** The product of a file, as a key. */

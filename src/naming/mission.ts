@@ -22,6 +22,56 @@ export const INSTRUMENTS = [
 /** Data levels, lowest first. */
 export const DATA_LEVELS = ['l0', 'l1', 'l1a', 'l1b', 'l1c', 'l1d', 'l2'] as const;
 
+/**
+ * Instruments of today's archive (ARCHIVE-TODAY §1.1): `hi` and `ultra` without their sensor angle, and the
+ * spacecraft's own products. A vocabulary of its own, never merged with the specification's: `hi-45` is a
+ * word of the first generation only, `hi` of today's only.
+ */
+export const TODAY_INSTRUMENTS = [
+  'codice',
+  'glows',
+  'hi',
+  'hit',
+  'ialirt',
+  'idex',
+  'l1const',
+  'lo',
+  'mag',
+  'spacecraft',
+  'swapi',
+  'swe',
+  'ultra',
+] as const;
+
+/** Data levels of today's archive, lowest first. */
+export const TODAY_DATA_LEVELS = [
+  'l0',
+  'l1',
+  'l1a',
+  'l1b',
+  'l1c',
+  'l1ca',
+  'l1cb',
+  'l1d',
+  'l2',
+  'l2a',
+  'l2b',
+  'l2c',
+  'l3',
+  'l3a',
+  'l3b',
+  'l3c',
+  'l3d',
+  'l3e',
+] as const;
+
+/** Every instrument of either generation, for query filters (the service holds files of both). */
+export const ANY_INSTRUMENTS: readonly string[] = [
+  ...new Set<string>([...INSTRUMENTS, ...TODAY_INSTRUMENTS]),
+];
+/** Every data level of either generation, lowest first. */
+export const ANY_DATA_LEVELS: readonly string[] = TODAY_DATA_LEVELS;
+
 /** Extensions of science files: `pkts` at level l0, `cdf` above. */
 export const SCIENCE_EXTENSIONS = ['pkts', 'cdf'] as const;
 
@@ -31,24 +81,30 @@ export const ANCILLARY_EXTENSIONS = ['cdf', 'csv', 'dat', 'json', 'zip', 'tsv', 
 /** The folder below the mission folder that holds ancillary files. */
 export const ANCILLARY_FOLDER = 'ancillary';
 
-export type Instrument = (typeof INSTRUMENTS)[number];
-export type DataLevel = (typeof DATA_LEVELS)[number];
+/** An instrument of either generation. */
+export type Instrument = (typeof INSTRUMENTS)[number] | (typeof TODAY_INSTRUMENTS)[number];
+/** A data level of either generation. */
+export type DataLevel = (typeof DATA_LEVELS)[number] | (typeof TODAY_DATA_LEVELS)[number];
+/** An instrument of the specification's vocabulary. */
+export type SpecInstrument = (typeof INSTRUMENTS)[number];
+/** A data level of the specification's vocabulary. */
+export type SpecDataLevel = (typeof DATA_LEVELS)[number];
 export type ScienceExtension = (typeof SCIENCE_EXTENSIONS)[number];
 export type AncillaryExtension = (typeof ANCILLARY_EXTENSIONS)[number];
 
 /** The one extension a science file of this data level may have. */
-export function scienceExtensionFor(level: DataLevel): ScienceExtension {
+export function scienceExtensionFor(level: SpecDataLevel): ScienceExtension {
   return level === 'l0' ? 'pkts' : 'cdf';
 }
 
-/** True when `value` is a known instrument. */
+/** True when `value` is an instrument of either generation. */
 export function isInstrument(value: string): value is Instrument {
-  return (INSTRUMENTS as readonly string[]).includes(value);
+  return ANY_INSTRUMENTS.includes(value);
 }
 
-/** True when `value` is a known data level. */
+/** True when `value` is a data level of either generation. */
 export function isDataLevel(value: string): value is DataLevel {
-  return (DATA_LEVELS as readonly string[]).includes(value);
+  return ANY_DATA_LEVELS.includes(value);
 }
 
 /**

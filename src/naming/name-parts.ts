@@ -3,7 +3,6 @@
  * Plain functions without zod: the query vocabulary and the command line's option table use them at start-up.
  */
 
-import { ValidationError } from '../core/errors.js';
 import { didYouMean } from './did-you-mean.js';
 import { ANCILLARY_EXTENSIONS, DATA_LEVELS, INSTRUMENTS, MISSION } from './mission.js';
 
@@ -138,17 +137,4 @@ export function isDescriptor(value: string): boolean {
 /** True when `value` has the version form `vXX-YY`. */
 export function isVersion(value: string): boolean {
   return VERSION_FORM.test(value);
-}
-
-/** Orders versions `vXX-YY` numerically: negative when a < b, 0 when equal, positive when a > b. */
-export function compareVersions(a: string, b: string): number {
-  const [a1, a2] = versionNumbers(a);
-  const [b1, b2] = versionNumbers(b);
-  return a1 - b1 || a2 - b2;
-}
-
-function versionNumbers(version: string): [number, number] {
-  const match = /^v(\d+)-(\d+)$/.exec(version);
-  if (!match) throw new ValidationError([messages.version]);
-  return [Number(match[1]), Number(match[2])];
 }

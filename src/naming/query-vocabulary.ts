@@ -9,18 +9,45 @@ import { reversedRanges } from './date-ranges.js';
 import { didYouMean } from './did-you-mean.js';
 import {
   ANCILLARY_EXTENSIONS,
+  ANY_DATA_LEVELS,
+  ANY_INSTRUMENTS,
   DATA_LEVELS,
   INSTRUMENTS,
-  isDataLevel,
-  isInstrument,
   SCIENCE_EXTENSIONS,
 } from './mission.js';
 import { calendarDateProblem, isCalendarDate, isDescriptor, isVersion, messages } from './name-parts.js';
 import { unsafePathReason } from './path-safety.js';
+import { SPICE_TYPES } from './spice.js';
+import { isTodayVersion } from './versions.js';
 
-/** Tables the query can search. */
-export const QUERY_TABLES = ['science', 'ancillary'] as const;
+/** Tables the query can search: `spice` is today's archive's, asked at `/spice-query`. */
+export const QUERY_TABLES = ['science', 'ancillary', 'spice'] as const;
 export type QueryTable = (typeof QUERY_TABLES)[number];
+
+/**
+ * Which words a value is checked against: `any` takes both generations' (a client, today's service), `spec`
+ * only the specification's, with its messages (the reference server playing the specification's service).
+ */
+export type Vocabulary = 'spec' | 'any';
+
+/** The message for an instrument of neither generation (the specification's words when it plays that service). */
+function instrumentMessage(vocabulary: Vocabulary): string {
+  return vocabulary === 'spec'
+    ? messages.instrument
+    : `Invalid instrument. Please choose from ${ANY_INSTRUMENTS.join(', ')}`;
+}
+
+function dataLevelMessage(vocabulary: Vocabulary): string {
+  return vocabulary === 'spec'
+    ? messages.dataLevel
+    : `Invalid data level. Please choose from ${ANY_DATA_LEVELS.join(', ')}`;
+}
+
+/** A repointing as the service takes it: a whole number; `repoint00042` and `00042` are read as 42. */
+export function repointingNumber(value: string): number | undefined {
+  const match = /^(?:repoint)?(\d{1,5})$/.exec(value);
+  return match ? Number(match[1]) : undefined;
+}
 
 /** Filters of a query, by their library names; each maps to one service parameter. */
 export interface QueryFilters {
@@ -37,11 +64,19 @@ export interface QueryFilters {
   ingestionStartDate?: string | undefined;
   /** `YYYYMMDD`: files ingested on or before this day (UTC). */
   ingestionEndDate?: string | undefined;
-  /** `vXX-YY`, or `latest` for the most recent version of each file. */
+  /** `vXX-YY`, `vNNN`, `vNNN.NNNN`, or `latest` for the most recent version of each file. */
   version?: string | undefined;
   extension?: string | undefined;
   /** The storage path of one file. */
   filePath?: string | undefined;
+  /** Today's repointing number (`42`, `00042` or `repoint00042`); sent as a whole number. */
+  repointing?: string | undefined;
+  /** Today's major version, digits (`1` or `001`). */
+  majorVersion?: string | undefined;
+  /** Today's minor version, digits. */
+  minorVersion?: string | undefined;
+  /** A SPICE kernel type (table `spice` only), e.g. `leapseconds`. */
+  kernelType?: string | undefined;
 }
 
 /** A filter's library name. */
@@ -55,12 +90,36 @@ export interface QueryRecord {
   data_level?: string | undefined;
   descriptor: string;
   start_date: string;
-  /** Present in the service's example answer, absent in older clients' samples; null for single-date ancillary files. */
+  /**
+   * Present in the specification's science records and every ancillary record (null for one date); absent in
+   * today's science records.
+   */
   end_date?: string | null | undefined;
   version: string;
   extension: string;
   /** `YYYY-MM-DD HH:MM:SS` (UTC). */
   ingestion_date?: string | undefined;
+  /** Today's science records: the repointing number, null when the name has none. */
+  repointing?: number | null | undefined;
+  /** Today's science records: the Carrington rotation, null when the name has none. */
+  cr?: number | null | undefined;
+  /** Today's science records: the major version, null for a minor-only `vNNN`. */
+  major_version?: number | null | undefined;
+  /** Today's science records: the minor version. */
+  minor_version?: number | null | undefined;
+}
+
+/** One record of `GET /spice-query`: a SPICE kernel (unknown extra fields are kept). */
+export interface SpiceRecord {
+  /** The kernel's storage path, `imap/spice/<folder>/<name>` (this service adds it; the name is enough to rebuild it). */
+  file_path?: string | undefined;
+  file_name: string;
+  kernel_type: string;
+  /** ISO 8601; null when the kernel's name carries no date. */
+  min_date_datetime: string | null;
+  max_date_datetime: string | null;
+  ingestion_date?: string | undefined;
+  version: string;
 }
 
 /** One filter: its names in each place, and the check of its values. */
@@ -75,8 +134,17 @@ export interface FilterSpec<Name extends FilterName = FilterName> {
   choices?: readonly string[];
   /** Listed in the specification's message of valid parameters (the others came later). */
   inSpecList: boolean;
-  /** What is wrong with `value` (the table searched decides valid extensions), as the service words it; undefined when valid. */
-  problem(value: string, table: QueryTable): string | undefined;
+  /** A parameter of today's service only: the specification's service refuses it. */
+  todayOnly?: boolean;
+  /** The tables the filter applies to; every table but `spice` when absent. */
+  tables?: readonly QueryTable[];
+  /** The value as it is sent, when the service takes another form than the one given (`repoint00042` → `42`). */
+  sent?(value: string): string;
+  /**
+   * What is wrong with `value` (the table searched decides valid extensions), as the service words it, with the
+   * words of `vocabulary` (both generations' by default); undefined when valid.
+   */
+  problem(value: string, table: QueryTable, vocabulary?: Vocabulary): string | undefined;
   /**
    * The client's wording of a `problem`: the service's message completed with what the client can tell (a
    * did-you-mean, why a date is impossible). The reference server keeps the service's own words.
@@ -123,20 +191,26 @@ export const QUERY_FILTERS = [
     parameter: 'instrument',
     flag: '--instrument <instrument>',
     help: 'instrument, e.g. mag',
-    choices: INSTRUMENTS,
+    choices: ANY_INSTRUMENTS,
     inSpecList: true,
-    problem: (value) => (isInstrument(value) ? undefined : messages.instrument),
-    explain: suggestFrom(() => INSTRUMENTS, 'instruments'),
+    problem: (value, _table, vocabulary = 'any') =>
+      (vocabulary === 'spec' ? (INSTRUMENTS as readonly string[]) : ANY_INSTRUMENTS).includes(value)
+        ? undefined
+        : instrumentMessage(vocabulary),
+    explain: suggestFrom(() => ANY_INSTRUMENTS, 'instruments'),
   },
   {
     name: 'dataLevel',
     parameter: 'data_level',
     flag: '--data-level <level>',
     help: 'data level, e.g. l1a',
-    choices: DATA_LEVELS,
+    choices: ANY_DATA_LEVELS,
     inSpecList: true,
-    problem: (value) => (isDataLevel(value) ? undefined : messages.dataLevel),
-    explain: suggestFrom(() => DATA_LEVELS, 'data levels'),
+    problem: (value, _table, vocabulary = 'any') =>
+      (vocabulary === 'spec' ? (DATA_LEVELS as readonly string[]) : ANY_DATA_LEVELS).includes(value)
+        ? undefined
+        : dataLevelMessage(vocabulary),
+    explain: suggestFrom(() => ANY_DATA_LEVELS, 'data levels'),
   },
   {
     name: 'descriptor',
@@ -153,7 +227,8 @@ export const QUERY_FILTERS = [
     name: 'startDate',
     parameter: 'start_date',
     flag: '--start-date <YYYYMMDD>',
-    help: 'files starting on or after this date',
+    help: 'files starting on or after this date (SPICE: kernels covering it or later)',
+    tables: QUERY_TABLES,
     inSpecList: true,
     problem: dateProblem('start_date'),
     explain: explainDate('start_date'),
@@ -162,7 +237,8 @@ export const QUERY_FILTERS = [
     name: 'endDate',
     parameter: 'end_date',
     flag: '--end-date <YYYYMMDD>',
-    help: 'files starting on or before this date',
+    help: 'files starting on or before this date (SPICE: kernels covering it or earlier)',
+    tables: QUERY_TABLES,
     inSpecList: true,
     problem: dateProblem('end_date'),
     explain: explainDate('end_date'),
@@ -173,6 +249,7 @@ export const QUERY_FILTERS = [
     flag: '--ingestion-start-date <YYYYMMDD>',
     help: 'files ingested on or after this day (UTC)',
     inSpecList: false,
+    tables: QUERY_TABLES,
     problem: dateProblem('ingestion_start_date'),
     explain: explainDate('ingestion_start_date'),
   },
@@ -182,6 +259,7 @@ export const QUERY_FILTERS = [
     flag: '--ingestion-end-date <YYYYMMDD>',
     help: 'files ingested on or before this day (UTC)',
     inSpecList: false,
+    tables: QUERY_TABLES,
     problem: dateProblem('ingestion_end_date'),
     explain: explainDate('ingestion_end_date'),
   },
@@ -189,17 +267,28 @@ export const QUERY_FILTERS = [
     name: 'version',
     parameter: 'version',
     flag: '--version <version>',
-    help: "file version vXX-YY, or 'latest'",
+    help: "file version vNNN.NNNN, vNNN or vXX-YY, or 'latest'",
     inSpecList: true,
-    problem: (value) =>
-      value === 'latest' || isVersion(value)
-        ? undefined
-        : `Invalid version ${JSON.stringify(value)}. Please use vxx-xx format or latest.`,
+    tables: QUERY_TABLES,
+    problem: (value, table, vocabulary = 'any') => {
+      if (value === 'latest' || (table !== 'spice' && isVersion(value))) return undefined;
+      if (table === 'spice') {
+        return /^v?\d+$/.test(value)
+          ? undefined
+          : `Invalid version ${JSON.stringify(value)}. A kernel's version is its digits (e.g. 0012), or latest.`;
+      }
+      if (vocabulary === 'any' && isTodayVersion(value)) return undefined;
+      return vocabulary === 'spec'
+        ? `Invalid version ${JSON.stringify(value)}. Please use vxx-xx format or latest.`
+        : `Invalid version ${JSON.stringify(value)}. Please use vNNN.NNNN, vNNN or vxx-xx format, or latest.`;
+    },
     // `LATEST` or `V01-00`: the value in lower case is valid, so say so.
     explain: (value, _table, problem) => {
       const lower = value.toLowerCase();
       const suggestion =
-        lower === 'latest' || isVersion(lower) ? didYouMean(value, [lower], 'versions') : undefined;
+        lower === 'latest' || isVersion(lower) || isTodayVersion(lower)
+          ? didYouMean(value, [lower], 'versions')
+          : undefined;
       return suggestion ? `${problem} ${suggestion}` : problem;
     },
   },
@@ -230,6 +319,61 @@ export const QUERY_FILTERS = [
       const reason = unsafePathReason(value);
       return reason ? `Invalid file_path ${JSON.stringify(value)}: ${reason}.` : undefined;
     },
+  },
+  {
+    name: 'repointing',
+    parameter: 'repointing',
+    flag: '--repointing <number>',
+    help: "repointing number of today's science files: 42, 00042 or repoint00042",
+    inSpecList: false,
+    todayOnly: true,
+    tables: ['science'],
+    sent: (value) => String(repointingNumber(value) ?? value),
+    problem: (value) =>
+      repointingNumber(value) === undefined
+        ? `Invalid repointing ${JSON.stringify(value)}. Please use a whole number of up to 5 digits (e.g. 42 or repoint00042).`
+        : undefined,
+  },
+  {
+    name: 'majorVersion',
+    parameter: 'major_version',
+    flag: '--major-version <number>',
+    help: "major version of today's science files (the 001 of v001.0002)",
+    inSpecList: false,
+    todayOnly: true,
+    tables: ['science'],
+    problem: (value) =>
+      /^\d{1,3}$/.test(value)
+        ? undefined
+        : `Invalid major_version ${JSON.stringify(value)}. Please use a whole number of up to 3 digits.`,
+  },
+  {
+    name: 'minorVersion',
+    parameter: 'minor_version',
+    flag: '--minor-version <number>',
+    help: "minor version of today's science files (the 0002 of v001.0002)",
+    inSpecList: false,
+    todayOnly: true,
+    tables: ['science'],
+    problem: (value) =>
+      /^\d{1,4}$/.test(value)
+        ? undefined
+        : `Invalid minor_version ${JSON.stringify(value)}. Please use a whole number of up to 4 digits.`,
+  },
+  {
+    name: 'kernelType',
+    parameter: 'type',
+    flag: '--type <type>',
+    help: 'SPICE kernel type (with --table spice), e.g. leapseconds',
+    choices: SPICE_TYPES,
+    inSpecList: false,
+    todayOnly: true,
+    tables: ['spice'],
+    problem: (value) =>
+      (SPICE_TYPES as readonly string[]).includes(value)
+        ? undefined
+        : `Invalid type ${JSON.stringify(value)}. Please choose from ${SPICE_TYPES.join(', ')}`,
+    explain: suggestFrom(() => SPICE_TYPES, 'kernel types'),
   },
 ] as const satisfies readonly FilterSpec[];
 
@@ -267,13 +411,31 @@ export function unknownQueryParameterMessage(name: string): string {
   return `${name} is not a valid query parameter. Valid query parameters are: ${QUERY_PARAMETERS.join(', ')}`;
 }
 
+/** The tables a filter applies to. */
+export function filterTables(filter: FilterSpec): readonly QueryTable[] {
+  return filter.tables ?? ['science', 'ancillary'];
+}
+
+/** The table a query searches: `science` unless it names another. */
+function tableOf(value: unknown): QueryTable {
+  return (QUERY_TABLES as readonly unknown[]).includes(value) ? (value as QueryTable) : 'science';
+}
+
+/** Why a filter cannot be given with a table, or undefined when it applies there. */
+function tableProblem(filter: FilterSpec, table: QueryTable): string | undefined {
+  const tables = filterTables(filter);
+  if (filter.name === 'table' || tables.includes(table)) return undefined;
+  return `The ${filter.parameter} filter does not apply to the ${table} table (it applies to ${tables.join(', ')}).`;
+}
+
 /** Checks one query parameter's value; the message saying what is wrong, or undefined when it is valid. */
 export function queryValueProblem(
   parameter: QueryParameter,
   value: string,
   table: QueryTable = 'science',
+  vocabulary: Vocabulary = 'any',
 ): string | undefined {
-  return BY_PARAMETER.get(parameter)?.problem(value, table);
+  return BY_PARAMETER.get(parameter)?.problem(value, table, vocabulary);
 }
 
 /**
@@ -296,23 +458,25 @@ export function hasFilter(filters: QueryFilters): boolean {
 }
 
 /**
- * Maps filters to service parameters, checking every value; throws a `ValidationError` listing each bad value
- * (and each unknown filter name a JavaScript caller may pass), in the order of the table.
+ * Maps filters to service parameters, checking every value and that it applies to the table searched; throws a
+ * `ValidationError` listing each bad value (and each unknown filter name a JavaScript caller may pass), in the
+ * order of the table. Values are sent in the form the service takes (`repoint00042` as `42`).
  */
 export function toQueryParams(filters: QueryFilters): QueryParams {
   const problems: string[] = [];
   const params: Record<string, string> = {};
-  const table: QueryTable = filters.table === 'ancillary' ? 'ancillary' : 'science';
-  for (const filter of QUERY_FILTERS) {
+  const table = tableOf(filters.table);
+  for (const filter of QUERY_FILTERS as readonly FilterSpec[]) {
     const value: unknown = filters[filter.name];
     if (value === undefined) continue;
     if (typeof value !== 'string') {
       problems.push(`The ${filter.name} filter must be a string.`);
       continue;
     }
-    const problem = clientValueProblem(filter.parameter, value, table);
+    const problem =
+      tableProblem(filter, table) ?? clientValueProblem(filter.parameter as QueryParameter, value, table);
     if (problem) problems.push(problem);
-    else params[filter.parameter] = value;
+    else params[filter.parameter] = filter.sent ? filter.sent(value) : value;
   }
   for (const name of Object.keys(filters)) {
     if (!BY_NAME.has(name)) {
@@ -326,21 +490,22 @@ export function toQueryParams(filters: QueryFilters): QueryParams {
 
 /**
  * Checks parameters given by their service names (callers of the HTTP client); throws a `ValidationError`
- * listing each unknown name and bad value.
+ * listing each unknown name, bad value and filter that does not apply to the table.
  */
 export function checkQueryParams(params: Readonly<Record<string, string | undefined>>): URLSearchParams {
   const search = new URLSearchParams();
   const problems: string[] = [];
-  const table: QueryTable = params.table === 'ancillary' ? 'ancillary' : 'science';
+  const table = tableOf(params.table);
   for (const [name, value] of Object.entries(params)) {
     if (value === undefined) continue;
     if (!isQueryParameter(name)) {
       problems.push(unknownQueryParameterMessage(name));
       continue;
     }
-    const problem = clientValueProblem(name, value, table);
+    const filter = BY_PARAMETER.get(name) as FilterSpec;
+    const problem = tableProblem(filter, table) ?? clientValueProblem(name, value, table);
     if (problem) problems.push(problem);
-    search.set(name, value);
+    search.set(name, filter.sent ? filter.sent(value) : value);
   }
   problems.push(...reversedRanges(params));
   if (problems.length > 0) throw new ValidationError(problems);

@@ -6,7 +6,7 @@
 
 import { dayKey } from '../coverage/run.js';
 import { locateFile } from '../naming/layout.js';
-import { compareVersions } from '../naming/name-parts.js';
+import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
 
 /** What to do with the files the archive offered. */

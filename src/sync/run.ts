@@ -17,7 +17,7 @@ import { VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadResult } from '../download/types.js';
 import { resolveLocalPath } from '../naming/layout.js';
-import { compareVersions } from '../naming/name-parts.js';
+import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
 import type { ReceivedRecord } from '../service/records.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
-import { compareVersions, isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
+import { isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
+import { compareVersions } from '../../src/naming/versions.js';
 import {
   formatName,
   parseName,
