@@ -9,7 +9,7 @@ import { ValidationError } from '../core/errors.js';
 import { isPartName } from '../data-root/part-names.js';
 import { type MissionFile, parsePath } from '../naming/names.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
-import { folderInRange, matchesFilters, scopeFolders } from './scope.js';
+import { folderInRange, KIND_FOLDERS, matchesFilters, scopeFolders } from './scope.js';
 
 /** A file found in the data root. */
 export interface LocalEntry {
@@ -42,8 +42,9 @@ export async function scanLocalCopy(root: string, filters: QueryFilters): Promis
     for (const entry of entries) {
       if (entry.name.startsWith('.') || isPartName(entry.name)) continue;
       const path = [...segments, entry.name];
-      // Ancillary files live in a folder of their own; a science scan of every instrument leaves it out.
-      if (segments.length === 1 && entry.name === 'ancillary' && filters.table !== 'ancillary') continue;
+      // Files of other kinds (ancillary, SPICE, quicklooks…) live in folders of their own; a scan of every
+      // instrument's science leaves them out.
+      if (segments.length === 1 && KIND_FOLDERS.includes(entry.name)) continue;
       if (entry.isDirectory()) folders.push(visit(path));
       else found.push(readEntry(root, path, entry));
     }

@@ -1,21 +1,43 @@
 /**
- * Files grouped as the archive's `latest` groups them: by product (instrument, data level, descriptor) and the
- * day a file starts; within a group the highest version is the latest.
+ * Files grouped as the archive's `latest` groups them: by product and the day a file starts (for today's science,
+ * the day and its repointing or Carrington rotation); within a group the highest version (`compareVersions`) is
+ * the latest. A SPICE kernel's group is its series (`spiceSeries`): its versions are those of one name.
  */
+import { ValidationError } from '../core/errors.js';
+import { isProductFile, type MissionFile } from '../naming/file-types.js';
 import { locateFile } from '../naming/layout.js';
+import { spiceSeries } from '../naming/spice.js';
 import { compareVersions } from '../naming/versions.js';
-import type { MissionFile } from '../naming/names.js';
 
-/** The product of a file, as a key. */
+/**
+ * The product of a file, as a key: kind, instrument, data level (science, quicklook and dependency files) and
+ * descriptor; a SPICE kernel's type. Both generations of one product share it: a spec `v01-00` and a today's
+ * `v001.0001` of one instrument, level, descriptor and start day are versions of one another.
+ */
 export function productKey(file: MissionFile): string {
-  return [file.kind, file.instrument, file.kind === 'science' ? file.dataLevel : '', file.descriptor].join(
-    '|',
-  );
+  if (file.kind === 'spice') return `spice|${file.kernelType}`;
+  const level = isProductFile(file) ? file.dataLevel : '';
+  return [file.kind, file.instrument, level, file.descriptor].join('|');
 }
+
+/**
+ * The day (or, for today's science, the repointing or rotation) of a file within its product: `20250105`,
+ * `20250105-repoint00042`, `20250105-cr02291`; a SPICE kernel's series. Different repointings of a day are
+ * different products' days: neither supersedes the other.
+ */
+export function dayOf(file: MissionFile): string {
+  if (file.kind === 'spice') return spiceSeries(file);
+  if (!isProductFile(file)) return file.startDate;
+  if (file.repointing !== undefined) return `${file.startDate}-repoint${pad5(file.repointing)}`;
+  if (file.cr !== undefined) return `${file.startDate}-cr${pad5(file.cr)}`;
+  return file.startDate;
+}
+
+const pad5 = (value: number) => String(value).padStart(5, '0');
 
 /** The product and start day of a file, as a key: the files of one key are versions of one another. */
 export function dayKey(file: MissionFile): string {
-  return `${productKey(file)}|${file.startDate}`;
+  return `${productKey(file)}|${dayOf(file)}`;
 }
 
 /** The mission files among storage paths; paths of a naming form this version does not read are left out. */
@@ -26,6 +48,37 @@ export function missionFiles(paths: Iterable<string>): MissionFile[] {
     if (located.kind !== 'unchecked') files.push(located);
   }
   return files;
+}
+
+/**
+ * The storage path a query record names: its `file_path`, or (a SPICE record of today's service, which names
+ * the kernel by `file_name` alone) the path its name gives it.
+ */
+export function recordPath(record: {
+  file_path?: string | null | undefined;
+  file_name?: string | null | undefined;
+}): string | undefined {
+  if (typeof record.file_path === 'string') return record.file_path;
+  if (typeof record.file_name !== 'string') return undefined;
+  try {
+    return locateFile(record.file_name).path;
+  } catch (error) {
+    // A name the rules do not read places no file: it is left out, as a path of a newer form would be unread.
+    if (error instanceof ValidationError) return undefined;
+    throw error;
+  }
+}
+
+/** The storage paths of query records (see `recordPath`); a record that names no file is left out. */
+export function recordPaths(
+  records: Iterable<{ file_path?: string | null | undefined; file_name?: string | null | undefined }>,
+): string[] {
+  const paths: string[] = [];
+  for (const record of records) {
+    const path = recordPath(record);
+    if (path !== undefined) paths.push(path);
+  }
+  return paths;
 }
 
 /** The highest version of each day key among `files`. */

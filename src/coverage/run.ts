@@ -11,7 +11,7 @@ import {
 import type { HttpClient } from '../service/client.js';
 import { buildCoverage } from './coverage.js';
 import { scanLocalCopy } from './local-copy.js';
-import { missionFiles } from './products.js';
+import { missionFiles, recordPaths } from './products.js';
 import { assertNameFilters } from './scope.js';
 import { buildStatus } from './status.js';
 import type { CoverageReport, StatusReport } from './types.js';
@@ -19,7 +19,7 @@ import type { CoverageReport, StatusReport } from './types.js';
 // What the compositions of sync/ use of a data root's scan, a file's day and a status comparison: other folders
 // take coverage through this module only.
 export { type LocalEntry, scanLocalCopy } from './local-copy.js';
-export { dayKey } from './products.js';
+export { dayKey, recordPath, recordPaths } from './products.js';
 export { statusTargets } from './status.js';
 
 /** How `coverage` and `status` ask the archive. */
@@ -45,6 +45,16 @@ function requireFilter(filters: QueryFilters): void {
  * (a calendar needs only the latest version of each day, so the answer stays small).
  */
 export function coverageParams(filters: QueryFilters): QueryParams {
+  if (filters.table === 'spice') {
+    throw new ValidationError(
+      [
+        'coverage draws a calendar of the days science (or ancillary) files start; SPICE kernels cover spans of their own and have no such calendar.',
+      ],
+      {
+        hint: 'List the kernels with query --table spice --type <type>, or compare them with a data root with status --table spice.',
+      },
+    );
+  }
   const params = toQueryParams({ ...filters, version: filters.version ?? 'latest' });
   requireFilter(filters);
   return params;
@@ -74,7 +84,7 @@ export async function coverageReport(
     http.query(params, { signal: options.signal, pageSize: options.pageSize }),
     scanLocalCopy(options.dataDir, filters),
   ]);
-  const archive = missionFiles(records.map((record) => record.file_path));
+  const archive = missionFiles(recordPaths(records));
   const localFiles = local.flatMap((entry) => (entry.file ? [entry.file] : []));
   return buildCoverage(archive, localFiles, filters);
 }
@@ -91,6 +101,6 @@ export async function statusReport(
     scanLocalCopy(options.dataDir, filters),
     VerifiedRecord.read(options.dataDir),
   ]);
-  const archive = missionFiles(records.map((entry) => entry.file_path));
+  const archive = missionFiles(recordPaths(records));
   return buildStatus(archive, local, { dataDir: options.dataDir, record, signal: options.signal });
 }

@@ -5,8 +5,8 @@
 import { runPool } from '../core/batch.js';
 import type { VerifiedRecord } from '../data-root/verified.js';
 import { resolveLocalPath } from '../naming/layout.js';
-import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
+import { compareVersions } from '../naming/versions.js';
 import { checkAgainstRecord } from './changed.js';
 import type { LocalEntry } from './local-copy.js';
 import { byPath, latestByDay } from './products.js';

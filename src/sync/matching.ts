@@ -5,7 +5,7 @@
 
 import { ValidationError } from '../core/errors.js';
 import type { WithRequests } from '../core/settings.js';
-import { statusReport, statusTargets } from '../coverage/run.js';
+import { recordPaths, statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
@@ -58,7 +58,7 @@ export async function downloadMatching(
       ]);
     }
     const records = await http.query(params, { signal: options.signal, pageSize, onPossiblyCut });
-    targets = records.map((record) => record.file_path);
+    targets = recordPaths(records);
   } else {
     const report = await statusReport(http, filters, {
       dataDir: options.dataDir,

@@ -6,8 +6,8 @@
 
 import { dayKey } from '../coverage/run.js';
 import { locateFile } from '../naming/layout.js';
-import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
+import { compareVersions } from '../naming/versions.js';
 
 /** What to do with the files the archive offered. */
 export interface NewestChoice {

@@ -7,7 +7,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import type { WithRequests } from '../core/settings.js';
-import { dayKey, scanLocalCopy } from '../coverage/run.js';
+import { dayKey, scanLocalCopy, recordPath as storagePathOf } from '../coverage/run.js';
 import { partPath, recordPath } from '../data-root/part-names.js';
 import { checkWritableRoot } from '../data-root/safe-writes.js';
 import { stateFolder } from '../data-root/state-folder.js';
@@ -17,9 +17,9 @@ import { VerifiedRecord } from '../data-root/verified.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadResult } from '../download/types.js';
 import { resolveLocalPath } from '../naming/layout.js';
-import { compareVersions } from '../naming/versions.js';
 import type { MissionFile } from '../naming/names.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
+import { compareVersions } from '../naming/versions.js';
 import type { ReceivedRecord } from '../service/records.js';
 import { chooseNewest } from './newest.js';
 import type { SyncFile, SyncHttp, SyncOptions, SyncResult } from './types.js';
@@ -235,7 +235,10 @@ class SyncRun {
     records ??= await query({
       version: version ?? (this.identity.allVersions ? undefined : 'latest'),
     });
-    for (const record of records) this.#dates.set(record.file_path, record.ingestion_date ?? null);
+    for (const record of records) {
+      const path = storagePathOf(record);
+      if (path !== undefined) this.#dates.set(path, record.ingestion_date ?? null);
+    }
     return { since: asked };
   }
 

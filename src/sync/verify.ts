@@ -7,7 +7,7 @@
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import type { WithRequests } from '../core/settings.js';
-import { scanLocalCopy, statusParams } from '../coverage/run.js';
+import { recordPaths, scanLocalCopy, statusParams } from '../coverage/run.js';
 import { VerifiedRecord } from '../data-root/verified.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
 import type { VerifyHttp, VerifyOptions, VerifyReport } from './verify-entries.js';
@@ -50,7 +50,7 @@ export async function verifyFiles(
     http.query(params, { signal, pageSize: options.pageSize }),
     scanLocalCopy(options.dataDir, filters),
   ]);
-  const archivePaths = new Set(records.map((record) => record.file_path));
+  const archivePaths = new Set(recordPaths(records));
   const record = await VerifiedRecord.open(options.dataDir);
   const pass = new VerifyPass(http, record, options);
   try {

@@ -13,7 +13,7 @@ import { type ProgressPace, progressPace } from '../core/pace.js';
 import type { WithRequests } from '../core/settings.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
-import { locate, type PlannedUpload, planUploads, refuseMisplaced } from './plan.js';
+import { locate, type PlannedUpload, planUploads, refuseMisplaced, uploadKey } from './plan.js';
 import { ExactReads, md5Digest, openExactly } from './source.js';
 import {
   differenceFromStored,
@@ -275,7 +275,7 @@ class FileUpload {
   ): Promise<{ url: string; issuedAt: number } | undefined> {
     const { http, key, signal } = this;
     try {
-      const url = await http.presignUpload(key, signal, false, contentMd5);
+      const url = await http.presignUpload(uploadKey(this.plan.file), signal, false, contentMd5);
       const issuedAt = Date.now();
       this.onAnswered?.();
       return { url, issuedAt };
@@ -334,7 +334,7 @@ class FileUpload {
           // The URL expired while the file was hashed or sent: a new one, asked for once as part of this
           // attempt (no retries of its own), and the file sent again.
           renewed = true;
-          url = await http.presignUpload(key, signal, true, contentMd5);
+          url = await http.presignUpload(uploadKey(this.plan.file), signal, true, contentMd5);
           continue;
         }
         await attempts.failed(error);

@@ -5,7 +5,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { runPool } from '../core/batch.js';
 import { LocalFileError, ValidationError } from '../core/errors.js';
 import { LOCAL_LAYOUT, misplacedFile, resolveLocalPath } from '../naming/layout.js';
-import { dateOrderProblem, type MissionFile, parseName } from '../naming/names.js';
+import { dateOrderProblem, formatName, type MissionFile, parseName } from '../naming/names.js';
+import { formatTodayVersion, parseVersion } from '../naming/versions.js';
 
 /** A file to upload: the path as given, and what its name says. */
 export interface PlannedUpload {
@@ -47,9 +48,9 @@ export function planUploads(paths: readonly string[]): PlannedUpload[] {
       if (error.hint) hints.add(error.hint);
       continue;
     }
-    const reversed = dateOrderProblem(file);
-    if (reversed) {
-      problems.push(`${argument}: ${reversed}`);
+    const refused = dateOrderProblem(file) ?? minorOnlyScienceProblem(file);
+    if (refused) {
+      problems.push(`${argument}: ${refused}`);
       continue;
     }
     if (!planned.has(file.path)) planned.set(file.path, { argument, file });
@@ -58,6 +59,32 @@ export function planUploads(paths: readonly string[]): PlannedUpload[] {
     throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
   }
   return [...planned.values()];
+}
+
+/**
+ * Why a science name of today's archive cannot be uploaded: its version is the legacy minor-only `vNNN`, which
+ * the archive no longer takes for science (today's client refuses it before any request, and so does this one).
+ * Undefined for every other name: quicklooks, dependency files and the `vNNN` of ancillary files and release
+ * manifests are uploaded as they are.
+ */
+export function minorOnlyScienceProblem(file: MissionFile): string | undefined {
+  if (file.kind !== 'science' || file.generation !== 'today') return undefined;
+  const version = parseVersion(file.version);
+  if (version?.form !== 'minor-only') return undefined;
+  const renamed = formatName({ ...file, version: formatTodayVersion(1, version.minor) });
+  return (
+    `${file.name} has the minor-only version ${file.version}: the archive takes today's science files only ` +
+    `with a major.minor version vNNN.NNNN. Rename it with a major version, e.g. ${renamed}, and upload that.`
+  );
+}
+
+/**
+ * What `/upload/<key>` is asked with: the bare file name for a name of today's archive (its service rebuilds
+ * the storage path from the name, as today's client sends it), the storage path for a name of the
+ * specification's (as the specification's service expects).
+ */
+export function uploadKey(file: MissionFile): string {
+  return file.generation === 'today' ? file.name : file.path;
 }
 
 /**

@@ -6,7 +6,8 @@ import { abortedError } from '../core/batch.js';
 import { md5FromEtag } from '../core/checksums/checksum.js';
 import { ApiError } from '../core/errors.js';
 import { discardBody } from '../http/body.js';
-import { formatName, type MissionFile } from '../naming/names.js';
+import { formatName, type MissionFile, parseName } from '../naming/names.js';
+import { formatTodayVersion, parseVersion } from '../naming/versions.js';
 import type { HttpClient } from '../service/client.js';
 import type { MeasuredFile } from './plan.js';
 
@@ -58,10 +59,54 @@ export async function differenceFromStored(
 
 /** A stored file is never replaced: the way to send new bytes is the next version of the name. */
 export function nextVersionHint(file: MissionFile): string {
-  const [major = 1, minor = 0] = file.version.slice(1).split('-').map(Number);
-  const next = minor < 99 ? `v${pad(major)}-${pad(minor + 1)}` : `v${pad(major + 1)}-00`;
-  const { name: _name, path: _path, ...parts } = file;
-  return `The store never replaces a file: give the new product the next version, e.g. ${formatName({ ...parts, version: next })}, and upload that.`;
+  const next = nextVersionName(file);
+  return next
+    ? `The store never replaces a file: give the new product the next version, e.g. ${next}, and upload that.`
+    : 'The store never replaces a file: give the new file a name of its own (a new version), and upload that.';
+}
+
+/**
+ * The name of the version after `file`'s, in the name's own form: `v01-02` → `v01-03` (`v01-99` → `v02-00`),
+ * `v001.0002` → `v001.0003`, `v001` → `v002`, a SPICE kernel's digits plus one at their width
+ * (`naif0012.tls` → `naif0013.tls`). Undefined where no next version can be said: a kernel whose name carries
+ * no version, or whose "version" is a date (the Earth attitude kernels), or a next name the rules refuse.
+ */
+export function nextVersionName(file: MissionFile): string | undefined {
+  const version = parseVersion(file.version);
+  if (!version) return undefined;
+  let next: string;
+  if (file.kind === 'spice') {
+    if (version.form !== 'digits' || file.version === '' || file.kernelType === 'earth_attitude')
+      return undefined;
+    const digits = String(version.minor + 1).padStart(file.version.length, '0');
+    const name = file.name.replace(new RegExp(`${file.version}(?=[^0-9]*$)`), digits);
+    return readsAs(name, file) ? name : undefined;
+  }
+  if (version.form === 'spec') {
+    next =
+      version.minor < 99
+        ? `v${pad(version.major)}-${pad(version.minor + 1)}`
+        : `v${pad(version.major + 1)}-00`;
+  } else if (version.form === 'major-minor') {
+    next =
+      version.minor < 9999
+        ? formatTodayVersion(version.major, version.minor + 1)
+        : formatTodayVersion(version.major + 1, 0);
+  } else if (version.form === 'minor-only' && version.minor < 999) {
+    next = formatTodayVersion(undefined, version.minor + 1);
+  } else return undefined;
+  const name = formatName({ ...file, version: next });
+  return readsAs(name, file) ? name : undefined;
+}
+
+/** True when `name` is read as a file of `file`'s kind and generation. */
+function readsAs(name: string, file: MissionFile): boolean {
+  try {
+    const read = parseName(name);
+    return read.kind === file.kind && read.generation === file.generation;
+  } catch {
+    return false;
+  }
 }
 
 const pad = (value: number) => String(value).padStart(2, '0');

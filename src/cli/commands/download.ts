@@ -9,6 +9,8 @@ import type {
   MissionDataClient,
 } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
+import { locateFile } from '../../naming/layout.js';
+import { nameWarning } from '../../naming/names.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
@@ -114,12 +116,33 @@ async function namedTargets(
   options: DownloadCommandOptions,
   io: CommandIO,
 ): Promise<string[]> {
+  if (!options.quiet)
+    for (const warning of nameWarnings(read.paths)) io.stderr.write(`Warning: ${warning}\n`);
   const targets = [...read.paths, ...(await globMatches(client, read.globs, options, io))];
   if (targets.length === 0 && !options.quiet) {
     const patterns = read.globs.map((glob) => JSON.stringify(glob.pattern)).join(', ');
     io.stderr.write(`No file in the archive matches ${patterns}; nothing to download.\n`);
   }
   return targets;
+}
+
+/**
+ * What the naming rules warn about the files named (a science descriptor of digits only, read as the archive
+ * reads it); a name they refuse is left to the download's own check, which says what is wrong with it.
+ */
+function nameWarnings(paths: readonly string[]): string[] {
+  const warnings: string[] = [];
+  for (const path of paths) {
+    let located: ReturnType<typeof locateFile>;
+    try {
+      located = locateFile(path);
+    } catch {
+      continue;
+    }
+    const warning = located.kind === 'unchecked' ? undefined : nameWarning(located);
+    if (warning) warnings.push(warning);
+  }
+  return warnings;
 }
 
 /** Refuses --only-missing and --update where they cannot apply: ingestion filters, or files named one by one. */

@@ -1,6 +1,7 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
 import { ALREADY_STORED, type MissionDataClient, type UploadPreview, type UploadResult } from '../../api.js';
 import { AbortedError, ExitCode } from '../../core/errors.js';
+import { nameWarning, parseName } from '../../naming/names.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { TransferReporter } from '../progress.js';
@@ -27,6 +28,7 @@ export interface UploadCommandOptions extends GlobalOptions {
  */
 export async function upload(paths: string[], options: UploadCommandOptions, io: CommandIO): Promise<number> {
   const client = clientFor(options, io);
+  if (!options.quiet) for (const warning of nameWarnings(paths)) io.stderr.write(`Warning: ${warning}\n`);
   try {
     if (options.dryRun) {
       return printPreview(
@@ -57,6 +59,23 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
   } finally {
     await client.close();
   }
+}
+
+/**
+ * What the naming rules warn about the files' names (a science descriptor of digits only, read as the archive
+ * reads it); a name they refuse is left to the upload's own check, which says what is wrong with it.
+ */
+function nameWarnings(paths: readonly string[]): string[] {
+  const warnings: string[] = [];
+  for (const path of new Set(paths)) {
+    try {
+      const warning = nameWarning(parseName(path.split(/[\\/]/).pop() ?? ''));
+      if (warning) warnings.push(warning);
+    } catch {
+      // Refused names are reported by the upload itself, with every problem.
+    }
+  }
+  return warnings;
 }
 
 /** The progress and summary of an upload of `files` files, on stderr. */
