@@ -1,10 +1,13 @@
 /** The in-memory metadata index: one record per stored object, derived from its name and mtime. */
-import type { QueryTable } from '../../naming/query-vocabulary.js';
 import type { StoredObject } from '../objects/object-store.js';
 import { MemoryReservations } from './memory-reservations.js';
 import {
   addedNow,
   couldMatch,
+  factsOf,
+  filterNumber,
+  filterVersionRank,
+  INDEX_TABLES,
   type IndexQuery,
   type MetadataIndex,
   type MetadataRecord,
@@ -17,27 +20,38 @@ import {
 
 /**
  * A record as the index keeps it: words as small integers and dates as numbers, so a query over
- * 100,000 rows compares numbers only.
+ * 100,000 rows compares numbers only. A part the file's kind has not is -1 (a kernel's missing coverage dates
+ * are open: -Infinity and Infinity).
  */
 interface IndexedRecord {
   key: string;
-  table: QueryTable;
+  table: string;
   instrument: number;
-  /** -1 for ancillary records. */
   dataLevel: number;
   descriptor: number;
   extension: number;
+  kernelType: number;
   /** `YYYYMMDD` as a number. */
   startDate: number;
+  /** A kernel's coverage, `YYYYMMDD` as numbers. */
+  minDate: number;
+  maxDate: number;
   /** The version as one number: equality filters and `latest` compare it without parsing. */
   versionRank: number;
+  majorVersion: number;
+  minorVersion: number;
+  repointing: number;
+  cr: number;
   /** The UTC day of ingestion, `YYYYMMDD` as a number, for the whole-day ingestion filters. */
   ingestionDay: number;
-  /** What `latest` groups by (instrument, data level, descriptor, start date), as a word number. */
+  /** What `latest` groups by (`FileFacts.series`), as a word number. */
   series: number;
   /** `,` and the record's JSON, encoded once so answers are copied rather than re-serialized. */
   bytes: Buffer;
 }
+
+/** A test one filter makes of a record. */
+type RowTest = (row: IndexedRecord) => boolean;
 
 interface Table {
   all: IndexedRecord[];
@@ -73,21 +87,19 @@ const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 const EMPTY_ARRAY = Buffer.from('[]');
 
-function versionRank(version: string): number {
-  const match = /^v(\d+)-(\d+)$/.exec(version);
-  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : -1;
-}
-
 function dateNumber(date: string | undefined): number | undefined {
   return date === undefined ? undefined : Number(date);
 }
+
+/** A number of the facts, -1 for none. */
+const orNone = (value: number | null) => value ?? -1;
 
 function byKey(a: IndexedRecord, b: IndexedRecord): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-function emptyTables(): Record<QueryTable, Table> {
-  return { science: { all: [], byInstrument: new Map() }, ancillary: { all: [], byInstrument: new Map() } };
+function emptyTables(): Map<string, Table> {
+  return new Map(INDEX_TABLES.map((name) => [name, { all: [], byInstrument: new Map() }]));
 }
 
 /** Records of every stored object, kept sorted by `file_path` per table and per instrument. */
@@ -111,14 +123,18 @@ export class MemoryIndex implements MetadataIndex {
       const record = this.#indexed(object);
       if (this.#byKey.has(record.key)) continue;
       this.#byKey.set(record.key, record);
-      const table = this.#tables[record.table];
+      const table = this.#tableOf(record.table);
       table.all.push(record);
       this.#instrumentList(table, record.instrument).push(record);
     }
-    for (const table of Object.values(this.#tables)) {
+    for (const table of this.#tables.values()) {
       table.all.sort(byKey);
       for (const list of table.byInstrument.values()) list.sort(byKey);
     }
+  }
+
+  #tableOf(name: string): Table {
+    return this.#tables.get(name) as Table;
   }
 
   #instrumentList(table: Table, instrument: number): IndexedRecord[] {
@@ -132,20 +148,27 @@ export class MemoryIndex implements MetadataIndex {
 
   #indexed(object: StoredObject): IndexedRecord {
     const record = recordOf(object);
-    const { file } = object;
-    const dataLevel = file.kind === 'science' ? file.dataLevel : '';
+    const facts = factsOf(object.file);
     const words = this.#words;
+    const word = (value: string | null) => (value === null ? -1 : words.id(value));
     return {
-      key: file.path,
-      table: file.kind,
-      instrument: words.id(file.instrument),
-      dataLevel: dataLevel === '' ? -1 : words.id(dataLevel),
-      descriptor: words.id(file.descriptor),
-      extension: words.id(file.extension),
-      startDate: Number(file.startDate),
-      versionRank: versionRank(file.version),
+      key: object.file.path,
+      table: facts.table,
+      instrument: word(facts.instrument),
+      dataLevel: word(facts.dataLevel),
+      descriptor: word(facts.descriptor),
+      extension: word(facts.extension),
+      kernelType: word(facts.kernelType),
+      startDate: facts.startDate === null ? -1 : Number(facts.startDate),
+      minDate: facts.minDate === null ? Number.NEGATIVE_INFINITY : Number(facts.minDate),
+      maxDate: facts.maxDate === null ? Number.POSITIVE_INFINITY : Number(facts.maxDate),
+      versionRank: facts.versionRank,
+      majorVersion: orNone(facts.majorVersion),
+      minorVersion: orNone(facts.minorVersion),
+      repointing: orNone(facts.repointing),
+      cr: orNone(facts.cr),
       ingestionDay: Number(record.ingestion_date.slice(0, 10).replaceAll('-', '')),
-      series: words.id(`${file.instrument}/${dataLevel}/${file.descriptor}/${file.startDate}`),
+      series: words.id(facts.series),
       bytes: Buffer.from(`,${JSON.stringify(record)}`, 'utf8'),
     };
   }
@@ -166,7 +189,7 @@ export class MemoryIndex implements MetadataIndex {
   async add(object: StoredObject): Promise<boolean> {
     if (this.#byKey.has(object.file.path)) return false;
     const record = this.#indexed(addedNow(object));
-    const table = this.#tables[record.table];
+    const table = this.#tableOf(record.table);
     this.#byKey.set(record.key, record);
     for (const list of [table.all, this.#instrumentList(table, record.instrument)]) {
       list.splice(insertionPoint(list, record.key), 0, record);
@@ -249,7 +272,7 @@ export class MemoryIndex implements MetadataIndex {
   }
 
   #query(filters: IndexQuery): IndexedRecord[] {
-    const table = this.#tables[filters.table];
+    const table = this.#tableOf(filters.table);
     let candidates: readonly IndexedRecord[];
     if (filters.file_path !== undefined) {
       const one = this.#byKey.get(filters.file_path);
@@ -259,45 +282,51 @@ export class MemoryIndex implements MetadataIndex {
     } else {
       candidates = table.all;
     }
-    const words = this.#words;
-    const instrument = words.find(filters.instrument);
-    const dataLevel = words.find(filters.data_level);
-    const descriptor = words.find(filters.descriptor);
-    const extension = words.find(filters.extension);
-    const startFrom = dateNumber(filters.start_date);
-    const startTo = dateNumber(filters.end_date);
-    const ingestedFrom = dateNumber(filters.ingestion_start_date);
-    const ingestedTo = dateNumber(filters.ingestion_end_date);
-    const latest = filters.version === 'latest' || filters.latest === true;
-    const version =
-      filters.version === undefined || filters.version === 'latest'
-        ? undefined
-        : versionRank(filters.version);
-    const rows: IndexedRecord[] = [];
-    for (const row of candidates) {
-      if (
-        (instrument === undefined || row.instrument === instrument) &&
-        (dataLevel === undefined || row.dataLevel === dataLevel) &&
-        (descriptor === undefined || row.descriptor === descriptor) &&
-        // Both date filters bound the file's start date, as the real service does.
-        (startFrom === undefined || row.startDate >= startFrom) &&
-        (startTo === undefined || row.startDate <= startTo) &&
-        (version === undefined || row.versionRank === version) &&
-        (extension === undefined || row.extension === extension) &&
-        (ingestedFrom === undefined || row.ingestionDay >= ingestedFrom) &&
-        (ingestedTo === undefined || row.ingestionDay <= ingestedTo)
-      ) {
-        rows.push(row);
-      }
-    }
-    if (!latest) return rows;
+    const tests = rowTests(filters, this.#words);
+    const rows = candidates.filter((row) => tests.every((test) => test(row)));
+    if (filters.version !== 'latest' && filters.latest !== true) return rows;
     // Series are word numbers, so the highest version per series fits a typed array indexed by them.
-    const highest = new Int32Array(words.size).fill(-1);
+    const highest = new Int32Array(this.#words.size).fill(-1);
     for (const row of rows) {
       if (row.versionRank > (highest[row.series] as number)) highest[row.series] = row.versionRank;
     }
     return rows.filter((row) => row.versionRank === highest[row.series]);
   }
+}
+
+/** The tests of every filter given (AND), each comparing numbers only. */
+function rowTests(filters: IndexQuery, words: Words): RowTest[] {
+  const tests: RowTest[] = [];
+  const equal = (asked: number | undefined, field: (row: IndexedRecord) => number) => {
+    if (asked !== undefined) tests.push((row) => field(row) === asked);
+  };
+  equal(words.find(filters.instrument), (row) => row.instrument);
+  equal(words.find(filters.data_level), (row) => row.dataLevel);
+  equal(words.find(filters.descriptor), (row) => row.descriptor);
+  equal(words.find(filters.extension), (row) => row.extension);
+  equal(words.find(filters.type), (row) => row.kernelType);
+  equal(filterNumber(filters.repointing), (row) => row.repointing);
+  equal(filterNumber(filters.major_version), (row) => row.majorVersion);
+  equal(filterNumber(filters.minor_version), (row) => row.minorVersion);
+  if (filters.version !== undefined && filters.version !== 'latest') {
+    equal(filterVersionRank(filters.version, filters.table), (row) => row.versionRank);
+  }
+  const from = dateNumber(filters.start_date);
+  const to = dateNumber(filters.end_date);
+  if (filters.table === 'spice') {
+    // A kernel is found when its coverage overlaps the range; a date its name lacks leaves that side open.
+    if (from !== undefined) tests.push((row) => row.maxDate >= from);
+    if (to !== undefined) tests.push((row) => row.minDate <= to);
+  } else {
+    // Both date filters bound the file's start date, as the real service does.
+    if (from !== undefined) tests.push((row) => row.startDate >= from);
+    if (to !== undefined) tests.push((row) => row.startDate <= to);
+  }
+  const ingestedFrom = dateNumber(filters.ingestion_start_date);
+  const ingestedTo = dateNumber(filters.ingestion_end_date);
+  if (ingestedFrom !== undefined) tests.push((row) => row.ingestionDay >= ingestedFrom);
+  if (ingestedTo !== undefined) tests.push((row) => row.ingestionDay <= ingestedTo);
+  return tests;
 }
 
 function insertionPoint(list: readonly IndexedRecord[], key: string): number {

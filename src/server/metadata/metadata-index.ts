@@ -4,17 +4,25 @@
  * a database fits the same routes.
  */
 
+import type { MissionFile } from '../../naming/file-types.js';
+import { isProductFile } from '../../naming/file-types.js';
+import { type RecordFields, recordFields, TODAY_GRAMMARS, tableOf } from '../../naming/grammars.js';
 import { parsePath } from '../../naming/names.js';
-import type { QueryParameter, QueryRecord, QueryTable } from '../../naming/query-vocabulary.js';
+import type { QueryParameter, QueryTable } from '../../naming/query-vocabulary.js';
+import { spiceSeries } from '../../naming/spice.js';
+import { parseVersion, versionRank } from '../../naming/versions.js';
 import type { StoredObject } from '../objects/object-store.js';
 
 /**
  * A checked query, by the service's parameter names (the library's `IndexQuery` name them for callers);
- * every filter given must match (AND).
+ * every filter given must match (AND). On the `spice` table (`/spice-query`, its ingestion dates under these
+ * names) `type` is the kernel type and `start_date`/`end_date` match kernels whose coverage overlaps the range;
+ * on the others both dates bound the file's start date. `repointing`, `major_version` and `minor_version` are
+ * whole numbers.
  */
 export interface IndexQuery extends Partial<Record<Exclude<QueryParameter, 'table'>, string>> {
   table: QueryTable;
-  /** Keep only the highest version per series among the rows that pass the other filters. */
+  /** Keep only the highest version per series (`FileFacts.series`) among the rows that pass the other filters. */
   latest?: boolean;
 }
 
@@ -25,10 +33,10 @@ export interface QueryPage {
 }
 
 /**
- * The query record (the one the client reads) with what this server always fills in: `end_date` (null for an
- * ancillary file whose name has a single date) and `ingestion_date`, when the object was stored.
+ * The record of a stored file (the one the client reads): its naming fields as its kind and generation list
+ * them (`recordFields`), and `ingestion_date`, when the object was stored.
  */
-export type MetadataRecord = QueryRecord & { end_date: string | null; ingestion_date: string };
+export type MetadataRecord = RecordFields & { file_path: string; ingestion_date: string };
 
 /**
  * A name held for an upload that goes straight to the store: no other upload of the name is signed until the
@@ -127,36 +135,144 @@ export interface MetadataIndex {
   rebuild(objects: readonly StoredObject[]): Promise<void>;
 }
 
+/** The tables of the index: one per kind of file (only science, ancillary and spice are queried). */
+export const INDEX_TABLES: readonly string[] = TODAY_GRAMMARS.map((grammar) => grammar.table);
+
+/**
+ * What the index knows of a file besides its record: the values its filters and `latest` compare, each null
+ * where the file's kind has no such part.
+ */
+export interface FileFacts {
+  /** The table that lists the file (`tableOf`). */
+  table: string;
+  instrument: string | null;
+  dataLevel: string | null;
+  descriptor: string | null;
+  /** `YYYYMMDD`: the first date of a name that has one; null for SPICE kernels (see `minDate`). */
+  startDate: string | null;
+  /** The specification's second date, an ancillary file's or a release manifest's; null otherwise. */
+  endDate: string | null;
+  extension: string;
+  version: string;
+  /** One integer ordering every version form (`versionRank`); a kernel's digits as their number. */
+  versionRank: number;
+  /** Today's major version; null for a minor-only `vNNN`, the specification's versions and kernels. */
+  majorVersion: number | null;
+  /** Today's minor version; null for the specification's versions and kernels. */
+  minorVersion: number | null;
+  repointing: number | null;
+  cr: number | null;
+  kernelType: string | null;
+  /** A kernel's coverage, `YYYYMMDD`; null where its name carries no date (then it is open on that side). */
+  minDate: string | null;
+  maxDate: string | null;
+  /**
+   * What `latest` keeps one record of: a product's instrument, level, descriptor, start date and repointing or
+   * Carrington rotation (so a `vXX-YY` and today's versions of one product are one series); a dated file's
+   * instrument, descriptor and start date; a kernel's `spiceSeries`.
+   */
+  series: string;
+}
+
+/** The facts of a file of any kind. */
+export function factsOf(file: MissionFile): FileFacts {
+  const parsed =
+    file.generation === 'today' && file.kind !== 'spice' ? parseVersion(file.version) : undefined;
+  const facts: FileFacts = {
+    table: tableOf(file),
+    instrument: null,
+    dataLevel: null,
+    descriptor: null,
+    startDate: null,
+    endDate: null,
+    extension: file.extension,
+    version: file.version,
+    versionRank: versionRank(file.version),
+    majorVersion: parsed?.major ?? null,
+    minorVersion: parsed?.minor ?? null,
+    repointing: null,
+    cr: null,
+    kernelType: null,
+    minDate: null,
+    maxDate: null,
+    series: '',
+  };
+  if (file.kind === 'spice') {
+    return {
+      ...facts,
+      kernelType: file.kernelType,
+      minDate: file.startDate ?? null,
+      maxDate: file.endDate ?? null,
+      series: spiceSeries(file),
+    };
+  }
+  const dataLevel = isProductFile(file) ? file.dataLevel : null;
+  const repointing = isProductFile(file) ? (file.repointing ?? null) : null;
+  const cr = isProductFile(file) ? (file.cr ?? null) : null;
+  const suffix = repointing !== null ? `repoint${repointing}` : cr !== null ? `cr${cr}` : '';
+  return {
+    ...facts,
+    instrument: file.instrument,
+    dataLevel,
+    descriptor: file.descriptor,
+    startDate: file.startDate,
+    endDate: file.endDate ?? null,
+    repointing,
+    cr,
+    // The form the schema-3 migration gives the rows it found (PostgreSQL builds it from their columns).
+    series: `${file.instrument}/${dataLevel ?? ''}/${file.descriptor}/${file.startDate}/${suffix}`,
+  };
+}
+
+/** The rank a `version` filter asks for: a kernel's version is its digits (`0012`, `v100`), compared as numbers. */
+export function filterVersionRank(value: string, table: string): number {
+  return versionRank(table === 'spice' ? value.replace(/^v/, '') : value);
+}
+
+/** A whole-number filter (`repointing`, `major_version`, `minor_version`) as a number; `repoint00042` is 42. */
+export function filterNumber(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value.replace(/^repoint/, ''));
+}
+
+/** True when `value` is not asked for, or equals `actual`. */
+function agrees<T>(asked: T | undefined, actual: T | null): boolean {
+  return asked === undefined || asked === actual;
+}
+
 /**
  * True when the file `key` names could be among the answers to `filters`: every filter on the name is
  * checked; ingestion dates and `latest` are not (an upload is ingested when confirmed, and may be the latest),
- * so those keep it in.
+ * so those keep it in. A kernel's dates are matched as the index matches them: its coverage overlaps the range.
  */
 export function couldMatch(key: string, filters: IndexQuery): boolean {
-  let file: ReturnType<typeof parsePath>;
+  let facts: FileFacts;
   try {
-    file = parsePath(key);
+    facts = factsOf(parsePath(key));
   } catch {
     return false;
   }
-  if (file.kind !== filters.table) return false;
-  const dataLevel = file.kind === 'science' ? file.dataLevel : undefined;
+  if (facts.table !== filters.table) return false;
   const version = filters.version === 'latest' ? undefined : filters.version;
+  const { start_date: from, end_date: to } = filters;
+  const dates =
+    filters.table === 'spice'
+      ? (from === undefined || facts.maxDate === null || facts.maxDate >= from) &&
+        (to === undefined || facts.minDate === null || facts.minDate <= to)
+      : (from === undefined || (facts.startDate ?? '') >= from) &&
+        (to === undefined || (facts.startDate ?? '') <= to);
   return (
-    (filters.file_path === undefined || filters.file_path === key) &&
-    (filters.instrument === undefined || filters.instrument === file.instrument) &&
-    (filters.data_level === undefined || filters.data_level === dataLevel) &&
-    (filters.descriptor === undefined || filters.descriptor === file.descriptor) &&
-    (filters.start_date === undefined || file.startDate >= filters.start_date) &&
-    (filters.end_date === undefined || file.startDate <= filters.end_date) &&
-    (version === undefined || versionNumber(version) === versionNumber(file.version)) &&
-    (filters.extension === undefined || filters.extension === file.extension)
+    dates &&
+    agrees(filters.file_path, key) &&
+    agrees(filters.instrument, facts.instrument) &&
+    agrees(filters.data_level, facts.dataLevel) &&
+    agrees(filters.descriptor, facts.descriptor) &&
+    agrees(filters.extension, facts.extension) &&
+    agrees(filters.type, facts.kernelType) &&
+    agrees(filterNumber(filters.repointing), facts.repointing) &&
+    agrees(filterNumber(filters.major_version), facts.majorVersion) &&
+    agrees(filterNumber(filters.minor_version), facts.minorVersion) &&
+    (version === undefined || filterVersionRank(version, filters.table) === facts.versionRank)
   );
-}
-
-function versionNumber(version: string): number | string {
-  const match = /^v(\d+)-(\d+)$/.exec(version);
-  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : version;
 }
 
 /**
@@ -180,30 +296,15 @@ export function formatIngestionDate(mtimeMs: number): string {
   return new Date(mtimeMs).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-/** The record an object is listed as. */
+/**
+ * The record an object is listed as: the naming fields its kind and generation list (`recordFields`: today's
+ * science records carry `repointing`, `cr`, `major_version` and `minor_version` and no `end_date`; a kernel's
+ * carry `file_name`, `kernel_type` and its coverage), then `ingestion_date`.
+ */
 export function recordOf(object: StoredObject): MetadataRecord {
-  const { file } = object;
-  const ingestion_date = formatIngestionDate(object.mtimeMs);
-  return file.kind === 'science'
-    ? {
-        file_path: file.path,
-        instrument: file.instrument,
-        data_level: file.dataLevel,
-        descriptor: file.descriptor,
-        start_date: file.startDate,
-        end_date: file.endDate,
-        version: file.version,
-        extension: file.extension,
-        ingestion_date,
-      }
-    : {
-        file_path: file.path,
-        instrument: file.instrument,
-        descriptor: file.descriptor,
-        start_date: file.startDate,
-        end_date: file.endDate ?? null,
-        version: file.version,
-        extension: file.extension,
-        ingestion_date,
-      };
+  return {
+    ...recordFields(object.file),
+    file_path: object.file.path,
+    ingestion_date: formatIngestionDate(object.mtimeMs),
+  };
 }

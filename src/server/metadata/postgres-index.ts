@@ -21,6 +21,7 @@ import {
 } from './metadata-index.js';
 import { indexFailure, maskDatabaseUrl } from './postgres-failures.js';
 import {
+  NAMING_COLUMN_COUNT,
   queryStatement,
   queryWithPendingStatement,
   type RecordRow,
@@ -36,8 +37,8 @@ const BATCH_ROWS = 5_000;
 
 const EMPTY_ARRAY = Buffer.from('[]');
 
-/** The columns a name alone fills (the first ten of `ROW_COLUMNS`); the rest come with the object. */
-const NAMING_COLUMNS = ROW_COLUMNS.split(', ').slice(0, 10);
+/** The columns a name alone fills (the first of `ROW_COLUMNS`); the rest come with the object. */
+const NAMING_COLUMNS = ROW_COLUMNS.split(', ').slice(0, NAMING_COLUMN_COUNT);
 
 interface ReservationRow {
   file_path: string;
@@ -131,11 +132,11 @@ export class PostgresIndex implements MetadataIndex {
   }
 
   async get(key: string): Promise<MetadataRecord | undefined> {
-    const chunks = await this.queryChunks({ table: 'science', file_path: key });
-    const science = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MetadataRecord[];
-    if (science[0]) return science[0];
-    const ancillary = await this.queryChunks({ table: 'ancillary', file_path: key });
-    return (JSON.parse(Buffer.concat(ancillary).toString('utf8')) as MetadataRecord[])[0];
+    const { rows } = await this.pool.query<RecordRow>(
+      `SELECT file_path, record, ingested_ms FROM files WHERE file_path = $1 AND state = 'stored'`,
+      [key],
+    );
+    return rows[0] && (JSON.parse(recordJson(rows[0])) as MetadataRecord);
   }
 
   async add(object: StoredObject): Promise<boolean> {

@@ -1,6 +1,15 @@
 /** The SQL of the PostgreSQL index: one parameterised statement per `/query`, and the rows of stored objects. */
+import { recordFields } from '../../naming/grammars.js';
+import { parsePath } from '../../naming/names.js';
 import type { StoredObject } from '../objects/object-store.js';
-import { formatIngestionDate, type IndexQuery, type QueryPage } from './metadata-index.js';
+import {
+  factsOf,
+  filterNumber,
+  filterVersionRank,
+  formatIngestionDate,
+  type IndexQuery,
+  type QueryPage,
+} from './metadata-index.js';
 
 /** A statement and its parameters. */
 export interface Statement {
@@ -8,28 +17,15 @@ export interface Statement {
   values: unknown[];
 }
 
-/** The columns a record is made of, in the order of the record's fields. */
-const RECORD_COLUMNS =
-  'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, ingested_ms, table_name';
+/** The columns a record is made of. */
+const RECORD_COLUMNS = 'file_path, record, ingested_ms';
 
 /** A row of `RECORD_COLUMNS`. */
 export interface RecordRow {
   file_path: string;
-  instrument: string;
-  data_level: string | null;
-  descriptor: string;
-  start_date: string;
-  end_date: string | null;
-  version: string;
-  extension: string;
+  /** The record's naming fields as JSON; null in rows stored before schema version 3 (made from the path). */
+  record: string | null;
   ingested_ms: string;
-  table_name: 'science' | 'ancillary';
-}
-
-/** The version as one number (`vXX-YY` → XX·10⁶ + YY), as the in-memory index ranks it. */
-export function versionRank(version: string): number {
-  const match = /^v(\d+)-(\d+)$/.exec(version);
-  return match ? Number(match[1]) * 1_000_000 + Number(match[2]) : -1;
 }
 
 /** The UTC day of a time, `YYYYMMDD` as a number. */
@@ -41,21 +37,30 @@ function dayOf(ms: number): number {
 function namingConditions(filters: IndexQuery, where: string[], values: unknown[]): void {
   const add = (condition: string, value: unknown) => {
     values.push(value);
-    where.push(condition.replace('?', `$${values.length}`));
+    where.push(condition.replaceAll('?', `$${values.length}`));
   };
-  values.push(filters.table);
-  where.push(`table_name = $${values.length}`);
+  add('table_name = ?', filters.table);
   if (filters.file_path !== undefined) add('file_path = ?', filters.file_path);
   if (filters.instrument !== undefined) add('instrument = ?', filters.instrument);
   if (filters.data_level !== undefined) add('data_level = ?', filters.data_level);
   if (filters.descriptor !== undefined) add('descriptor = ?', filters.descriptor);
-  // Both date filters bound the file's start date, as the real service does.
-  if (filters.start_date !== undefined) add('start_date >= ?', filters.start_date);
-  if (filters.end_date !== undefined) add('start_date <= ?', filters.end_date);
+  if (filters.type !== undefined) add('kernel_type = ?', filters.type);
+  if (filters.table === 'spice') {
+    // A kernel is found when its coverage overlaps the range; a date its name lacks leaves that side open.
+    if (filters.start_date !== undefined) add('(max_date IS NULL OR max_date >= ?)', filters.start_date);
+    if (filters.end_date !== undefined) add('(min_date IS NULL OR min_date <= ?)', filters.end_date);
+  } else {
+    // Both date filters bound the file's start date, as the real service does.
+    if (filters.start_date !== undefined) add('start_date >= ?', filters.start_date);
+    if (filters.end_date !== undefined) add('start_date <= ?', filters.end_date);
+  }
   if (filters.version !== undefined && filters.version !== 'latest') {
-    add('version_rank = ?', versionRank(filters.version));
+    add('version_rank = ?', filterVersionRank(filters.version, filters.table));
   }
   if (filters.extension !== undefined) add('extension = ?', filters.extension);
+  if (filters.repointing !== undefined) add('repointing = ?', filterNumber(filters.repointing));
+  if (filters.major_version !== undefined) add('major_version = ?', filterNumber(filters.major_version));
+  if (filters.minor_version !== undefined) add('minor_version = ?', filterNumber(filters.minor_version));
 }
 
 /** The text of the `/query` statement, its parameters appended to `values`. */
@@ -72,7 +77,7 @@ function queryText(filters: IndexQuery, page: QueryPage | undefined, values: unk
   }
   const latest = filters.version === 'latest' || filters.latest === true;
   let text = latest
-    ? `SELECT ${RECORD_COLUMNS} FROM (SELECT ${RECORD_COLUMNS}, version_rank, max(version_rank) OVER (PARTITION BY instrument, data_level, descriptor, start_date) AS top FROM files WHERE ${where.join(' AND ')}) AS ranked WHERE version_rank = top`
+    ? `SELECT ${RECORD_COLUMNS} FROM (SELECT ${RECORD_COLUMNS}, version_rank, max(version_rank) OVER (PARTITION BY series) AS top FROM files WHERE ${where.join(' AND ')}) AS ranked WHERE version_rank = top`
     : `SELECT ${RECORD_COLUMNS} FROM files WHERE ${where.join(' AND ')}`;
   text += ' ORDER BY file_path';
   if (page?.limit !== undefined) {
@@ -118,28 +123,24 @@ export function queryWithPendingStatement(filters: IndexQuery, page?: QueryPage)
   return { text, values };
 }
 
-/** The record of a row, as JSON text with the fields in the order the in-memory index writes them. */
+/**
+ * The record of a row as JSON text, the same text the in-memory index writes: its naming fields, then
+ * `ingestion_date`. A row stored before schema version 3 has no naming fields of its own: its path gives them.
+ */
 export function recordJson(row: RecordRow): string {
-  const ingestion_date = formatIngestionDate(Number(row.ingested_ms));
-  const common = { file_path: row.file_path, instrument: row.instrument };
-  const rest = {
-    descriptor: row.descriptor,
-    start_date: row.start_date,
-    end_date: row.end_date,
-    version: row.version,
-    extension: row.extension,
-    ingestion_date,
-  };
-  return JSON.stringify(
-    row.table_name === 'science'
-      ? { ...common, data_level: row.data_level, ...rest }
-      : { ...common, ...rest },
-  );
+  const naming = row.record ?? JSON.stringify(recordFields(parsePath(row.file_path)));
+  const ingestion = JSON.stringify(formatIngestionDate(Number(row.ingested_ms)));
+  return `${naming.slice(0, -1)},"ingestion_date":${ingestion}}`;
 }
 
-/** The columns of a stored object's row, in `ROW_COLUMNS` order. */
+/** The columns of a stored object's row, in `ROW_COLUMNS` order: the first `NAMING_COLUMN_COUNT` come from the name. */
 export const ROW_COLUMNS =
-  'file_path, table_name, instrument, data_level, descriptor, start_date, end_date, version, version_rank, extension, ingested_ms, ingestion_day, size, md5, sha256';
+  'file_path, table_name, instrument, data_level, descriptor, start_date, end_date, version, version_rank, extension, ' +
+  'major_version, minor_version, repointing, cr, kernel_type, min_date, max_date, series, record, ' +
+  'ingested_ms, ingestion_day, size, md5, sha256';
+
+/** How many of `ROW_COLUMNS` a name alone fills; the rest come with the object. */
+export const NAMING_COLUMN_COUNT = 19;
 
 /** Their types, for `unnest` of one array per column. */
 export const ROW_TYPES = [
@@ -153,6 +154,15 @@ export const ROW_TYPES = [
   'text',
   'integer',
   'text',
+  'integer',
+  'integer',
+  'integer',
+  'integer',
+  'text',
+  'text',
+  'text',
+  'text',
+  'text',
   'bigint',
   'integer',
   'bigint',
@@ -163,17 +173,27 @@ export const ROW_TYPES = [
 /** The column values of a stored object's row. */
 export function rowValues(object: StoredObject): unknown[] {
   const { file } = object;
+  const facts = factsOf(file);
   return [
     file.path,
-    file.kind,
-    file.instrument,
-    file.kind === 'science' ? file.dataLevel : null,
-    file.descriptor,
-    file.startDate,
-    file.endDate ?? null,
-    file.version,
-    versionRank(file.version),
-    file.extension,
+    facts.table,
+    facts.instrument,
+    facts.dataLevel,
+    facts.descriptor,
+    facts.startDate,
+    facts.endDate,
+    facts.version,
+    facts.versionRank,
+    facts.extension,
+    facts.majorVersion,
+    facts.minorVersion,
+    facts.repointing,
+    facts.cr,
+    facts.kernelType,
+    facts.minDate,
+    facts.maxDate,
+    facts.series,
+    JSON.stringify(recordFields(file)),
     Math.floor(object.mtimeMs),
     dayOf(object.mtimeMs),
     object.size,

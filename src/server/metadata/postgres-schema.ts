@@ -71,6 +71,33 @@ CREATE INDEX files_reserved ON files (url_expires_at) WHERE state = 'reserved';
 ALTER TABLE files ADD COLUMN reserved_at bigint, ADD COLUMN claim text, ADD COLUMN claim_until bigint;
 `,
   },
+  {
+    // Today's archive: every kind of file has its table (queried or not); a kernel has no instrument,
+    // descriptor or start date of its own, but a kernel type and a coverage (min_date, max_date, null where its
+    // name carries no date); today's science carries its major and minor version, repointing or Carrington
+    // rotation. `series` is what `latest` keeps one row of; the rows found get the series of their columns (the
+    // specification's kinds have no suffix). `record` holds a new row's naming fields as the service lists
+    // them; the rows found have none, and their paths give them. `version_rank` keeps its meaning: one integer
+    // that orders every version form, whose band for the specification's `vXX-YY` is the rank schema 1 stored
+    // (XX * 1,000,000 + YY), so the rows found keep their ranks as they are.
+    version: 3,
+    sql: `
+ALTER TABLE files DROP CONSTRAINT files_table_name_check;
+ALTER TABLE files ADD CONSTRAINT files_table_name_check
+  CHECK (table_name IN ('science', 'ancillary', 'spice', 'quicklook', 'dependency', 'release'));
+ALTER TABLE files ALTER COLUMN instrument DROP NOT NULL, ALTER COLUMN descriptor DROP NOT NULL,
+  ALTER COLUMN start_date DROP NOT NULL,
+  ADD COLUMN major_version integer, ADD COLUMN minor_version integer, ADD COLUMN repointing integer,
+  ADD COLUMN cr integer, ADD COLUMN kernel_type text, ADD COLUMN min_date text COLLATE "C",
+  ADD COLUMN max_date text COLLATE "C", ADD COLUMN series text COLLATE "C", ADD COLUMN record text;
+UPDATE files SET series = instrument || '/' || coalesce(data_level, '') || '/' || descriptor || '/' || start_date || '/';
+ALTER TABLE files ALTER COLUMN series SET NOT NULL;
+DROP INDEX files_by_series;
+CREATE INDEX files_by_series ON files (table_name, series, version_rank) WHERE state = 'stored';
+CREATE INDEX files_by_kernel ON files (table_name, kernel_type, file_path) WHERE state = 'stored';
+CREATE INDEX files_by_repointing ON files (table_name, repointing) WHERE state = 'stored' AND repointing IS NOT NULL;
+`,
+  },
 ];
 
 /** The schema version of the database; 0 for one without the index's tables. */
