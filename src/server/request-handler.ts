@@ -72,7 +72,8 @@ export function routeTemplate(path: string, method: string): string {
   const api = apiRouteOf(path);
   if (api === undefined) return method === 'OPTIONS' ? 'OPTIONS' : 'unmatched';
   const prefix = api.access === 'plain' ? '' : `/${api.access}`;
-  return `${prefix}/${api.route}${api.route === 'query' ? '' : '/{path}'}`;
+  const search = api.route === 'query' || api.route === 'spice-query';
+  return `${prefix}/${api.route}${search ? '' : '/{path}'}`;
 }
 
 /** Seconds a client is asked to wait before it tries a draining server's request again (elsewhere, at once). */

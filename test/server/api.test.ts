@@ -19,9 +19,20 @@ const ANCILLARY_NAME = 'imap_mag_calibration_20250101_v01-00.json';
 const ANCILLARY_STORED = 'imap/ancillary/swe/imap_swe_lookup-table_20250101_20250630_v01-00.csv';
 const TEXT = { 'Content-Type': 'text/plain; charset=utf-8' };
 const QUERY_HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
-/** The parameters the default dialect (`both`) accepts: the specification's, then today's `latest` and paging. */
+/**
+ * The parameters the default dialect (`both`) accepts: the specification's, then today's filters, `latest` and
+ * paging.
+ */
 const VALID =
-  'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date, latest, offset, limit';
+  'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date, repointing, major_version, minor_version, latest, offset, limit';
+
+/** The query's messages in the default dialect (`both`): the words of both generations. */
+const QUERY_MESSAGES = {
+  instrument:
+    'Invalid instrument. Please choose from ultra-45, codice, glows, hit, lo, mag, swe, hi-45, idex, ultra-90, hi-90, swapi, hi, ialirt, l1const, spacecraft, ultra',
+  dataLevel:
+    'Invalid data level. Please choose from l0, l1, l1a, l1b, l1c, l1ca, l1cb, l1d, l2, l2a, l2b, l2c, l3, l3a, l3b, l3c, l3d, l3e',
+};
 
 const MESSAGES = {
   filename: (name: string) =>
@@ -300,15 +311,37 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
       ['end_date=20250230', 'Invalid end_date "20250230". Please use YYYYMMDD format.'],
       ['ingestion_start_date=2025', 'Invalid ingestion_start_date "2025". Please use YYYYMMDD format.'],
       ['ingestion_end_date=20251301', 'Invalid ingestion_end_date "20251301". Please use YYYYMMDD format.'],
-      ['instrument=magnet', MESSAGES.instrument],
-      ['data_level=l3', MESSAGES.dataLevel],
-      ['version=v1', 'Invalid version "v1". Please use vxx-xx format or latest.'],
+      ['instrument=magnet', QUERY_MESSAGES.instrument],
+      ['data_level=l4', QUERY_MESSAGES.dataLevel],
+      ['version=v1', 'Invalid version "v1". Please use vNNN.NNNN, vNNN or vxx-xx format, or latest.'],
       ['extension=txt', 'Invalid extension "txt". Please choose from pkts, cdf'],
       [
         'table=ancillary&extension=exe',
         'Invalid extension "exe". Please choose from cdf, csv, dat, json, zip, tsv, pgm, xlsx',
       ],
-      ['table=calibration', 'Invalid table "calibration". Please choose from science, ancillary'],
+      [
+        'table=calibration',
+        'Invalid table "calibration". Please choose from science, ancillary (SPICE kernels: GET /spice-query)',
+      ],
+      [
+        'table=quicklook',
+        'Invalid table "quicklook". Please choose from science, ancillary (SPICE kernels: GET /spice-query)',
+      ],
+      [
+        'table=spice',
+        'The spice table is not searched at /query: ask GET /spice-query (e.g. /spice-query?type=leapseconds) for SPICE kernels.',
+      ],
+      [
+        'table=ancillary&repointing=1',
+        'The repointing filter does not apply to the ancillary table (it applies to science).',
+      ],
+      [
+        'repointing=-1',
+        'Invalid repointing "-1". Please use a whole number of up to 5 digits (e.g. 42 or repoint00042).',
+      ],
+      ['major_version=v1', 'Invalid major_version "v1". Please use a whole number of up to 3 digits.'],
+      ['minor_version=12345', 'Invalid minor_version "12345". Please use a whole number of up to 4 digits.'],
+      ['type=leapseconds', `type is not a valid query parameter. Valid query parameters are: ${VALID}`],
       ['descriptor=a_b', 'Invalid descriptor "a_b". A descriptor is letters, digits and dashes.'],
       ['file_path=../x', `Invalid file_path "../x": it contains a '..' segment.`],
       [
@@ -329,13 +362,16 @@ describe.each(WIRE_MODE_LIST)('wire mode %s', (mode) => {
   });
 
   describe('other paths and methods', () => {
-    it.each(['/', '/uploads/x', '/query/', '/queryx', '/download-all'])('404 for %s', async (path) => {
-      expectWire(await get(path), mode, {
-        statusCode: 404,
-        headers: TEXT,
-        body: `Not found: there is no route ${path}. Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath} and GET /query, each also under /api-key/ and /authorized/.`,
-      });
-    });
+    it.each(['/', '/uploads/x', '/query/', '/queryx', '/download-all', '/spice-query/x', '/spice-queryx'])(
+      '404 for %s',
+      async (path) => {
+        expectWire(await get(path), mode, {
+          statusCode: 404,
+          headers: TEXT,
+          body: `Not found: there is no route ${path}. Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath}, GET /query and GET /spice-query, each also under /api-key/ and /authorized/.`,
+        });
+      },
+    );
 
     it.each([
       ['POST', '/query', 'GET'],

@@ -30,7 +30,7 @@ const JSON_HEADERS = { 'Content-Type': 'application/json' };
 const QUERY_HEADERS = { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' };
 const SPEC_VALID =
   'file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date';
-const TODAY_VALID = `${SPEC_VALID}, latest, offset, limit`;
+const TODAY_VALID = `${SPEC_VALID}, repointing, major_version, minor_version, latest, offset, limit`;
 const DIALECT_LIST: readonly Dialect[] = ['both', 'spec', 'today'];
 
 const API_KEYS = ['key-one', 'key-two'];
@@ -49,16 +49,16 @@ const MESSAGES = {
     'Forbidden: this server accepts no bearer tokens; start it with tokens (serve --token) to use /authorized/ routes.',
   latestTwice: 'Give either latest=true or version=latest, not both: they ask for the same thing.',
   versionLatest:
-    'Invalid version "latest": this service takes latest=true for the most recent versions. Please use vxx-xx format.',
+    'Invalid version "latest": this service takes latest=true for the most recent versions. Please use vNNN.NNNN, vNNN or vxx-xx format.',
   fileExists: (key: string) =>
     `The file '${key}' already exists. Stored files are never replaced: upload a changed file under a new version.`,
 };
 
 const ROUTE_LISTS: Record<Dialect, string> = {
   spec: 'Routes are GET /upload/{filepath}, GET /download/{filepath} and GET /query.',
-  both: 'Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath} and GET /query, each also under /api-key/ and /authorized/.',
+  both: 'Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath}, GET /query and GET /spice-query, each also under /api-key/ and /authorized/.',
   today:
-    'Routes are GET /api-key/upload/{filepath}, GET or HEAD /download/{filepath} and GET /query; the last two also under /api-key/ and /authorized/.',
+    'Routes are GET /api-key/upload/{filepath}, GET or HEAD /download/{filepath}, GET /query and GET /spice-query; the last three also under /api-key/ and /authorized/.',
 };
 
 /** The 404 of a path (its query string left out, as the server names only the path). */
@@ -294,7 +294,7 @@ describe.each(WIRE_MODE_LIST)('query parameters by dialect, wire mode %s', (mode
     },
   );
 
-  it("messages list the parameters of the dialect: the specification's in spec, with latest, offset and limit in both and today", async () => {
+  it("messages list the parameters of the dialect: the specification's in spec, with today's filters, latest, offset and limit in both and today", async () => {
     for (const [dialect, valid] of [
       ['spec', SPEC_VALID],
       ['both', TODAY_VALID],

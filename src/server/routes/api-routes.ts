@@ -1,12 +1,13 @@
 /**
  * The service's API routes: `/upload/{filepath}`, `/download/{filepath}` and `/query`, answered in the envelope;
- * in today's service also under `/api-key/` (an `X-api-key` on every route) and `/authorized/` (a bearer token).
+ * in today's service also `/spice-query`, and every route also under `/api-key/` (an `X-api-key` on every route)
+ * and `/authorized/` (a bearer token).
  */
 import type { IncomingMessage } from 'node:http';
 import type { CredentialCheck, Dialect, RequestTarget, RouteAccess, ServerContext } from '../context.js';
 import { type ApiResponse, messageResponse, QUERY_HEADERS, RawJson } from '../wire.js';
 import { download, upload } from './file-routes.js';
-import { parseQueryParameters } from './query-parameters.js';
+import { type ParsedQuery, parseQueryParameters, parseSpiceQueryParameters } from './query-parameters.js';
 
 /** The answer to an upload without `X-api-key` when the server needs one. */
 export const MISSING_API_KEY_MESSAGE = 'Missing X-api-key header: this server needs an API key for uploads.';
@@ -29,10 +30,13 @@ export const WRONG_TOKEN_MESSAGE = 'Forbidden: the bearer token given is not val
 export const NO_TOKENS_MESSAGE =
   'Forbidden: this server accepts no bearer tokens; start it with tokens (serve --token) to use /authorized/ routes.';
 
-const ROUTES = ['upload', 'download', 'query'] as const;
+const ROUTES = ['upload', 'download', 'query', 'spice-query'] as const;
 
 /** An API route's name. */
 export type ApiRouteName = (typeof ROUTES)[number];
+
+/** The routes that take no path after their name. */
+const SEARCH_ROUTES: readonly ApiRouteName[] = ['query', 'spice-query'];
 
 /** A path resolved to a route. */
 export interface ApiRoute {
@@ -49,7 +53,7 @@ const PREFIXES = [
 
 /** True when the dialect has the route at that access. */
 function serves(dialect: Dialect, route: ApiRouteName, access: RouteAccess): boolean {
-  if (access !== 'plain' && dialect === 'spec') return false;
+  if ((access !== 'plain' || route === 'spice-query') && dialect === 'spec') return false;
   // Today's production gateway takes uploads only under /api-key/: the plain and /authorized/ uploads of its
   // development stage are not deployed there.
   if (route === 'upload' && dialect === 'today') return access === 'api-key';
@@ -70,7 +74,8 @@ export function apiRouteOf(path: string, dialect: Dialect = 'both'): ApiRoute | 
   for (const route of ROUTES) {
     let after: string | undefined;
     if (rest === `/${route}`) after = '';
-    else if (route !== 'query' && rest.startsWith(`/${route}/`)) after = rest.slice(route.length + 2);
+    else if (!SEARCH_ROUTES.includes(route) && rest.startsWith(`/${route}/`))
+      after = rest.slice(route.length + 2);
     if (after !== undefined)
       return serves(dialect, route, access) ? { route, access, rest: after } : undefined;
   }
@@ -79,9 +84,9 @@ export function apiRouteOf(path: string, dialect: Dialect = 'both'): ApiRoute | 
 
 const ROUTE_LISTS: Record<Dialect, string> = {
   spec: 'Routes are GET /upload/{filepath}, GET /download/{filepath} and GET /query.',
-  both: 'Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath} and GET /query, each also under /api-key/ and /authorized/.',
+  both: 'Routes are GET /upload/{filepath}, GET or HEAD /download/{filepath}, GET /query and GET /spice-query, each also under /api-key/ and /authorized/.',
   today:
-    'Routes are GET /api-key/upload/{filepath}, GET or HEAD /download/{filepath} and GET /query; the last two also under /api-key/ and /authorized/.',
+    'Routes are GET /api-key/upload/{filepath}, GET or HEAD /download/{filepath}, GET /query and GET /spice-query; the last three also under /api-key/ and /authorized/.',
 };
 
 /** The answer to a path that is no route of the dialect. */
@@ -178,13 +183,23 @@ export async function apiResponse(
     // Reads go first: while one is answered, uploads wait their turn (see turns.ts).
     if (route.route === 'download')
       return context.uploadTurns.reading(() => download(context, req, route.rest));
+    if (route.route === 'spice-query') {
+      return context.uploadTurns.reading(() => answerQuery(context, parseSpiceQueryParameters(target.query)));
+    }
     return context.uploadTurns.reading(() => query(context, target));
   });
 }
 
 /** `GET /query`: the records of stored files matching every filter, ordered by path, one page if asked. */
 export async function query(context: ServerContext, target: RequestTarget): Promise<ApiResponse> {
-  const parsed = parseQueryParameters(target.query, context.dialect);
+  return answerQuery(context, parseQueryParameters(target.query, context.dialect));
+}
+
+/**
+ * The answer to a checked query (`/query`, or `/spice-query` over the kernels): the records of stored files
+ * matching every filter, ordered by path, one page if asked; 400 with the problem of one that is not valid.
+ */
+async function answerQuery(context: ServerContext, parsed: ParsedQuery): Promise<ApiResponse> {
   if ('problem' in parsed) return { statusCode: 400, headers: { ...QUERY_HEADERS }, body: parsed.problem };
   const { filters, page } = parsed;
   const asked = Date.now();
