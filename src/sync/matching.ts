@@ -9,6 +9,7 @@ import { recordPaths, statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';
 import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
+import { chooseNewest } from './newest.js';
 import type { SyncHttp } from './types.js';
 
 /** Which of the selected files to download. */
@@ -59,6 +60,9 @@ export async function downloadMatching(
     }
     const records = await http.query(params, { signal: options.signal, pageSize, onPossiblyCut });
     targets = recordPaths(records);
+    // `latest` is the newest of each product and day by the one version order, whichever service answered (today's
+    // leaves it to the client for ancillary files; a service of the specification's orders only its own form).
+    if (filters.version === 'latest') targets = chooseNewest([], targets).fetch;
   } else {
     const report = await statusReport(http, filters, {
       dataDir: options.dataDir,

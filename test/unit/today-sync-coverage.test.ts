@@ -261,6 +261,17 @@ describe('client.sync, coverage and status against a service holding both genera
     await client.close();
   });
 
+  it('download --version latest fetches v002.0000 alone, whatever versions the service answers with', async () => {
+    const dispatcher = service();
+    const client = clientWith(dispatcher);
+    const selected = await client.downloadMatching({ instrument: 'mag', version: 'latest' });
+    expect(selected.targets).toEqual([V2_0]);
+    expect(downloads(dispatcher)).toEqual([V2_0]);
+    const every = await client.downloadMatching({ instrument: 'mag' }, { dryRun: true });
+    expect(every.targets).toEqual(ARCHIVE);
+    await client.close();
+  });
+
   it('coverage shows v002.0000, and status calls a held v001.0002 outdated by it', async () => {
     const client = clientWith(service());
     const report = await client.coverage({ instrument: 'mag' });
