@@ -1,10 +1,12 @@
 /** Requests to the object store: the URLs the service hands out, checked, and the bodies sent there, counted. */
 import { pipeline, type Readable, Transform } from 'node:stream';
+import type { ExpectedChecksum } from '../core/checksums/checksum.js';
 import { type Peer, ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import type { AnswerBody, SentAnswer } from './body.js';
 import { objectError } from './failures.js';
+import { takeStatedDigest } from './stated-digest.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
 
 /** The answer of an object GET. */
@@ -14,6 +16,8 @@ export interface ObjectResponse {
   headers: Record<string, string | string[] | undefined>;
   /** The caller consumes or destroys it. */
   body: AnswerBody;
+  /** The digest the object's URL carries, as the service stated it (see `stated-digest.ts`), if it does. */
+  statedDigest?: ExpectedChecksum | undefined;
 }
 
 /** Which bytes of an object a GET asks for. */
@@ -65,21 +69,27 @@ export interface ObjectTransport {
   send(outgoing: OutgoingRequest): Promise<SentAnswer>;
 }
 
-/** GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked): one attempt, redirects followed. */
+/**
+ * GET of an object URL (a range of it, while its ETag is `ifMatch`, when asked): one attempt, redirects
+ * followed. The digest the URL carries is handed on with the answer, never sent.
+ */
 export async function getObjectWith(
   transport: ObjectTransport,
   url: string,
   options: GetObjectOptions,
 ): Promise<ObjectResponse> {
   const target = parseObjectUrl(url, 'GET');
+  const statedDigest = takeStatedDigest(target);
   const start = options.start ?? 0;
   const headers: Record<string, string> = {};
   if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
+  // Only for a URL that signs it (a service may; this project's S3 store no longer does, so that a plain GET of
+  // its URLs works): the store then states its x-amz-checksum-* on a whole-object answer.
   if (signsChecksumMode(target)) headers['x-amz-checksum-mode'] = 'ENABLED';
   const response = await sendFollowing(transport, 'GET', target, headers, options.signal);
   if (response.statusCode === 200 || response.statusCode === 206) {
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return { status: response.statusCode, headers: response.headers, body: response.body, statedDigest };
   }
   throw await objectError('GET', response.url, response, options.signal);
 }
@@ -147,9 +157,9 @@ async function sendFollowing(
 }
 
 /**
- * True when a pre-signed URL signs `x-amz-checksum-mode` (the service's S3 store signs it into its download URLs):
- * the header is then sent on every GET of it, as the signature demands, and a whole-object answer states the
- * object's stored `x-amz-checksum-*` (S3 sends none without it), so an object under KMS is verified too.
+ * True when a pre-signed URL signs `x-amz-checksum-mode` (a service may sign it into its download URLs): the
+ * header is then sent on every GET of it, as the signature demands, and a whole-object answer states the
+ * object's stored `x-amz-checksum-*` (S3 sends none without it).
  */
 export function signsChecksumMode(url: URL): boolean {
   // The common case, asked for every object: no such name anywhere in the URL.

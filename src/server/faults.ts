@@ -17,10 +17,14 @@ export interface FaultOptions {
   urlLifeSeconds?: number | undefined;
   /**
    * Objects answer as if stored with SSE-KMS: `x-amz-server-side-encryption: aws:kms` and an ETag that is not
-   * their MD5 (and no Content-MD5 or CRC-32 header, as S3 sends none).
+   * their MD5 (and no Content-MD5 or CRC-32 header, as S3 sends none); and `/download` states no checksum of them
+   * (in its URL's fragment), as the mission's service states none: the client has nothing to check such an object against.
    */
   kms?: boolean | undefined;
-  /** Whole-object answers carry these `x-amz-checksum-*` headers, as S3 does for `x-amz-checksum-mode: ENABLED`. */
+  /**
+   * Whole-object answers carry these `x-amz-checksum-*` headers, as S3 does for `x-amz-checksum-mode: ENABLED`,
+   * and the download URLs sign that header, as a service may (this server's S3 store does not).
+   */
   checksums?: readonly AmzChecksum[] | undefined;
   /** Object errors are S3 XML documents (`<Error><Code>…</Code><Message>…</Message></Error>`), not plain text. */
   xmlErrors?: boolean | undefined;
@@ -124,14 +128,19 @@ export class Faults {
     return `"${[...hex].reverse().join('')}"`;
   }
 
+  /** False when `/download` answers state no checksum of their object (under `kms`). */
+  get statesDigests(): boolean {
+    return this.options.kms !== true;
+  }
+
   /** Headers every object answer gets (a part of the object too, as S3 says how it is stored on each). */
   objectHeaders(): Record<string, string> {
     return this.options.kms ? { 'x-amz-server-side-encryption': 'aws:kms' } : {};
   }
 
   /**
-   * A download URL as S3 hands it out when objects carry `checksums`: naming `x-amz-checksum-mode` among its
-   * signed headers (as the S3 store signs it), so a client must send the header to use it.
+   * A download URL as a service that signs `x-amz-checksum-mode` hands it out when objects carry `checksums`:
+   * naming the header among its signed headers, so a client must send the header to be stated the checksums.
    */
   downloadUrl(url: string): string {
     if ((this.options.checksums ?? []).length === 0) return url;

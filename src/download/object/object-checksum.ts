@@ -33,7 +33,7 @@ export class ChecksumMismatch extends ProtocolError {
 export class ChecksumUnavailable extends ProtocolError {
   constructor(url: string) {
     super(
-      `GET ${url}: the store states no checksum of this object (no x-amz-checksum-* or Content-MD5 header, and an ETag that is not an MD5), and a checksum is required; nothing was saved.`,
+      `GET ${url}: the store states no checksum of this object (no x-amz-checksum-*, Content-MD5 or Repr-Digest header, no digest in its download URL, and an ETag that is not an MD5), and a checksum is required; nothing was saved.`,
       {
         code: 'E_UNVERIFIED',
         hint: 'Without requiring a checksum the file is downloaded and counted as not verified.',

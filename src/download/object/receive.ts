@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { abortedError } from '../../core/batch.js';
-import { type ExpectedChecksum, expectedChecksum, type PartChecksum } from '../../core/checksums/checksum.js';
+import type { ExpectedChecksum, PartChecksum } from '../../core/checksums/checksum.js';
 import { ApiError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { displayUrl } from '../../core/urls.js';
@@ -8,6 +8,7 @@ import { checkFreeSpace } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header } from '../../http/objects.js';
+import { statedChecksum } from '../../http/stated-digest.js';
 import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
 import { streamRecorder } from '../part/progress-record.js';
@@ -176,10 +177,12 @@ class ObjectReceiver {
   private async beginChecksum(response: ObjectResponse): Promise<void> {
     const { part } = this.job;
     const state = this.state;
-    // A resumed answer (206) states only an ETag that may be the MD5: the checksum an earlier answer
-    // stated for the whole object, kept in the part's record, checks the resumed object as it did the first.
+    // A resumed answer (206) states at most the digest its URL carries, a Repr-Digest or an ETag that may be the
+    // MD5: the checksum an earlier answer stated for the whole object, kept in the part's record, checks the
+    // resumed object as it did the first.
     const recorded = response.status === 206 ? state.expected : undefined;
-    this.expected = expectedChecksum(response.headers, response.status === 200) ?? recorded;
+    const whole = response.status === 200;
+    this.expected = statedChecksum(response.headers, whole, response.statedDigest) ?? recorded;
     state.expected = this.expected;
     if (this.expected === undefined && this.job.requireChecksum) throw new ChecksumUnavailable(this.shown);
     const split = this.ranged !== undefined && splits(response, state, this.ranged);

@@ -22,6 +22,9 @@ export interface Digests {
   sha256?: Buffer | undefined;
 }
 
+/** The checksums known of an object, where not all of them are. */
+export type KnownDigests = { md5?: Buffer | undefined; sha256?: Buffer | undefined };
+
 /** What a sidecar records: the digests, and the size and mtime of the file they were computed from. */
 export interface ChecksumRecord extends Digests {
   size: number;
@@ -51,6 +54,18 @@ export function crc32HeaderOf(crc: number): string {
   const bytes = Buffer.alloc(4);
   bytes.writeUInt32BE(crc >>> 0);
   return bytes.toString('base64');
+}
+
+/**
+ * A download URL with the strongest checksum known of its object in its fragment (`#sha256=<hex>`, else
+ * `#md5=<hex>`: the form package indexes give download URLs, PEP 503), which the client checks the bytes against
+ * (`http/stated-digest.ts` reads it). HTTP never sends a fragment, so any client can use the URL as it is. The URL
+ * unchanged when no checksum is known, or it has a fragment already.
+ */
+export function withDigestFragment(url: string, digests: KnownDigests): string {
+  if (url.includes('#')) return url;
+  if (digests.sha256) return `${url}#sha256=${digests.sha256.toString('hex')}`;
+  return digests.md5 ? `${url}#md5=${digests.md5.toString('hex')}` : url;
 }
 
 /** The text of a sidecar. */

@@ -63,6 +63,15 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
   return { bucket: match[1] as string, prefix: rest === '' ? '' : `${rest}/` };
 }
 
+/**
+ * False when the object is stored encrypted with SSE-KMS, DSSE-KMS or SSE-C, whose ETag S3 documents is not the
+ * MD5 of the data (a multipart ETag, `…-N`, is no MD5's form either).
+ */
+function etagIsMd5(head: HeadObjectCommandOutput): boolean {
+  const encryption = head.ServerSideEncryption;
+  return encryption !== 'aws:kms' && encryption !== 'aws:kms:dsse' && head.SSECustomerAlgorithm === undefined;
+}
+
 /** Objects in an S3 bucket; uploads go straight to it and are confirmed once they arrived. */
 export class S3Store implements ObjectStore, ConfirmsUploads {
   readonly location: string;
@@ -125,15 +134,19 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
     return (await this.#head(key)) !== undefined;
   }
 
+  /** The object with the checksums one HEAD tells: those recorded with it, or the MD5 a plain ETag is. */
   async head(key: string): Promise<StoredObject | undefined> {
     const file = parsePath(key);
     const head = await this.#head(key);
     if (!head) return undefined;
+    const known = digestsFromMetadata(head.Metadata);
+    const md5 = known.md5 ?? (etagIsMd5(head) ? md5FromEtag(head.ETag) : undefined);
     return {
       file,
       size: head.ContentLength ?? 0,
       mtimeMs: head.LastModified?.getTime() ?? Date.now(),
-      ...digestsFromMetadata(head.Metadata),
+      ...known,
+      ...(md5 ? { md5 } : {}),
     };
   }
 
@@ -322,13 +335,10 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
     const Bucket = this.#bucket;
     const Key = this.#key(key);
     if (method === 'GET') {
-      // Signed as a header, not hoisted into the query: S3 states an object's stored x-amz-checksum-* only on a
-      // GET that sends x-amz-checksum-mode: ENABLED, so the client can verify objects stored under KMS (whose
-      // ETag is no MD5). A signed header must be sent on every request to the URL; the client does.
-      return getSignedUrl(this.#client, new GetObjectCommand({ Bucket, Key, ChecksumMode: 'ENABLED' }), {
-        expiresIn,
-        unhoistableHeaders: new Set(['x-amz-checksum-mode']),
-      });
+      // Nothing signed but the host: a URL that signed a header (x-amz-checksum-mode, say) would be refused to
+      // every client that simply follows the redirect (curl -L, a browser). The object's checksums reach this
+      // tool another way: the /download answer states them (Repr-Digest).
+      return getSignedUrl(this.#client, new GetObjectCommand({ Bucket, Key }), { expiresIn });
     }
     const command = new PutObjectCommand({
       Bucket,

@@ -6,8 +6,10 @@ import type { IncomingMessage } from 'node:http';
 import { ValidationError } from '../../core/errors.js';
 import { parseName } from '../../naming/names.js';
 import { unsafePathReason } from '../../naming/path-safety.js';
+import { parseSpecName } from '../../naming/spec-names.js';
 import type { RouteAccess, ServerContext } from '../context.js';
 import type { Reservation } from '../metadata/metadata-index.js';
+import { type KnownDigests, withDigestFragment } from '../objects/checksums.js';
 import { OBJECT_PREFIX } from '../objects/presign.js';
 import { MAX_WAITING_UPLOADS } from '../turns.js';
 import { type ApiResponse, messageResponse } from '../wire.js';
@@ -81,11 +83,12 @@ export async function upload(
   if (rest === '') return messageResponse(400, UPLOAD_NO_FILE_MESSAGE);
   const unsafe = unsafePathResponse(rest);
   if (unsafe) return unsafe;
-  // Only the name counts: the key is rebuilt from it, whatever folders the client put in front.
+  // Only the name counts: the key is rebuilt from it, whatever folders the client put in front. The
+  // specification's service knows its own names only; today's reads every kind of both generations.
   const name = rest.slice(rest.lastIndexOf('/') + 1);
   let key: string;
   try {
-    key = parseName(name).path;
+    key = (context.dialect === 'spec' ? parseSpecName(name) : parseName(name)).path;
   } catch (error) {
     if (error instanceof ValidationError) return messageResponse(400, error.problems.join('\n'));
     throw error;
@@ -113,7 +116,11 @@ export async function upload(
   return turn === 'full' ? uploadsBusyResponse() : turn.value;
 }
 
-/** `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a pre-signed GET URL of a stored object. */
+/**
+ * `GET /download/{filepath}` (and HEAD, whose answer the wire sends without its body): redirects to a
+ * pre-signed GET URL of a stored object, which any client can follow as it is; the URL's fragment states the
+ * object's checksum for a client that checks the bytes (the answer keeps the specification's exact shape).
+ */
 export async function download(
   context: ServerContext,
   req: IncomingMessage,
@@ -134,17 +141,42 @@ export async function download(
     found = await context.index.has(rest);
   }
   if (!found) return messageResponse(404, DOWNLOAD_NOT_FOUND_MESSAGE);
-  const url = context.faults.downloadUrl(
-    await context.store.presign('GET', rest, {
+  const [url, digests] = await Promise.all([
+    context.store.presign('GET', rest, {
       baseUrl: context.baseUrl(req),
       lifetimeSeconds: context.faults.options.urlLifeSeconds,
     }),
-  );
+    knownDigests(context, rest),
+  ]);
+  const location = withDigestFragment(context.faults.downloadUrl(url), digests);
   return {
     statusCode: 302,
-    headers: { 'Content-Type': 'text/html', Location: url },
-    body: { download_url: url },
+    headers: { 'Content-Type': 'text/html', Location: location },
+    body: { download_url: location },
   };
+}
+
+/**
+ * The checksums known of a stored object: those one look at it tells (a bucket's HEAD: those recorded with the
+ * object, or a plain ETag's MD5) or, for a store whose bytes this server serves, those its object routes state
+ * (kept beside the object). Never the bytes of a bucket's object read for a redirect. None when none is known,
+ * or the store did not answer: the redirect works without them.
+ */
+async function knownDigests(context: ServerContext, key: string): Promise<KnownDigests> {
+  if (!context.faults.statesDigests) return {};
+  try {
+    const head = await context.store.head(key);
+    if (head?.md5 || !context.signer) return head ?? {};
+    const object = await context.store.open(key);
+    if (!object) return {};
+    try {
+      return await context.track(object.digests());
+    } finally {
+      await object.close();
+    }
+  } catch {
+    return {};
+  }
 }
 
 /** Seconds a client refused for a full queue of uploads is asked to wait. */
