@@ -51,7 +51,7 @@ export function repointingNumber(value: string): number | undefined {
 
 /** Filters of a query, by their library names; each maps to one service parameter. */
 export interface QueryFilters {
-  /** `science` (default) or `ancillary`. */
+  /** `science` (default), `ancillary`, or `spice` (today's SPICE kernels, asked at `/spice-query`). */
   table?: QueryTable | undefined;
   instrument?: string | undefined;
   dataLevel?: string | undefined;
@@ -109,17 +109,22 @@ export interface QueryRecord {
   minor_version?: number | null | undefined;
 }
 
-/** One record of `GET /spice-query`: a SPICE kernel (unknown extra fields are kept). */
+/**
+ * One record of `GET /spice-query`: a SPICE kernel (unknown extra fields are kept). The client always hands it
+ * out with its `file_path`: a service that leaves it out (today's lists the name alone) has it rebuilt from
+ * `file_name`, as the kernel's storage path follows from its name.
+ */
 export interface SpiceRecord {
-  /** The kernel's storage path, `imap/spice/<folder>/<name>` (this service adds it; the name is enough to rebuild it). */
-  file_path?: string | undefined;
+  /** The kernel's storage path, `imap/spice/<folder>/<name>`. */
+  file_path: string;
   file_name: string;
   kernel_type: string;
   /** ISO 8601; null when the kernel's name carries no date. */
   min_date_datetime: string | null;
   max_date_datetime: string | null;
   ingestion_date?: string | undefined;
-  version: string;
+  /** The kernel's version as the service states it (its digits, as text or as a number). */
+  version: string | number;
 }
 
 /** One filter: its names in each place, and the check of its values. */
@@ -140,6 +145,8 @@ export interface FilterSpec<Name extends FilterName = FilterName> {
   tables?: readonly QueryTable[];
   /** The value as it is sent, when the service takes another form than the one given (`repoint00042` → `42`). */
   sent?(value: string): string;
+  /** The parameter's name at `/spice-query`, where it differs from `parameter` (the ingestion days). */
+  spiceParameter?: string;
   /**
    * What is wrong with `value` (the table searched decides valid extensions), as the service words it, with the
    * words of `vocabulary` (both generations' by default); undefined when valid.
@@ -250,6 +257,7 @@ export const QUERY_FILTERS = [
     help: 'files ingested on or after this day (UTC)',
     inSpecList: false,
     tables: QUERY_TABLES,
+    spiceParameter: 'start_ingest_date',
     problem: dateProblem('ingestion_start_date'),
     explain: explainDate('ingestion_start_date'),
   },
@@ -260,6 +268,7 @@ export const QUERY_FILTERS = [
     help: 'files ingested on or before this day (UTC)',
     inSpecList: false,
     tables: QUERY_TABLES,
+    spiceParameter: 'end_ingest_date',
     problem: dateProblem('ingestion_end_date'),
     explain: explainDate('ingestion_end_date'),
   },
@@ -409,6 +418,32 @@ export function isQueryParameter(name: string): name is QueryParameter {
 /** The service's message for a parameter it does not know. */
 export function unknownQueryParameterMessage(name: string): string {
   return `${name} is not a valid query parameter. Valid query parameters are: ${QUERY_PARAMETERS.join(', ')}`;
+}
+
+/**
+ * The parameters of `GET /spice-query`, as today's client sends them: the ingestion days renamed
+ * (`start_ingest_date`, `end_ingest_date`), no `table`, and `latest=true` for the newest version.
+ */
+export const SPICE_QUERY_PARAMETERS: readonly string[] = [
+  ...(QUERY_FILTERS as readonly FilterSpec[])
+    .filter((filter) => filter.name !== 'table' && filterTables(filter).includes('spice'))
+    .map((filter) => filter.spiceParameter ?? filter.parameter),
+  'latest',
+];
+
+/**
+ * The search of `GET /spice-query` for checked query parameters (by their `/query` names): `table` left out, the
+ * ingestion days under their SPICE names, and `version=latest` as `latest=true`, as today's client sends it.
+ */
+export function spiceQuerySearch(params: URLSearchParams): URLSearchParams {
+  const search = new URLSearchParams();
+  for (const [name, value] of params) {
+    if (name === 'table') continue;
+    if (name === 'version' && value === 'latest') continue;
+    search.append(BY_PARAMETER.get(name)?.spiceParameter ?? name, value);
+  }
+  if (params.get('version') === 'latest') search.set('latest', 'true');
+  return search;
 }
 
 /** The tables a filter applies to. */

@@ -143,8 +143,10 @@ export class HttpClient {
    * before sending. A service that pages is asked `offset`/`limit` pages until a short one; one that refuses
    * those parameters (a 400 naming one) is asked once without them, and one that ignores them (more records than
    * a page, or the same page twice) has already answered in full. `version: 'latest'` is sent as
-   * `version=latest`, or as `latest=true` once the service has refused the first form with a 400 naming it.
-   * Records of a naming form this version does not check are kept and counted for `onNewerForms`.
+   * `version=latest`, or as `latest=true` once the service has refused the first form with a 400 naming it; the
+   * newest ancillary versions are chosen by the client from every version. The `spice` table is asked at
+   * `/spice-query`, in its parameters (`start_ingest_date`, `end_ingest_date`, `latest=true`). Records of a naming
+   * form this version does not check are kept and counted for `onNewerForms`.
    */
   query(params: QueryParams, options: HttpQueryOptions | AbortSignal = {}): Promise<ReceivedRecord[]> {
     return queryAllPages(

@@ -6,8 +6,8 @@
 import type { ApiAnswer } from '../http/envelope.js';
 import { messageOf } from '../http/envelope.js';
 
-/** The service's API routes. */
-export type ServiceRoute = 'upload' | 'download' | 'query';
+/** The service's API routes (`spice-query`: today's service only, for the SPICE table). */
+export type ServiceRoute = 'upload' | 'download' | 'query' | 'spice-query';
 
 /** What a run has learned; `unknown` until an answer has told. */
 export interface DialectChoices {

@@ -5,7 +5,13 @@
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
-import { checkQueryParams, type QueryParams } from '../naming/query-vocabulary.js';
+import {
+  checkQueryParams,
+  QUERY_TABLES,
+  type QueryParams,
+  type QueryTable,
+  spiceQuerySearch,
+} from '../naming/query-vocabulary.js';
 import {
   DEFAULT_PAGE_SIZE,
   type DialectChoices,
@@ -13,6 +19,7 @@ import {
   refusesParameter,
   type ServiceRoute,
 } from './dialect.js';
+import { latestAncillary } from './latest.js';
 import { type CheckedAnswer, checkQueryAnswer, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
@@ -39,7 +46,10 @@ export interface QueryingService {
   ): Promise<{ url: URL; answer: ApiAnswer }>;
 }
 
-/** GET /query, every page of it (see `HttpClient.query`). */
+/**
+ * GET /query (or, for the `spice` table, GET /spice-query), every page of it (see `HttpClient.query`). The
+ * newest ancillary versions are chosen here, from every version: today's service has no `latest` for them.
+ */
 export async function queryAllPages(
   service: QueryingService,
   params: QueryParams,
@@ -51,13 +61,20 @@ export async function queryAllPages(
       `Invalid page size ${pageSize}: give a whole number from 1 to ${MAX_PAGE_SIZE}.`,
     ]);
   }
-  const query = new PagedQuery(service, checkQueryParams(params), pageSize, signal);
+  const search = checkQueryParams(params);
+  const table = (QUERY_TABLES as readonly string[]).includes(search.get('table') ?? '')
+    ? (search.get('table') as QueryTable)
+    : 'science';
+  const latestHere = table === 'ancillary' && search.get('version') === 'latest';
+  if (latestHere) search.delete('version');
+  const asked = table === 'spice' ? spiceQuerySearch(search) : search;
+  const query = new PagedQuery(service, asked, pageSize, signal, table);
   let more = true;
   while (more) more = await query.takePage();
   if (query.newerForms > 0) onNewerForms?.(query.newerForms);
   const cut = query.possiblyCut();
   if (cut !== undefined) onPossiblyCut?.(cut);
-  return query.records;
+  return latestHere ? latestAncillary(query.records) : query.records;
 }
 
 /** The first and last storage paths of a page, to tell a page sent twice. */
@@ -80,15 +97,21 @@ class PagedQuery {
     readonly filters: URLSearchParams,
     readonly pageSize: number,
     readonly signal: AbortSignal | undefined,
+    readonly table: QueryTable,
   ) {}
+
+  /** The route this query asks: `/spice-query` for the SPICE table, `/query` for the others. */
+  get route(): ServiceRoute {
+    return this.table === 'spice' ? 'spice-query' : 'query';
+  }
 
   /** Asks for the next page (or the one unpaged answer) and takes its records; false when no page follows. */
   async takePage(): Promise<boolean> {
     const { service, records, pageSize } = this;
     const page = service.choices.paging === 'no' ? undefined : { offset: records.length, limit: pageSize };
-    const { url, answer, paged } = await queryRequest(service, this.filters, page, this.signal);
-    if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer);
-    const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? records.length : 0);
+    const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, this.signal);
+    if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
+    const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? records.length : 0, this.table);
     const received = checked.records;
     const bounds =
       received.length > 0
@@ -105,6 +128,16 @@ class PagedQuery {
     }
     this.#previous = bounds;
     return true;
+  }
+
+  /** The error of an answer that did not succeed: a 404 of `/spice-query` says the service keeps no SPICE table. */
+  #failure(url: URL, answer: ApiAnswer) {
+    if (this.route !== 'spice-query' || answer.status !== 404) return apiError('GET', url, answer);
+    return apiError('GET', url, answer, {
+      route: 'query',
+      meaning:
+        "the service has no /spice-query route: it keeps no SPICE table (the specification's service does not)",
+    });
   }
 
   /** The count of an unpaged answer that looks capped (or says there were more), which may have been cut. */
@@ -158,6 +191,7 @@ class PagedQuery {
  */
 async function queryRequest(
   service: QueryingService,
+  route: ServiceRoute,
   filters: URLSearchParams,
   page: { offset: number; limit: number } | undefined,
   signal: AbortSignal | undefined,
@@ -174,7 +208,7 @@ async function queryRequest(
       search.set('offset', String(page.offset));
       search.set('limit', String(page.limit));
     }
-    const { url, answer } = await service.callRoute('query', `?${search}`, signal);
+    const { url, answer } = await service.callRoute(route, `?${search}`, signal);
     if (answer.status !== 400) {
       if (filters.get('version') === 'latest' && answer.status >= 200 && answer.status <= 299) {
         service.learn(

@@ -1,12 +1,21 @@
-/** Query records: the shape of one element of a `GET /query` answer, and the checks every record passes. */
+/**
+ * Query records: the shape of one element of a `GET /query` or `GET /spice-query` answer, and the checks every
+ * record passes. A record whose storage path is of a known naming form (either generation, any kind) is checked
+ * against that kind's record; one of a form newer still is kept with whatever text fields it has.
+ */
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
 import * as z from '../core/zod.js';
-import { locateFile } from '../naming/layout.js';
+import { tableOf } from '../naming/grammars.js';
+import { type LocatedFile, locateFile } from '../naming/layout.js';
+import { parseName } from '../naming/names.js';
 import { unsafePathReason } from '../naming/path-safety.js';
-import type { QueryRecord } from '../naming/query-vocabulary.js';
+import type { QueryRecord, QueryTable, SpiceRecord } from '../naming/query-vocabulary.js';
 
-/** The zod schema of one query record; extra fields pass through untouched. */
+/** A whole number or null, where today's records carry one (`repointing`, `cr`, the version's parts). */
+const wholeOrNull = z.optional(z.nullable(z.int()));
+
+/** The zod schema of a record of the specification's names, or of today's ancillary files; extra fields pass. */
 const queryRecordSchema = z.looseObject({
   file_path: z.string(),
   instrument: z.string(),
@@ -17,6 +26,34 @@ const queryRecordSchema = z.looseObject({
   version: z.string(),
   extension: z.string(),
   ingestion_date: z.optional(z.string()),
+});
+
+/** Today's science record (ARCHIVE-TODAY §3): one date, the suffix's numbers and the version's parts. */
+const todayProductSchema = z.looseObject({
+  file_path: z.string(),
+  instrument: z.string(),
+  data_level: z.string(),
+  descriptor: z.string(),
+  start_date: z.string(),
+  end_date: z.optional(z.nullable(z.string())),
+  version: z.string(),
+  extension: z.string(),
+  ingestion_date: z.optional(z.string()),
+  repointing: wholeOrNull,
+  cr: wholeOrNull,
+  major_version: wholeOrNull,
+  minor_version: wholeOrNull,
+});
+
+/** A `/spice-query` record: the kernel's name and type, its coverage (null for no date) and its version. */
+const spiceRecordSchema = z.looseObject({
+  file_path: z.optional(z.string()),
+  file_name: z.string(),
+  kernel_type: z.string(),
+  min_date_datetime: z.nullable(z.string()),
+  max_date_datetime: z.nullable(z.string()),
+  ingestion_date: z.optional(z.string()),
+  version: z.union([z.string(), z.int()]),
 });
 
 /**
@@ -43,59 +80,156 @@ export type NewerFormRecord = { file_path: string } & {
   [Field in Exclude<keyof QueryRecord, 'file_path'>]?: QueryRecord[Field] | null | undefined;
 };
 
-/** A record of a query answer: a checked `QueryRecord`, or a record of a newer naming form. */
-export type ReceivedRecord = QueryRecord | NewerFormRecord;
+/** A record of a query answer: a checked `QueryRecord` or `SpiceRecord`, or a record of a newer naming form. */
+export type ReceivedRecord = QueryRecord | SpiceRecord | NewerFormRecord;
+
+/** True when a record is a SPICE kernel's (`/spice-query`). */
+export function isSpiceRecord(record: ReceivedRecord): record is SpiceRecord {
+  return 'kernel_type' in record && 'file_name' in record;
+}
 
 /** A checked query answer. */
 export interface CheckedAnswer {
-  /** The records exactly as received. */
+  /** The records as received (a SPICE record without `file_path` given the one its name spells). */
   records: ReceivedRecord[];
   /** How many of them use a naming form this version does not check. */
   newerForms: number;
 }
 
 /**
- * Checks a query answer's body and returns its records exactly as received, counting those whose name is of a
- * form this version does not check. Throws a `ProtocolError` naming `source` (method and URL) when the body is
- * not a list of records, or when a record's `file_path` is unsafe (safety is not a naming rule: it holds for
- * every form) or is a name of a known form in the wrong folders: downloads later rely on every `file_path` a
- * query returns. `firstIndex` numbers the records of a later page after those of the pages before it.
+ * Checks a query answer's body and returns its records as received, counting those whose name is of a form this
+ * version does not check. Throws a `ProtocolError` naming `source` (method and URL) when the body is not a list
+ * of records, when a record's `file_path` is unsafe (safety is not a naming rule: it holds for every form), is a
+ * name of a known form in the wrong folders or of a kind the `table` searched does not list, or when a record
+ * lacks a field its kind's records carry: downloads later rely on every `file_path` a query returns.
+ * `firstIndex` numbers the records of a later page after those of the pages before it.
  */
-export function checkQueryAnswer(body: unknown, source: string, firstIndex = 0): CheckedAnswer {
+export function checkQueryAnswer(
+  body: unknown,
+  source: string,
+  firstIndex = 0,
+  table?: QueryTable,
+): CheckedAnswer {
   if (!Array.isArray(body)) {
     throw new ProtocolError(`${source}: expected a JSON array of file records, got ${describeValue(body)}.`);
   }
   let newerForms = 0;
-  body.forEach((item: unknown, index) => {
-    const number = firstIndex + index + 1;
-    const path = filePathOf(item, number, source);
-    const unsafe = unsafePathReason(path);
-    if (unsafe) {
-      throw new ProtocolError(
-        `${source}: refusing record ${number}: its file_path ${JSON.stringify(path)} is unsafe (${unsafe}).`,
-      );
-    }
-    let kind: string;
-    try {
-      kind = locateFile(path).kind;
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      throw new ProtocolError(
-        `${source}: refusing record ${number}: its file_path ${JSON.stringify(path)} is not a valid storage path (${error.problems.join(' ')})`,
-      );
-    }
-    const newer = kind === 'unchecked';
-    if (newer) newerForms += 1;
-    const result = (newer ? newerFormRecordSchema : queryRecordSchema).safeParse(item);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue && issue.path.length > 0 ? `field ${issue.path.join('.')}: ` : '';
-      throw new ProtocolError(
-        `${source}: record ${number} is not a file record (${where}${issue?.message ?? 'invalid'}).`,
-      );
-    }
+  const records = body.map((item: unknown, index): ReceivedRecord => {
+    const where: RecordPlace = { source, number: firstIndex + index + 1 };
+    const checked = table === 'spice' ? checkSpiceRecord(item, where) : checkFileRecord(item, where, table);
+    if (checked.newer) newerForms += 1;
+    return checked.record;
   });
-  return { records: body as ReceivedRecord[], newerForms };
+  return { records, newerForms };
+}
+
+/** Where a record is, for messages: the request and the record's number in the whole answer. */
+interface RecordPlace {
+  source: string;
+  number: number;
+}
+
+/** One checked record, and whether its name is of a form newer than this version's. */
+interface CheckedRecord {
+  record: ReceivedRecord;
+  newer: boolean;
+}
+
+/** A `/query` record: its path located, its kind that of the table asked, its fields those of its kind. */
+function checkFileRecord(item: unknown, where: RecordPlace, table: QueryTable | undefined): CheckedRecord {
+  const path = filePathOf(item, where.number, where.source);
+  const file = locatedPath(path, 'file_path', where);
+  const newer = file.kind === 'unchecked';
+  if (!newer && table !== undefined && tableOf(file) !== table) {
+    throw refusal(
+      where,
+      `its file_path ${JSON.stringify(path)} is ${kindPhrase(file.kind)} file, not one the ${table} table lists`,
+    );
+  }
+  const schema = newer
+    ? newerFormRecordSchema
+    : file.generation === 'today' && file.kind !== 'ancillary' && file.kind !== 'release'
+      ? todayProductSchema
+      : queryRecordSchema;
+  checkShape(schema, item, where);
+  return { record: item as ReceivedRecord, newer };
+}
+
+/**
+ * A `/spice-query` record: its fields checked, its `file_name` a SPICE kernel's name (or, with a `file_path` of
+ * a newer form, kept as one), and its `file_path` that name's storage path, rebuilt from the name when absent.
+ */
+function checkSpiceRecord(item: unknown, where: RecordPlace): CheckedRecord {
+  checkShape(spiceRecordSchema, item, where);
+  const record = item as Omit<SpiceRecord, 'file_path'> & { file_path?: string | undefined };
+  const name = record.file_name;
+  if (name.includes('/') || unsafePathReason(name)) {
+    throw refusal(where, `its file_name ${JSON.stringify(name)} is not a bare file name`);
+  }
+  if (record.file_path !== undefined) {
+    const file = locatedPath(record.file_path, 'file_path', where);
+    if (file.kind !== 'unchecked' && file.kind !== 'spice') {
+      throw refusal(
+        where,
+        `its file_path ${JSON.stringify(record.file_path)} is ${kindPhrase(file.kind)} file, not a SPICE kernel`,
+      );
+    }
+    if (file.name !== name) {
+      throw refusal(
+        where,
+        `its file_path ${JSON.stringify(record.file_path)} does not end in its file_name ${JSON.stringify(name)}`,
+      );
+    }
+    return { record: record as SpiceRecord, newer: file.kind === 'unchecked' };
+  }
+  const file = locatedPath(name, 'file_name', where);
+  if (file.kind !== 'spice') {
+    throw refusal(
+      where,
+      `its file_name ${JSON.stringify(name)} is ${kindPhrase(file.kind)} file, not a SPICE kernel`,
+    );
+  }
+  return { record: { ...record, file_path: file.path }, newer: false };
+}
+
+/**
+ * A record's `file_path` (or, for `file_name`, a bare name) located by the naming rules; a `ProtocolError` saying
+ * why it cannot be.
+ */
+function locatedPath(value: string, field: 'file_path' | 'file_name', where: RecordPlace): LocatedFile {
+  const unsafe = unsafePathReason(value);
+  if (unsafe) throw refusal(where, `its ${field} ${JSON.stringify(value)} is unsafe (${unsafe})`);
+  try {
+    return field === 'file_path' ? locateFile(value) : parseName(value);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const what = field === 'file_path' ? 'a valid storage path' : 'a file name this version reads';
+    throw refusal(
+      where,
+      `its ${field} ${JSON.stringify(value)} is not ${what} (${error.problems.join(' ')})`,
+    );
+  }
+}
+
+/** A kind with its article: `a science`, `an ancillary`. */
+function kindPhrase(kind: string): string {
+  return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+/** The `ProtocolError` refusing a record, and with it the whole answer. */
+function refusal(where: RecordPlace, why: string): ProtocolError {
+  return new ProtocolError(`${where.source}: refusing record ${where.number}: ${why}.`);
+}
+
+/** Checks a record against its kind's schema; a `ProtocolError` naming the first field that is wrong. */
+function checkShape(schema: z.ZodMiniType, item: unknown, where: RecordPlace): void {
+  const result = z.safeParse(schema, item);
+  if (result.success) return;
+  const issue = result.error.issues[0];
+  const field = issue && issue.path.length > 0 ? `field ${issue.path.join('.')}: ` : '';
+  throw new ProtocolError(
+    `${where.source}: record ${where.number} is not a file record (${field}${issue?.message ?? 'invalid'}).`,
+  );
 }
 
 /** The `file_path` of a record, or the `ProtocolError` of an element that is no record. */
@@ -118,8 +252,8 @@ function filePathOf(item: unknown, number: number, source: string): string {
  * Checks a query answer's body and returns its records exactly as received (see `checkQueryAnswer`; records of
  * newer naming forms are kept).
  */
-export function checkQueryRecords(body: unknown, source: string): ReceivedRecord[] {
-  return checkQueryAnswer(body, source).records;
+export function checkQueryRecords(body: unknown, source: string, table?: QueryTable): ReceivedRecord[] {
+  return checkQueryAnswer(body, source, 0, table).records;
 }
 
 /** A short description of an unexpected JSON value, for messages. */

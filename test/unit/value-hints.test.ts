@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
 import { closestChoices, didYouMean, editDistance } from '../../src/naming/did-you-mean.js';
-import { DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
+import { ANY_DATA_LEVELS, ANY_INSTRUMENTS, DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
 import { calendarDateProblem, messages, namePartHint } from '../../src/naming/name-parts.js';
 import { parseName } from '../../src/naming/names.js';
 import { clientValueProblem, queryValueProblem, toQueryParams } from '../../src/naming/query-vocabulary.js';
@@ -78,19 +78,23 @@ describe('calendarDateProblem', () => {
   });
 });
 
+/** The client's message for an instrument of neither generation: it lists both generations' words. */
+const ANY_INSTRUMENT_MESSAGE = `Invalid instrument. Please choose from ${ANY_INSTRUMENTS.join(', ')}`;
+
 describe('query values as the client reports them', () => {
   it('adds a did-you-mean or case hint to the service message of each listed filter', () => {
     const error = validationError(() =>
       toQueryParams({ instrument: 'MAG', dataLevel: 'l1aa', extension: 'cfd' }),
     );
+    // The client takes the words of both generations, and lists them all.
     expect(error.problems).toEqual([
-      `${messages.instrument}. Instruments are written in lower case: did you mean mag?`,
-      `${messages.dataLevel}. Did you mean l1a?`,
+      `${ANY_INSTRUMENT_MESSAGE}. Instruments are written in lower case: did you mean mag?`,
+      `Invalid data level. Please choose from ${ANY_DATA_LEVELS.join(', ')}. Did you mean l1a or l1ca?`,
       'Invalid extension "cfd". Please choose from pkts, cdf. Did you mean cdf?',
     ]);
-    expect(clientValueProblem('instrument', 'magg')).toBe(`${messages.instrument}. Did you mean mag?`);
+    expect(clientValueProblem('instrument', 'magg')).toBe(`${ANY_INSTRUMENT_MESSAGE}. Did you mean mag?`);
     expect(clientValueProblem('table', 'Science')).toBe(
-      'Invalid table "Science". Please choose from science, ancillary. Tables are written in lower case: did you mean science?',
+      'Invalid table "Science". Please choose from science, ancillary, spice. Tables are written in lower case: did you mean science?',
     );
     expect(clientValueProblem('extension', 'jsn', 'ancillary')).toMatch(/\. Did you mean json\?$/);
   });
@@ -106,16 +110,18 @@ describe('query values as the client reports them', () => {
   });
 
   it('leaves a far value with the service message alone', () => {
-    expect(clientValueProblem('instrument', 'jupiter')).toBe(messages.instrument);
+    expect(clientValueProblem('instrument', 'jupiter')).toBe(ANY_INSTRUMENT_MESSAGE);
   });
 
   it("keeps the service's own words for the reference server", () => {
-    expect(queryValueProblem('instrument', 'MAG')).toBe(messages.instrument);
+    expect(queryValueProblem('instrument', 'MAG', 'science', 'spec')).toBe(messages.instrument);
+    expect(queryValueProblem('instrument', 'hi', 'science', 'spec')).toBe(messages.instrument);
+    expect(queryValueProblem('instrument', 'hi')).toBeUndefined();
     expect(queryValueProblem('end_date', '20250230')).toBe(
       'Invalid end_date "20250230". Please use YYYYMMDD format.',
     );
     expect(queryValueProblem('table', 'sience')).toBe(
-      'Invalid table "sience". Please choose from science, ancillary',
+      'Invalid table "sience". Please choose from science, ancillary, spice',
     );
   });
 });
