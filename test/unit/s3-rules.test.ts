@@ -6,6 +6,13 @@ import { ApiError } from '../../src/core/errors.js';
 import { readableBody } from '../../src/http/body.js';
 import { isExpiredUrl, objectError } from '../../src/http/failures.js';
 import { signedHeadersOnly } from '../../src/http/objects.js';
+import {
+  parseDigestFragment,
+  reprDigestChecksum,
+  statedChecksum,
+  takeStatedDigest,
+} from '../../src/http/stated-digest.js';
+import { withDigestFragment } from '../../src/server/objects/checksums.js';
 
 const MD5_ETAG = '"5eb63bbbe01eeed093cb22bb8f5acdc3"';
 
@@ -45,6 +52,62 @@ describe('checksums', () => {
     expect(expectedChecksum(headers, true)).toMatchObject({ algorithm: 'crc64nvme' });
     // A range does not carry the body's checksum, and the ETag proves nothing here.
     expect(expectedChecksum(headers, false)).toBeUndefined();
+  });
+});
+
+describe('checksums stated beside the store: the download URL, Repr-Digest', () => {
+  const md5 = Buffer.from('5eb63bbbe01eeed093cb22bb8f5acdc3', 'hex');
+  const sha256 = Buffer.alloc(32, 7);
+
+  it('the server writes the strongest checksum it knows into the URL fragment, and the client reads it back', () => {
+    const url = 'https://s3.example/b/k?X-Amz-SignedHeaders=host&X-Amz-Signature=00';
+    expect(withDigestFragment(url, { md5 })).toBe(`${url}#md5=${md5.toString('hex')}`);
+    expect(withDigestFragment(url, { md5, sha256 })).toBe(`${url}#sha256=${sha256.toString('hex')}`);
+    expect(withDigestFragment(url, {})).toBe(url);
+    // A URL that has a fragment of its own keeps it.
+    expect(withDigestFragment(`${url}#part`, { md5 })).toBe(`${url}#part`);
+    const target = new URL(withDigestFragment(url, { md5, sha256 }));
+    expect(takeStatedDigest(target)).toEqual({ algorithm: 'sha256', digest: sha256, source: 'download URL' });
+    // Taken off: the URL is sent as the store signed it.
+    expect(target.href).toBe(url);
+  });
+
+  it.each([
+    'md5=abc',
+    'md5=5eb63bbbe01eeed093cb22bb8f5acdc3aa',
+    'crc32=cbf43926',
+    'sha512=00',
+    'page=2',
+    'md5=',
+  ])('a fragment that is no digest of a known algorithm and length (%s) states nothing', (fragment) => {
+    expect(parseDigestFragment(fragment)).toBeUndefined();
+    const url = new URL(`https://s3.example/b/k?x=1#${fragment}`);
+    expect(takeStatedDigest(url)).toBeUndefined();
+    expect(url.hash).toBe('');
+  });
+
+  it('a Repr-Digest gives the cheapest algorithm it states that the client computes, of the right length', () => {
+    const field = `sha-256=:${sha256.toString('base64')}:, md5=:${md5.toString('base64')}:`;
+    expect(reprDigestChecksum(field)).toEqual({ algorithm: 'md5', digest: md5, source: 'Repr-Digest' });
+    expect(reprDigestChecksum(`sha-512=:${Buffer.alloc(64).toString('base64')}:`)).toBeUndefined();
+    expect(reprDigestChecksum('md5=:AAAA:')).toBeUndefined();
+    expect(reprDigestChecksum('md5="not bytes"')).toBeUndefined();
+    expect(reprDigestChecksum(`sha-256=:${sha256.toString('base64')}:;p=1`)?.algorithm).toBe('sha256');
+  });
+
+  it("the body's own checksum first, then a Repr-Digest, then the URL's digest, then an MD5 ETag", () => {
+    const fromUrl = { algorithm: 'sha256' as const, digest: sha256, source: 'download URL' };
+    const crc = { 'x-amz-checksum-crc32': 'Y/Q5Jg==' };
+    expect(statedChecksum({ etag: MD5_ETAG, ...crc }, true, fromUrl)?.algorithm).toBe('crc32');
+    // A range's answer does not carry the body's checksum: the URL's digest, of the whole object, checks it.
+    expect(statedChecksum({ etag: MD5_ETAG, ...crc }, false, fromUrl)).toBe(fromUrl);
+    expect(statedChecksum({ etag: MD5_ETAG }, true, fromUrl)).toBe(fromUrl);
+    const repr = { 'repr-digest': `md5=:${md5.toString('base64')}:` };
+    expect(statedChecksum({ etag: MD5_ETAG, ...repr }, false, fromUrl)?.source).toBe('Repr-Digest');
+    expect(statedChecksum({ etag: MD5_ETAG }, false, undefined)?.source).toBe('ETag');
+    const kms = { etag: MD5_ETAG, 'x-amz-server-side-encryption': 'aws:kms' };
+    expect(statedChecksum(kms, true, undefined)).toBeUndefined();
+    expect(statedChecksum(kms, true, fromUrl)).toBe(fromUrl);
   });
 });
 
