@@ -317,5 +317,197 @@ export function metadataIndexConformance(name: string, open: () => Promise<Index
       expect(await paths(fixture.other, { table: 'science' })).toEqual([A, B]);
       expect(await paths(fixture.other, { table: 'ancillary' })).toEqual([]);
     });
+
+    todayArchiveCases(() => fixture);
+  });
+}
+
+// Today's archive: science with a repointing or Carrington-rotation suffix, four versions of one product across
+// both generations (and a minor-only one), ancillary vNNN, kernels, and the kinds no query lists.
+const S = 'imap/hi/l3a/2025/01/imap_hi_l3a_ena-45_20250105-repoint00042_v001.0002.cdf';
+const CR = 'imap/glows/l3a/2025/01/imap_glows_l3a_lightcurve_20250110-cr02291_v000.0001.cdf';
+const V0 = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107_20250107_v01-00.cdf';
+const V1 = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107_v001.0001.cdf';
+const V2 = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107_v001.0002.cdf';
+const V3 = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107_v002.0000.cdf';
+const VM = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107_v005.cdf';
+const R = 'imap/swe/l1b/2025/01/imap_swe_l1b_sci_20250107-repoint00001_v001.0000.cdf';
+const ANC = 'imap/ancillary/mag/imap_mag_calibration_20250101_20251231_v002.cdf';
+const LSK1 = 'imap/spice/lsk/naif0011.tls';
+const LSK2 = 'imap/spice/lsk/naif0012.tls';
+const CK = 'imap/spice/ck/imap_2025_032_2025_034_003.ah.bc';
+const SPK = 'imap/spice/spk/imap_pred_od025_20260303_20260414_v01.bsp';
+const PCK = 'imap/spice/pck/pck00011.tpc';
+const REPOINT = 'imap/spice/repoint/imap_2025_230_01.repoint.csv';
+const QUICKLOOK = 'imap/quicklook/mag/l1a/2025/01/imap_mag_l1a_norm_20250105_v001.0001.png';
+const DEPENDENCY = 'imap/dependency/mag/l1a/2025/01/imap_mag_l1a_norm_20250105_v001.0001.json';
+const RELEASE = 'imap/release/mag/imap_mag_data-release-001_20250101_20250331_v001.txt';
+const TODAY = [
+  S,
+  CR,
+  V0,
+  V1,
+  V2,
+  V3,
+  VM,
+  R,
+  ANC,
+  LSK1,
+  LSK2,
+  CK,
+  SPK,
+  PCK,
+  REPOINT,
+  QUICKLOOK,
+  DEPENDENCY,
+  RELEASE,
+];
+
+/** The cases of today's archive, on an index rebuilt from `TODAY`. */
+function todayArchiveCases(fixture: () => IndexFixture): void {
+  describe("today's archive", () => {
+    let index: MetadataIndex;
+    beforeAll(async () => {
+      index = fixture().index;
+      await index.rebuild(
+        TODAY.map((key, position) => ({ file: parsePath(key), size: position, mtimeMs: at('2025-03-01') })),
+      );
+    });
+
+    it('holds every kind, with the record fields of its kind and generation', async () => {
+      expect(await fixture().other.count()).toBe(TODAY.length);
+      for (const key of [QUICKLOOK, DEPENDENCY, RELEASE]) expect(await index.has(key)).toBe(true);
+      expect(await index.get(S)).toEqual({
+        file_path: S,
+        instrument: 'hi',
+        data_level: 'l3a',
+        descriptor: 'ena-45',
+        start_date: '20250105',
+        repointing: 42,
+        cr: null,
+        version: 'v001.0002',
+        major_version: 1,
+        minor_version: 2,
+        extension: 'cdf',
+        ingestion_date: '2025-03-01 12:00:00',
+      });
+      expect(await index.get(CR)).toMatchObject({
+        repointing: null,
+        cr: 2291,
+        major_version: 0,
+        minor_version: 1,
+      });
+      expect(await index.get(VM)).toMatchObject({ version: 'v005', major_version: null, minor_version: 5 });
+      expect(Object.keys((await index.get(V0)) ?? {})).toEqual([
+        'file_path',
+        'instrument',
+        'data_level',
+        'descriptor',
+        'start_date',
+        'end_date',
+        'version',
+        'extension',
+        'ingestion_date',
+      ]);
+      expect(await index.get(ANC)).toMatchObject({ end_date: '20251231', version: 'v002' });
+      expect(await index.get(CK)).toEqual({
+        file_path: CK,
+        file_name: 'imap_2025_032_2025_034_003.ah.bc',
+        kernel_type: 'attitude_history',
+        min_date_datetime: '2025-02-01T00:00:00',
+        max_date_datetime: '2025-02-03T23:59:59',
+        version: '003',
+        extension: 'bc',
+        ingestion_date: '2025-03-01 12:00:00',
+      });
+      expect(await index.get(PCK)).toMatchObject({ min_date_datetime: null, max_date_datetime: null });
+    });
+
+    it.each<[string, IndexQuery, string[]]>([
+      [
+        'science lists science alone, both generations',
+        { table: 'science', instrument: 'swe' },
+        [R, V0, V1, V2, V3, VM],
+      ],
+      ['repointing as a number', { table: 'science', repointing: '42' }, [S]],
+      ['repointing 1', { table: 'science', repointing: '1' }, [R]],
+      ['major_version, 1 = 001', { table: 'science', major_version: '001' }, [S, R, V1, V2]],
+      ['minor_version', { table: 'science', minor_version: '2' }, [S, V2]],
+      ['an exact vNNN.NNNN', { table: 'science', version: 'v001.0002' }, [S, V2]],
+      ['an exact vNNN', { table: 'science', version: 'v005' }, [VM]],
+      ['an exact vXX-YY', { table: 'science', version: 'v01-00' }, [V0]],
+      [
+        'latest across forms, a repointing its own series',
+        { table: 'science', instrument: 'swe', latest: true },
+        [R, V3],
+      ],
+      [
+        'latest within a major version',
+        { table: 'science', instrument: 'swe', major_version: '1', latest: true },
+        [R, V2],
+      ],
+      ['a level of today', { table: 'science', data_level: 'l3a' }, [CR, S]],
+      ['ancillary of today', { table: 'ancillary', version: 'v002' }, [ANC]],
+    ])('filters: %s', async (_, filters, expected) => {
+      expect(await paths(index, filters)).toEqual(expected);
+    });
+
+    it.each<[string, IndexQuery, string[]]>([
+      ['every kernel', { table: 'spice' }, [CK, LSK1, LSK2, PCK, REPOINT, SPK]],
+      ['by type', { table: 'spice', type: 'leapseconds' }, [LSK1, LSK2]],
+      ['latest per series', { table: 'spice', type: 'leapseconds', latest: true }, [LSK2]],
+      ['latest of every series', { table: 'spice', latest: true }, [CK, LSK2, PCK, REPOINT, SPK]],
+      ['a version, as digits', { table: 'spice', version: '12' }, [LSK2]],
+      ['a version with its v', { table: 'spice', type: 'leapseconds', version: 'v0011' }, [LSK1]],
+      [
+        'coverage overlapping the range; kernels without dates match any',
+        { table: 'spice', start_date: '20250202', end_date: '20250202' },
+        [CK, LSK1, LSK2, PCK],
+      ],
+      [
+        'a kernel with a start alone is open after it',
+        { table: 'spice', start_date: '20300101' },
+        [LSK1, LSK2, PCK, REPOINT],
+      ],
+      [
+        'an end before every coverage',
+        { table: 'spice', type: 'ephemeris_predicted', end_date: '20260302' },
+        [],
+      ],
+      [
+        'the end day of a coverage',
+        { table: 'spice', type: 'ephemeris_predicted', start_date: '20260414' },
+        [SPK],
+      ],
+      [
+        'ingestion days',
+        { table: 'spice', type: 'repoint', ingestion_start_date: '20250301', ingestion_end_date: '20250301' },
+        [REPOINT],
+      ],
+    ])('spice: %s', async (_, filters, expected) => {
+      expect(await paths(index, filters)).toEqual(expected);
+    });
+
+    it('gives the pending uploads of every kind a query could select', async () => {
+      const science = 'imap/hi/l3a/2025/01/imap_hi_l3a_ena-45_20250106-repoint00042_v001.0000.cdf';
+      const kernel = 'imap/spice/lsk/naif0013.tls';
+      const now = Date.now();
+      const times = { urlExpiresAtMs: now + DAY, releaseAtMs: now + 2 * DAY };
+      const held = [await index.reserve(science, times), await index.reserve(kernel, times)];
+      try {
+        const pendingOf = async (filters: IndexQuery) =>
+          (await fixture().other.queryWithPending(filters)).pending.map((reservation) => reservation.key);
+        expect(await pendingOf({ table: 'science', repointing: '42', major_version: '1' })).toEqual([
+          science,
+        ]);
+        expect(await pendingOf({ table: 'science', repointing: '41' })).toEqual([]);
+        expect(await pendingOf({ table: 'science', version: 'v001.0000' })).toEqual([science]);
+        expect(await pendingOf({ table: 'spice', type: 'leapseconds', latest: true })).toEqual([kernel]);
+        expect(await pendingOf({ table: 'spice', type: 'spacecraft_clock' })).toEqual([]);
+        expect(await pendingOf({ table: 'ancillary' })).toEqual([]);
+      } finally {
+        for (const reservation of held) if (reservation) await index.release(reservation);
+      }
+    });
   });
 }
