@@ -1,13 +1,20 @@
-/** The demo archive: a small, deterministic store to try the tool offline. */
+/**
+ * The demo archive: a small, deterministic store to try the tool offline, with files of every kind of both
+ * generations: the specification's science and ancillary files of January and February 2025, and today's
+ * archive's of March 2025 (science with and without a repointing or Carrington-rotation suffix, several versions
+ * of one product, ancillary files, a kernel in every SPICE folder, a quicklook, a dependency file and a release
+ * manifest), and one product of January with versions of both generations.
+ */
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { StoreError } from '../core/errors.js';
-import type { DataLevel, Instrument } from '../naming/mission.js';
+import type { SpecDataLevel, SpecInstrument } from '../naming/mission.js';
 import { scienceExtensionFor } from '../naming/mission.js';
 import { formatName, parseName } from '../naming/names.js';
+import { parseVersion } from '../naming/versions.js';
 
 /** The science products of the demo: instrument, level and descriptor. */
-const PRODUCTS: ReadonlyArray<readonly [Instrument, DataLevel, string]> = [
+const PRODUCTS: ReadonlyArray<readonly [SpecInstrument, SpecDataLevel, string]> = [
   ['mag', 'l0', 'raw'],
   ['mag', 'l1a', 'norm-mago'],
   ['mag', 'l1a', 'burst-magi'],
@@ -47,6 +54,42 @@ const ANCILLARY = [
   'imap_glows_exclusions_20250110_20250310_v01-00.dat',
 ] as const;
 
+/** Files of today's archive, each kind once or more, in March 2025 but the one product of both generations. */
+const TODAY_FILES = [
+  // Science: one product with a repointing suffix in three versions, the next repointing, a Carrington
+  // rotation, a level of today without suffix, packets above level 0.
+  'imap_hi_l3a_ena-45_20250305-repoint00042_v001.0001.cdf',
+  'imap_hi_l3a_ena-45_20250305-repoint00042_v001.0002.cdf',
+  'imap_hi_l3a_ena-45_20250305-repoint00042_v002.0000.cdf',
+  'imap_hi_l3a_ena-45_20250306-repoint00043_v001.0001.cdf',
+  'imap_glows_l3a_lightcurve_20250310-cr02291_v000.0001.cdf',
+  'imap_ultra_l1cb_spin_20250305_v002.0013.cdf',
+  'imap_ultra_l1cb_spin_20250312_v001.0000.cdf',
+  'imap_ialirt_l1_packets_20250305_v001.0000.pkts',
+  // A product of the specification's generation (its v01-00 above) reprocessed under today's versions.
+  'imap_codice_l1a_hi-counters_20250101_v001.0001.cdf',
+  // Ancillary files of today: vNNN, one in two versions, one with a single date.
+  'imap_hi_esa-energies_20250301_20251231_v001.csv',
+  'imap_hi_esa-energies_20250301_20251231_v002.csv',
+  'imap_ultra_sensitivity_20250301_v001.json',
+  // A kernel in every SPICE folder (ck spk pck lsk sclk fk mk spin repoint activities), leap seconds twice.
+  'imap_2025_060_2025_061_001.ah.bc',
+  'imap_recon_20250301_20250401_v01.bsp',
+  'pck00011.tpc',
+  'naif0011.tls',
+  'naif0012.tls',
+  'imap_sclk_0012.tsc',
+  'imap_001.tf',
+  'imap_sdc_metakernel_2025_v100.tm',
+  'imap_2025_060_2025_060_01.spin.csv',
+  'imap_2025_064_01.repoint.csv',
+  'imap_2025_065_2025_065_hist_01.sff',
+  // A quicklook, a dependency file and a release manifest.
+  'imap_hi_l3a_ena-45_20250305-repoint00042_v002.0000.png',
+  'imap_hi_l3a_ena-45_20250305-repoint00042_v002.0000.json',
+  'imap_hi_data-release-001_20250301_20250331_v001.txt',
+] as const;
+
 /** The names of the demo archive, in a fixed order. */
 export function demoFileNames(): string[] {
   const names: string[] = [];
@@ -76,7 +119,7 @@ export function demoFileNames(): string[] {
       }
     }
   }
-  names.push(...ANCILLARY);
+  names.push(...ANCILLARY, ...TODAY_FILES);
   return names;
 }
 
@@ -99,13 +142,27 @@ export function demoContent(name: string): Buffer {
   return bytes;
 }
 
-/** The demo ingestion time of a file: the morning after its start date, a week later per extra version. */
-function demoIngestion(startDate: string, version: string): Date {
-  const minor = Number(version.slice(4, 6)) + (Number(version.slice(1, 3)) - 1) * 10;
+/**
+ * The demo ingestion time of a file: the morning after its start date (a kernel without dates: 1 March 2025),
+ * a week later per step of its version.
+ */
+function demoIngestion(startDate: string | undefined, version: string): Date {
+  const parsed = parseVersion(version);
+  const minor =
+    parsed?.form === 'spec'
+      ? parsed.minor + (parsed.major - 1) * 10
+      : parsed?.form === 'major-minor' || parsed?.form === 'minor-only'
+        ? (parsed.major ?? 0) * 5 + parsed.minor
+        : 0;
+  return demoDay(startDate ?? '20250301', minor);
+}
+
+/** 06:00 UTC of the day after `startDate`, and `weeks` weeks on. */
+function demoDay(startDate: string, weeks: number): Date {
   const year = Number(startDate.slice(0, 4));
   const month = Number(startDate.slice(4, 6)) - 1;
   const day = Number(startDate.slice(6, 8));
-  return new Date(Date.UTC(year, month, day + 1 + minor * 7, 6, 0, 0));
+  return new Date(Date.UTC(year, month, day + 1 + weeks * 7, 6, 0, 0));
 }
 
 /** True when the store folder holds nothing but dot-files (or does not exist yet). */

@@ -4,7 +4,10 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FILE_KINDS } from '../../src/naming/file-types.js';
+import { tableOf } from '../../src/naming/grammars.js';
 import { type MissionFile, parseName } from '../../src/naming/names.js';
+import { SPICE_FOLDERS } from '../../src/naming/spice.js';
 import { storeBackendOf, storeScheme } from '../../src/server/backend-registry.js';
 import { demoFileNames } from '../../src/server/demo-archive.js';
 import { isStoreEmpty, startReferenceServer, writeDemoArchive } from '../../src/server/index.js';
@@ -216,8 +219,10 @@ describe('the demo archive', () => {
     expect(await snapshot(first)).toEqual(a);
   });
 
-  it('covers several instruments, levels, descriptors, two months, versions and ancillary files', () => {
-    const files: MissionFile[] = demoFileNames().map((name) => parseName(name));
+  it("covers several instruments, levels, descriptors, two months, versions and ancillary files of the specification's generation", () => {
+    const files: MissionFile[] = demoFileNames()
+      .map((name) => parseName(name))
+      .filter((file) => file.generation === 'spec');
     const science = files.filter((file) => file.kind === 'science');
     const ancillary = files.filter((file) => file.kind === 'ancillary');
     expect(new Set(science.map((file) => file.instrument)).size).toBeGreaterThanOrEqual(4);
@@ -239,6 +244,49 @@ describe('the demo archive', () => {
     expect(new Set(ancillary.map((file) => file.extension)).size).toBeGreaterThanOrEqual(3);
   });
 
+  it("holds every kind of today's archive: suffixed science, versions of one product, a kernel in every SPICE folder", () => {
+    const today = demoFileNames()
+      .map((name) => parseName(name))
+      .filter((file) => file.generation === 'today');
+    expect(new Set(today.map((file) => file.kind))).toEqual(new Set(FILE_KINDS));
+    const science = today.filter((file) => file.kind === 'science');
+    expect(science.some((file) => file.repointing !== undefined)).toBe(true);
+    expect(science.some((file) => file.cr !== undefined)).toBe(true);
+    expect(science.some((file) => file.repointing === undefined && file.cr === undefined)).toBe(true);
+    const versions = science
+      .filter((file) => file.name.startsWith('imap_hi_l3a_ena-45_20250305-repoint00042_'))
+      .map((file) => file.version);
+    expect(versions).toEqual(['v001.0001', 'v001.0002', 'v002.0000']);
+    // One product of both generations: its versions of the specification's and of today's.
+    const codice = demoFileNames().filter((name) => name.startsWith('imap_codice_l1a_hi-counters_20250101_'));
+    expect(codice.map((name) => parseName(name).generation)).toEqual(
+      expect.arrayContaining(['spec', 'today']),
+    );
+    const folders = today.flatMap((file) => (file.kind === 'spice' ? [file.folder] : []));
+    expect(new Set(folders)).toEqual(new Set(SPICE_FOLDERS));
+    expect(today.some((file) => file.kind === 'ancillary' && /^v\d{3}$/.test(file.version))).toBe(true);
+  });
+
+  it("answers today's queries on it: repointing, latest across versions, SPICE kernels by type", async () => {
+    const storeDir = join(root, 'demo-today');
+    await writeDemoArchive(storeDir);
+    const server = await startReferenceServer({ store: storeDir, wire: 'gateway', dialect: 'today' });
+    try {
+      const get = async (search: string) =>
+        JSON.parse((await rawRequest(server.url, search)).text) as Array<Record<string, unknown>>;
+      const latest = await get('/query?instrument=hi&repointing=42&latest=true');
+      expect(latest.map((record) => record.version)).toEqual(['v002.0000']);
+      const codice = await get(
+        '/query?instrument=codice&data_level=l1a&descriptor=hi-counters&start_date=20250101&end_date=20250101&latest=true',
+      );
+      expect(codice.map((record) => record.version)).toEqual(['v001.0001']);
+      const kernels = await get('/spice-query?type=leapseconds&latest=true');
+      expect(kernels.map((record) => record.file_name)).toEqual(['naif0012.tls']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('is served with its mtimes as ingestion dates, after the files start', async () => {
     const storeDir = join(root, 'demo');
     expect(await isStoreEmpty(storeDir)).toBe(true);
@@ -250,7 +298,7 @@ describe('the demo archive', () => {
       const records = outcomeOf(await rawRequest(server.url, '/query?table=science'), 'envelope')
         .body as Array<{ file_path: string; start_date: string; ingestion_date: string }>;
       expect(records).toHaveLength(
-        demoFileNames().filter((name) => !parseName(name).path.includes('ancillary')).length,
+        demoFileNames().filter((name) => tableOf(parseName(name)) === 'science').length,
       );
       for (const record of records) {
         const ingested = record.ingestion_date.slice(0, 10).replaceAll('-', '');
