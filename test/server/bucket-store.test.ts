@@ -1,15 +1,21 @@
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestSettings } from '../../src/core/settings.js';
+import { downloadFiles } from '../../src/download/engine.js';
+import { parseName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
+import { HttpClient } from '../../src/service/client.js';
 import { startPostgres, startS3Store } from '../helpers/backends.js';
 import { selfSignedCertificate } from '../helpers/certificate.js';
-import { cleanup, scienceName, tempDir, waitFor } from '../helpers/e2e.js';
+import { bytesFor, cleanup, scienceName, tempDir, waitFor } from '../helpers/e2e.js';
 
 let s3: Awaited<ReturnType<typeof startS3Store>>;
 let db: Awaited<ReturnType<typeof startPostgres>>;
@@ -168,6 +174,89 @@ describe('reference server on a bucket', () => {
       await cleanup(dir);
     }
   });
+});
+
+/** One name of each kind and generation: science (plain, repointing, CR), ancillary, SPICE, quicklook, dependency, release. */
+const EVERY_KIND = [
+  scienceName('mag', 9),
+  'imap_hi_l3a_ena-45_20250105-repoint00042_v001.0002.cdf',
+  'imap_glows_l3b_ion-rate_20250105-cr02291_v001.0000.cdf',
+  'imap_mag_calibration_20250101_v001.cdf',
+  'naif0012.tls',
+  'imap_2025_032_2025_034_003.ah.bc',
+  'imap_pred_od025_20260303_20260414_v01.bsp',
+  'imap_swe_l1b_sci_20250105_v001.0000.png',
+  'imap_swe_l1b_sci_20250105_v001.0000.json',
+  'imap_hit_data-release-001_20250101_20250131_v001.txt',
+];
+
+const hash = (algorithm: string, bytes: Buffer) => createHash(algorithm).update(bytes).digest();
+
+describe('a download URL of a server on a bucket works for every HTTP client', () => {
+  it.each(['gateway', 'envelope'] as const)(
+    '%s: every kind uploaded by its bare name; a plain fetch and curl -L of /download get the bytes; the client verifies them',
+    async (wire) => {
+      const server = await start(`plain-${wire}`, { wire });
+      const dir = await tempDir('mission-curl-');
+      try {
+        const files = EVERY_KIND.map((name, index) => ({
+          path: parseName(name).path,
+          bytes: bytesFor(name, 3000 + index),
+          // Half sent with Content-MD5 (confirmed from the bucket's HEAD), half without (read once, recorded).
+          headers:
+            index % 2 === 0
+              ? { 'Content-MD5': hash('md5', bytesFor(name, 3000 + index)).toString('base64') }
+              : {},
+        }));
+        for (const [index, { path, bytes, headers }] of files.entries()) {
+          const name = EVERY_KIND[index] as string;
+          const answer = await fetch(`${server.url}/upload/${name}`, { headers });
+          expect(answer.status, name).toBe(200);
+          const sent = (await answer.json()) as string | { body: string };
+          const url = typeof sent === 'string' ? sent : sent.body;
+          expect((await fetch(url, { method: 'PUT', body: bytes, headers })).status).toBe(200);
+
+          const redirect = await fetch(`${server.url}/download/${path}`, { redirect: 'manual' });
+          await redirect.arrayBuffer();
+          expect(redirect.status, path).toBe(302);
+          const location = new URL(redirect.headers.get('location') ?? '');
+          // Nothing signed but the host: no header a client must send.
+          expect(location.searchParams.get('X-Amz-SignedHeaders')).toBe('host');
+          expect(location.pathname).toBe(`/bucket/plain-${wire}/${path}`);
+          // The object's checksum rides in the fragment: its MD5 from the ETag, or the SHA-256 recorded with it.
+          expect(location.hash).toMatch(index % 2 === 0 ? /^#md5=[0-9a-f]{32}$/ : /^#sha256=[0-9a-f]{64}$/);
+          const [algorithm, digest] = location.hash.slice(1).split('=') as [string, string];
+          expect(digest).toBe(hash(algorithm, bytes).toString('hex'));
+
+          const plain = await fetch(location);
+          expect(plain.status).toBe(200);
+          expect(Buffer.from(await plain.arrayBuffer()).equals(bytes)).toBe(true);
+          const file = join(dir, `curl-${index}`);
+          await promisify(execFile)('curl', ['-L', '-s', '-f', '-o', file, `${server.url}/download/${path}`]);
+          expect((await readFile(file)).equals(bytes), `curl -L ${path}`).toBe(true);
+        }
+
+        const client = new HttpClient({ url: server.url, retries: 1, retryBaseMs: 5 });
+        try {
+          const dataDir = join(dir, 'data');
+          const requests = requestSettings({ retries: 1, retryBaseMs: 5 });
+          const paths = files.map((file) => file.path);
+          const results = await downloadFiles(client, paths, { requests, dataDir, requireChecksum: true });
+          expect(results.map((result) => [result.path, result.status, result.verified])).toEqual(
+            paths.map((path) => [path, 'downloaded', true]),
+          );
+          for (const { path, bytes } of files) {
+            expect((await readFile(join(dataDir, path))).equals(bytes)).toBe(true);
+          }
+        } finally {
+          await client.close();
+        }
+      } finally {
+        await server.close();
+        await cleanup(dir);
+      }
+    },
+  );
 });
 
 /**
