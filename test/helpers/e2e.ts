@@ -12,6 +12,7 @@ import { crc32 } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { parsePathOrName } from '../../src/naming/names.js';
 import {
+  type Dialect,
   type ReferenceServer,
   type RequestLogEntry,
   startReferenceServer,
@@ -193,12 +194,7 @@ async function seedBucket(client: S3Client, bucket: string, prefix: string, stor
  * Starts the reference server on a bucket and a database of their own (see `ON_BACKENDS`). With `storeDir`,
  * the objects of that store folder are put in the bucket first and indexed (`reindex`) before it is returned.
  */
-async function startServerOnBackends(options: {
-  wire?: WireMode;
-  apiKeys?: string[];
-  storeDir?: string;
-  log?: (entry: RequestLogEntry) => void;
-}): Promise<TestServer> {
+async function startServerOnBackends(options: ServerOptions): Promise<TestServer> {
   const { startPostgres, startS3Store } = await import('./backends.js');
   const [s3, db] = await Promise.all([startS3Store(), startPostgres()]);
   const { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } = await import('@aws-sdk/client-s3');
@@ -214,6 +210,15 @@ async function startServerOnBackends(options: {
     await s3.createBucket('e2e');
     if (options.storeDir !== undefined && existsSync(options.storeDir))
       await seedBucket(client, 'e2e', 'archive/', options.storeDir);
+    if (options.prepareBackends) {
+      const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+      await options.prepareBackends({
+        indexUrl: db.url,
+        async putObject(key, body) {
+          await client.send(new PutObjectCommand({ Bucket: 'e2e', Key: `archive/${key}`, Body: body }));
+        },
+      });
+    }
     server = await startReferenceServer({
       store: 's3://e2e/archive',
       s3Endpoint: s3.endpoint,
@@ -221,6 +226,7 @@ async function startServerOnBackends(options: {
       indexUrl: db.url,
       port: 0,
       wire: options.wire ?? 'envelope',
+      dialect: options.dialect ?? 'both',
       apiKeys: options.apiKeys,
       log: options.log,
     });
@@ -270,20 +276,32 @@ async function startServerOnBackends(options: {
  * Starts the reference server on `storeDir` (default: a new temporary folder). On the backends (`ON_BACKENDS`)
  * it serves a bucket and PostgreSQL instead, holding the objects `storeDir` holds at start.
  */
-export async function startServer(
-  options: {
-    wire?: WireMode;
-    storeDir?: string;
-    apiKeys?: string[];
-    /** Receives one entry per request answered (method, path with the query of API routes, status). */
-    log?: (entry: RequestLogEntry) => void;
-  } = {},
-): Promise<TestServer> {
+/** What a test server is started with. */
+export interface ServerOptions {
+  wire?: WireMode;
+  /** Which service the server plays (default `both`). */
+  dialect?: Dialect;
+  storeDir?: string;
+  apiKeys?: string[];
+  /** Receives one entry per request answered (method, path with the query of API routes, status). */
+  log?: (entry: RequestLogEntry) => void;
+  /**
+   * On the backends only: runs once the bucket and the database exist and before the server starts (to lay
+   * down an index of an older schema, say), with the database's URL and a way to put objects in the bucket.
+   */
+  prepareBackends?: (backends: {
+    indexUrl: string;
+    putObject(key: string, body: Buffer): Promise<void>;
+  }) => Promise<void>;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   if (ON_BACKENDS) return startServerOnBackends(options);
   const storeDir = options.storeDir ?? (await tempDir('mission-store-'));
   const server = await startReferenceServer({
     store: storeDir,
     port: 0,
+    dialect: options.dialect ?? 'both',
     wire: options.wire ?? 'envelope',
     apiKeys: options.apiKeys,
     secret: 'e2e-test-secret-0123456789',
