@@ -36,7 +36,26 @@ export type {
 export type { DownloadPreview } from './download/engine.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export type { DownloadTargets } from './naming/download-targets.js';
+export type {
+  AncillaryFile,
+  DatedParts,
+  DependencyFile,
+  FileBase,
+  FileKind,
+  Generation,
+  InstrumentFile,
+  MissionFile,
+  ProductFile,
+  ProductParts,
+  QuicklookFile,
+  ReleaseFile,
+  ScienceFile,
+  SpiceFile,
+} from './naming/file-types.js';
+export { FILE_KINDS } from './naming/file-types.js';
 export type { ArchiveGlob } from './naming/glob.js';
+export type { RecordFields } from './naming/grammars.js';
+export { recordFields } from './naming/grammars.js';
 export type { LocatedFile, UncheckedFile } from './naming/layout.js';
 export { fileFromLocalPath, LOCAL_LAYOUT, resolveLocalPath } from './naming/layout.js';
 export type { AncillaryExtension, DataLevel, Instrument, ScienceExtension } from './naming/mission.js';
@@ -46,18 +65,23 @@ export {
   INSTRUMENTS,
   MISSION,
   SCIENCE_EXTENSIONS,
+  TODAY_DATA_LEVELS,
+  TODAY_INSTRUMENTS,
 } from './naming/mission.js';
 export { isCalendarDate, MAX_NAME_BYTES } from './naming/name-parts.js';
-export { compareVersions, parseVersion, type ParsedVersion, versionRank } from './naming/versions.js';
-export type { AncillaryFile, MissionFile, ScienceFile } from './naming/names.js';
+export type { NameParts } from './naming/names.js';
 export {
   formatName,
+  nameWarning,
   parseName,
   parsePath,
   parsePathOrName,
   parseScienceName,
 } from './naming/names.js';
-export type { QueryFilters, QueryRecord, QueryTable } from './naming/query-vocabulary.js';
+export type { QueryFilters, QueryRecord, QueryTable, SpiceRecord } from './naming/query-vocabulary.js';
+export type { SpiceKernelType } from './naming/spice.js';
+export { SPICE_KERNEL_TYPES } from './naming/spice.js';
+export { compareVersions, type ParsedVersion, parseVersion, versionRank } from './naming/versions.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 export type { MatchingDownload, MatchingOptions, MatchingSelection } from './sync/matching.js';
 export type { SyncFile, SyncFileStatus, SyncOptions, SyncResult } from './sync/types.js';

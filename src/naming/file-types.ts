@@ -12,7 +12,7 @@ export const FILE_KINDS = ['science', 'ancillary', 'spice', 'quicklook', 'depend
 export type FileKind = (typeof FILE_KINDS)[number];
 
 /** What every parsed file has. */
-interface FileBase {
+export interface FileBase {
   mission: typeof MISSION;
   generation: Generation;
   /** The version as the name writes it (`v01-00`, `v001.0002`, `v001`; a SPICE kernel's digits). */
@@ -27,7 +27,7 @@ interface FileBase {
  * A science product's parts, shared by science files, quicklooks and dependency files (today's quicklooks and
  * dependency files are named by the science grammar with their own extensions).
  */
-interface ProductParts extends FileBase {
+export interface ProductParts extends FileBase {
   instrument: Instrument;
   dataLevel: DataLevel;
   descriptor: string;
@@ -62,7 +62,7 @@ export interface DependencyFile extends ProductParts {
 }
 
 /** A file named by instrument, descriptor and dates without a level: ancillary files and release manifests. */
-interface DatedParts extends FileBase {
+export interface DatedParts extends FileBase {
   instrument: Instrument;
   descriptor: string;
   /** `YYYYMMDD`. */
@@ -129,6 +129,8 @@ export function isProductFile(file: MissionFile): file is ProductFile {
 export interface Refusal {
   refused: FileKind;
   problems: string[];
+  /** True when the name's extension is one of the refusing kind's: its problems are then the ones that matter. */
+  extensionFits: boolean;
 }
 
 /** True when a grammar's answer is a refusal. */

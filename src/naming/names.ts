@@ -67,7 +67,8 @@ export function parseName(name: string): MissionFile {
     const read = grammar.read(name);
     if (read === undefined) continue;
     if (!isRefusal(read)) return read;
-    refusal ??= read;
+    // The kind whose extension the name has says what matters (a quicklook's descriptor, not science's `png`).
+    if (!refusal || (!refusal.extensionFits && read.extensionFits)) refusal = read;
   }
   try {
     parseSpecName(name);

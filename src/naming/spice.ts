@@ -76,6 +76,8 @@ const DAY_OF_YEAR = String.raw`(\d{4}_\d{3})`;
 /** What a pattern's match says of a kernel: its type and the dates and version its name carries. */
 interface KernelParts {
   type: string;
+  /** Why the name is no kernel though its pattern fits (an ephemeris word or an extension the table has not). */
+  problem?: string | undefined;
   /** Dates as the name writes them, each with its form. */
   start?: { form: DateForm; value: string } | undefined;
   end?: { form: DateForm; value: string } | undefined;
@@ -105,6 +107,14 @@ const EPHEMERIS_TYPES: Record<string, string> = {
   long: 'ephemeris_long',
   launch: 'ephemeris_launch',
 };
+
+/** Why an ephemeris word is none of the table's, or undefined when it is one. */
+function ephemerisProblem(word: string): string | undefined {
+  if (Object.hasOwn(EPHEMERIS_TYPES, word)) return undefined;
+  const known = Object.keys(EPHEMERIS_TYPES);
+  const lower = known.includes(word.toLowerCase()) ? '; the ephemeris type is written in lower case' : '';
+  return `${JSON.stringify(word)} is not an ephemeris type (${known.join(', ')})${lower}`;
+}
 
 /** Constant kernels: their prefix's type and the one extension it comes with. */
 const CONSTANT_TYPES: Record<string, { type: string; extension: string }> = {
@@ -146,7 +156,8 @@ const SPICE_PATTERNS: readonly SpicePattern[] = [
       `^${IMAP}([A-Za-z0-9-]+)_(?:${anyCase('od')}\\d{3}_)?(\\d{8})_(\\d{8})(?:${anyCase('_v')}(\\d*))?${anyCase('.bsp')}$`,
     ),
     read: (m) => ({
-      type: EPHEMERIS_TYPES[m[1] as string] ?? `ephemeris word ${m[1]}`,
+      type: EPHEMERIS_TYPES[m[1] as string] ?? '',
+      problem: ephemerisProblem(m[1] as string),
       start: date(m[2]),
       end: date(m[3]),
       version: m[4] ?? '',
@@ -158,8 +169,11 @@ const SPICE_PATTERNS: readonly SpicePattern[] = [
       const constant = CONSTANT_TYPES[m[1] as string] as { type: string; extension: string };
       const extension = (m[3] as string).toLowerCase();
       return {
-        type:
-          extension === constant.extension ? constant.type : `${constant.type} kernel with extension ${m[3]}`,
+        type: constant.type,
+        problem:
+          extension === constant.extension
+            ? undefined
+            : `a ${constant.type} kernel (${m[1]}…) has the extension ${constant.extension}, not ${m[3]}`,
         version: m[2] as string,
       };
     },
@@ -242,13 +256,13 @@ export function readSpiceName(name: string): SpiceFile | Refusal | undefined {
     const match = pattern.exec(name);
     if (!match) continue;
     const parts = read(match);
-    const problems: string[] = [];
-    if (!isSpiceKernelType(parts.type)) problems.push(`${parts.type} is not a SPICE kernel type`);
+    const problems: string[] = parts.problem === undefined ? [] : [parts.problem];
     for (const written of [parts.start, parts.end]) {
       const problem = written ? dateProblem(written) : undefined;
       if (problem) problems.push(problem);
     }
-    if (problems.length > 0 || !isSpiceKernelType(parts.type)) return { refused: 'spice', problems };
+    if (problems.length > 0 || !isSpiceKernelType(parts.type))
+      return { refused: 'spice', problems, extensionFits: true };
     const folder = SPICE_KERNEL_TYPES[parts.type];
     const dot = name.lastIndexOf('.');
     return {

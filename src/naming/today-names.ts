@@ -23,6 +23,7 @@ import {
   TODAY_INSTRUMENTS,
 } from './mission.js';
 import { calendarDateProblem, isCalendarDate } from './name-parts.js';
+import { hasControlCharacter } from './path-safety.js';
 
 /** Today's science grammar, shared by quicklooks and dependency files. */
 const PRODUCT_NAME =
@@ -58,8 +59,28 @@ function dateProblem(value: string): string | undefined {
   return calendarDateProblem(value) ?? `${value} is not a date`;
 }
 
+/**
+ * Characters today's grammar lets into a descriptor (any run without `_`) that no file name may hold on every
+ * system the tool runs on: Windows refuses `: * ? " < > |`, and a glob or a shell reads `*` and `?` as patterns.
+ * (`\\`, `/`, `%` and control characters never reach this reader: such names are refused before it.)
+ */
+const UNSAFE_DESCRIPTOR_CHARACTERS = /[:*?"<>|\\/%]/g;
+
+/** Why a descriptor of today's grammar cannot be a file name's part everywhere; undefined when it can. */
+function descriptorProblem(descriptor: string): string | undefined {
+  const found = [...new Set(descriptor.match(UNSAFE_DESCRIPTOR_CHARACTERS) ?? [])];
+  if (found.length === 0 && !hasControlCharacter(descriptor)) return undefined;
+  const what =
+    found.length > 0 ? found.map((character) => `'${character}'`).join(', ') : 'a control character';
+  return `the descriptor ${JSON.stringify(descriptor)} holds ${what}, which no file name may hold on every system`;
+}
+
+function fits(extension: string, allowed: readonly string[]): boolean {
+  return allowed.includes(extension);
+}
+
 function extensionProblem(extension: string, allowed: readonly string[], what: string): string | undefined {
-  return allowed.includes(extension)
+  return fits(extension, allowed)
     ? undefined
     : `the extension ${JSON.stringify(extension)} is not one of ${what}'s (${allowed.join(', ')})`;
 }
@@ -87,11 +108,12 @@ function readProduct<Kind extends 'science' | 'quicklook' | 'dependency'>(
     isTodayLevel(level)
       ? undefined
       : `${JSON.stringify(level)} is not a data level of today's archive (${TODAY_DATA_LEVELS.join(', ')})`,
+    descriptorProblem(descriptor),
     dateProblem(start),
     extensionProblem(extension, TODAY_EXTENSIONS[kind], `a ${kind} file`),
   ].filter((problem) => problem !== undefined);
   if (problems.length > 0 || !isTodayInstrument(instrument) || !isTodayLevel(level)) {
-    return { refused: kind, problems };
+    return { refused: kind, problems, extensionFits: fits(extension, TODAY_EXTENSIONS[kind]) };
   }
   const folder = kind === 'science' ? [] : [kind];
   return {
@@ -130,6 +152,7 @@ function readDated(
   ];
   const problems = [
     instrumentProblem(instrument),
+    descriptorProblem(descriptor),
     dateProblem(start),
     end === undefined ? undefined : dateProblem(end),
     extensionProblem(
@@ -138,7 +161,9 @@ function readDated(
       kind === 'release' ? 'a release manifest' : 'an ancillary file',
     ),
   ].filter((problem) => problem !== undefined);
-  if (problems.length > 0 || !isTodayInstrument(instrument)) return { refused: kind, problems };
+  if (problems.length > 0 || !isTodayInstrument(instrument)) {
+    return { refused: kind, problems, extensionFits: fits(extension, TODAY_EXTENSIONS[kind]) };
+  }
   return {
     kind,
     generation: 'today',

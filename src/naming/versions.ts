@@ -67,7 +67,7 @@ export function versionRank(version: string): number {
 /**
  * Orders two versions of one product: negative when `a` is older, 0 when equal, positive when newer. Every
  * `vXX-YY` is older than every version of today's; a minor-only `vNNN` older than any `vNNN.NNNN`
- * (`v999` < `v000.0000`); within a form by (major, minor) as numbers. Text of no version form sorts first, by
+ * (`v999` < `v000.0000`); within a form by (major, minor) as numbers; a SPICE kernel's digits by their value.
  * Throws a `ValidationError` for text of no version form.
  */
 export function compareVersions(a: string, b: string): number {

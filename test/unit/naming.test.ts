@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/core/errors.js';
 import { isCalendarDate, MAX_NAME_BYTES, messages } from '../../src/naming/name-parts.js';
-import { compareVersions } from '../../src/naming/versions.js';
 import {
   formatName,
   parseName,
@@ -11,6 +10,7 @@ import {
 } from '../../src/naming/names.js';
 import { unsafePathReason } from '../../src/naming/path-safety.js';
 import { queryValueProblem, unknownQueryParameterMessage } from '../../src/naming/query-vocabulary.js';
+import { compareVersions } from '../../src/naming/versions.js';
 
 const FILENAME = (name: string) =>
   `Invalid filename ${name}. Expected pattern: <mission>_<instrument>_<datalevel>_<descriptor>_<startdate>_<enddate>_<version>.<extension>`;
@@ -39,6 +39,9 @@ describe('parseName: valid science names', () => {
   it('parses the example of the specification into a typed record', () => {
     expect(parseName('imap_mag_l1a_norm-magi_20240101_20240101_v01-00.cdf')).toEqual({
       kind: 'science',
+      generation: 'spec',
+      repointing: undefined,
+      cr: undefined,
       mission: 'imap',
       instrument: 'mag',
       dataLevel: 'l1a',
@@ -96,10 +99,14 @@ describe('parseName: names from the specification and its clients', () => {
     expect(parseName(name).kind).toBe('science');
   });
 
-  it('rejects the client examples without an end date or with a vNNN version, as the service does', () => {
-    expect(problemsOf('imap_mag_l1a_norm-mago_20240101_v001.cdf')).toEqual([
-      FILENAME('imap_mag_l1a_norm-mago_20240101_v001.cdf'),
-    ]);
+  it('reads a one-date vNNN name as a science name of today, and refuses a two-date vNNN name as the service does', () => {
+    // Once refused with the expected pattern: today's archive names science files this way (ARCHIVE-TODAY §1.2).
+    expect(parseName('imap_mag_l1a_norm-mago_20240101_v001.cdf')).toMatchObject({
+      kind: 'science',
+      generation: 'today',
+      version: 'v001',
+      endDate: undefined,
+    });
     expect(problemsOf('imap_swe_l0_raw_20240101_20240101_v001.pkts')).toEqual([VERSION]);
   });
 
@@ -436,21 +443,27 @@ describe('formatName', () => {
 
 describe('query values', () => {
   it('names the parameter and lists the valid ones for an unknown parameter', () => {
-    expect(unknownQueryParameterMessage('colour')).toBe(
-      'colour is not a valid query parameter. Valid query parameters are: file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date',
+    // The specification's list first, then the parameters today's service added.
+    expect(unknownQueryParameterMessage('colour')).toMatch(
+      /^colour is not a valid query parameter\. Valid query parameters are: file_path, instrument, data_level, descriptor, start_date, end_date, version, extension, table, ingestion_start_date, ingestion_end_date, .*repointing/,
     );
   });
 
   it('says what is wrong with each kind of value', () => {
     expect(queryValueProblem('instrument', 'mag')).toBeUndefined();
-    expect(queryValueProblem('instrument', 'magx')).toBe(INSTRUMENT);
-    expect(queryValueProblem('data_level', 'l9')).toBe(LEVEL);
+    // The specification's words where its service is played; a client checks against both generations'.
+    expect(queryValueProblem('instrument', 'magx', 'science', 'spec')).toBe(INSTRUMENT);
+    expect(queryValueProblem('data_level', 'l9', 'science', 'spec')).toBe(LEVEL);
+    expect(queryValueProblem('instrument', 'hi')).toBeUndefined();
+    expect(queryValueProblem('instrument', 'hi', 'science', 'spec')).toBe(INSTRUMENT);
     expect(queryValueProblem('start_date', '2024-01-01')).toBe(
       'Invalid start_date "2024-01-01". Please use YYYYMMDD format.',
     );
     expect(queryValueProblem('ingestion_end_date', '20240230')).toContain('ingestion_end_date');
     expect(queryValueProblem('version', 'latest')).toBeUndefined();
-    expect(queryValueProblem('version', 'v1')).toContain('vxx-xx format or latest');
+    expect(queryValueProblem('version', 'v1', 'science', 'spec')).toContain('vxx-xx format or latest');
+    expect(queryValueProblem('version', 'v001')).toBeUndefined();
+    expect(queryValueProblem('version', 'v1')).toContain('vNNN.NNNN, vNNN or vxx-xx');
     expect(queryValueProblem('extension', 'csv')).toContain('pkts, cdf');
     expect(queryValueProblem('extension', 'csv', 'ancillary')).toBeUndefined();
     expect(queryValueProblem('table', 'other')).toContain('science, ancillary');
