@@ -9,6 +9,11 @@ import type { DownloadOptions, DownloadResult } from './download/types.js';
 import type { DownloadTargets } from './naming/download-targets.js';
 import type { QueryFilters } from './naming/query-vocabulary.js';
 import type { ReceivedRecord } from './service/records.js';
+
+/** What a query answers with, for callers of `MissionDataClient.query`. */
+export type { QueryFilters, QueryRecord, QueryTable, SpiceRecord } from './naming/query-vocabulary.js';
+export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
+
 import type { MatchingDownload, MatchingOptions } from './sync/matching.js';
 import type { SyncOptions, SyncResult } from './sync/types.js';
 import type { VerifyOptions, VerifyReport } from './sync/verify.js';
@@ -66,7 +71,16 @@ export interface QueryOptions {
  * failure: each result carries its own status and error.
  */
 export interface MissionDataClient {
-  /** Metadata records of the stored files matching every filter (at least one besides `table`), every page. */
+  /**
+   * Metadata records of the stored files matching every filter (at least one besides `table`), every page: a
+   * `QueryRecord` per file of the `science` and `ancillary` tables (today's science records with `repointing`,
+   * `cr`, `major_version` and `minor_version`, and no `end_date`), a `SpiceRecord` per kernel of the `spice` table
+   * (asked at `/spice-query`; its `file_path` rebuilt from `file_name` when the service leaves it out), or a
+   * `NewerFormRecord` for a name of a form newer than this version's. A filter that does not apply to the table
+   * searched (`instrument` with `spice`, `kernelType` without it) is a `ValidationError`. `version: 'latest'`
+   * keeps the newest version of each file: asked of the service for science and SPICE, chosen by the client from
+   * every version for ancillary files.
+   */
   query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
   /**
    * What download arguments mean against the data root: storage paths and names as they are, a path inside the

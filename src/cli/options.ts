@@ -18,6 +18,8 @@ import { didYouMean } from '../naming/did-you-mean.js';
 import {
   FILTER_NAMES,
   type FilterName,
+  type FilterSpec,
+  filterTables,
   hasFilter,
   QUERY_FILTERS,
   type QueryFilters,
@@ -211,6 +213,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     'mission-data query --instrument mag --start-date 20250101 --end-date 20250131',
     'mission-data query --instrument swe --version latest --output-format csv',
     'mission-data query --table ancillary --instrument mag --output-format json',
+    'mission-data query --instrument hi --data-level l3a --repointing 42',
+    'mission-data query --table spice --type leapseconds --version latest',
   ],
   download: [
     'mission-data download imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
@@ -287,11 +291,52 @@ export function refuseIngestionFilters(filters: QueryFilters, command: string): 
   }
 }
 
-/** The filters actually given (set and non-empty), ignoring every other option commander hands over. */
+/**
+ * Refuses the filters given that do not apply to the table searched (`--instrument` with `--table spice`,
+ * `--type` without it), naming each flag and the tables it filters: a usage error (exit 2), before any request.
+ */
+export function refuseFiltersOfOtherTables(filters: QueryFilters): void {
+  const table = filters.table ?? 'science';
+  const wrong = (QUERY_FILTERS as readonly FilterSpec[]).filter(
+    (filter) =>
+      filter.name !== 'table' &&
+      filters[filter.name] !== undefined &&
+      filters[filter.name] !== '' &&
+      !filterTables(filter).includes(table),
+  );
+  if (wrong.length === 0) return;
+  const lines = wrong.map((filter) => {
+    const tables = filterTables(filter);
+    return `${filterFlag(filter.name)} does not apply to --table ${table}: it filters the ${tables.join(' and ')} table${tables.length === 1 ? '' : 's'}.`;
+  });
+  const spiceOnly = wrong.every((filter) => filterTables(filter).includes('spice'));
+  throw new UsageError(lines.join('\n'), {
+    hint:
+      table !== 'spice' && spiceOnly
+        ? 'SPICE kernels are searched with --table spice, e.g. mission-data query --table spice --type leapseconds'
+        : undefined,
+  });
+}
+
+/**
+ * The key commander stores a filter's value under: its flag in camel case (`--data-level` → `dataLevel`), which
+ * is the filter's name except where the flag is the service's word (`--type` for `kernelType`).
+ */
+export function filterAttribute(name: FilterName): string {
+  return filterFlag(name)
+    .slice(2)
+    .replace(/-([a-z])/g, (_dash, letter: string) => letter.toUpperCase());
+}
+
+/**
+ * The filters actually given (set and non-empty), by their library names, ignoring every other option commander
+ * hands over; a caller's object of library names (`kernelType`) is read as well.
+ */
 export function pickFilters(options: object): QueryFilters {
   const picked: Record<string, string> = {};
+  const given = options as Record<string, unknown>;
   for (const name of FILTER_NAMES) {
-    const value = (options as Record<string, unknown>)[name];
+    const value = given[filterAttribute(name)] ?? given[name];
     if (typeof value === 'string' && value !== '') picked[name] = value;
   }
   return picked as QueryFilters;

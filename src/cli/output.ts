@@ -5,8 +5,8 @@
  * 8-25 ms for JSON (measured on this project's 2-core machine), far beyond a 2x budget, and it cannot leave out
  * columns to fit a terminal anyway. This renderer is a few string joins per row.
  */
-import type { QueryRecord } from '../naming/query-vocabulary.js';
-import type { ReceivedRecord } from '../service/records.js';
+import type { QueryRecord, SpiceRecord } from '../naming/query-vocabulary.js';
+import { isSpiceRecord, type ReceivedRecord } from '../service/records.js';
 import type { OutputFormat } from './options.js';
 
 export { OUTPUT_FORMATS, type OutputFormat } from './options.js';
@@ -17,30 +17,57 @@ interface Column {
   cell: (record: ReceivedRecord) => string;
 }
 
-// A record of a newer naming form may lack any field but file_path: its cells are left blank.
-const INSTRUMENT: Column = { heading: 'Instrument', cell: (record) => record.instrument ?? '' };
-const DATA_LEVEL: Column = { heading: 'Data Level', cell: (record) => record.data_level ?? '' };
-const DESCRIPTOR: Column = { heading: 'Descriptor', cell: (record) => record.descriptor ?? '' };
-const START_DATE: Column = { heading: 'Start Date', cell: (record) => record.start_date ?? '' };
-const END_DATE: Column = { heading: 'End Date', cell: (record) => record.end_date ?? '' };
-const VERSION: Column = { heading: 'Version', cell: (record) => record.version ?? '' };
-const INGESTED: Column = { heading: 'Ingestion Date', cell: (record) => record.ingestion_date ?? '' };
+/** A field of a record as text: blank when absent or null (a newer form's record may lack any), numbers as digits. */
+function fieldText(record: ReceivedRecord, field: string): string {
+  const value = (record as Readonly<Record<string, unknown>>)[field];
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+const fieldColumn = (heading: string, field: string): Column => ({
+  heading,
+  cell: (record) => fieldText(record, field),
+});
+
+const INSTRUMENT = fieldColumn('Instrument', 'instrument');
+const DATA_LEVEL = fieldColumn('Data Level', 'data_level');
+const DESCRIPTOR = fieldColumn('Descriptor', 'descriptor');
+const START_DATE = fieldColumn('Start Date', 'start_date');
+const END_DATE = fieldColumn('End Date', 'end_date');
+/** Today's science: the repointing and Carrington-rotation numbers, shown when a record has one. */
+const REPOINTING = fieldColumn('Repointing', 'repointing');
+const CR = fieldColumn('CR', 'cr');
+const VERSION = fieldColumn('Version', 'version');
+const INGESTED = fieldColumn('Ingestion Date', 'ingestion_date');
 /** The day alone (`YYYY-MM-DD`), for narrower terminals. */
 const INGESTED_DAY: Column = {
   heading: 'Ingested',
-  cell: (record) => (record.ingestion_date ?? '').slice(0, 10),
+  cell: (record) => fieldText(record, 'ingestion_date').slice(0, 10),
 };
 const FILENAME: Column = { heading: 'Filename', cell: (record) => fileName(record.file_path) };
+const KERNEL_TYPE = fieldColumn('Kernel Type', 'kernel_type');
+const COVERAGE_START = fieldColumn('Coverage Start', 'min_date_datetime');
+const COVERAGE_END = fieldColumn('Coverage End', 'max_date_datetime');
+/** The day alone of a coverage date, for narrower terminals. */
+const dayColumn = (heading: string, field: string): Column => ({
+  heading,
+  cell: (record) => fieldText(record, field).slice(0, 10),
+});
+const SPICE_NAME: Column = {
+  heading: 'Filename',
+  cell: (record) => (isSpiceRecord(record) ? record.file_name : fileName(record.file_path)),
+};
 
 /**
  * The layouts tried in turn on a terminal, widest first; the first that fits is drawn. What goes first is what
  * the file name already says (end date, level, descriptor, instrument, start date, version); the ingestion day
- * goes last, as the name does not carry it, and the file name (what `download` takes) always stays.
+ * goes last, as the name does not carry it, and the file name (what `download` takes) always stays. Columns no
+ * record fills (see `shownColumns`) are left out of every layout.
  */
 const LAYOUTS: ReadonlyArray<readonly Column[]> = [
-  [INSTRUMENT, DATA_LEVEL, DESCRIPTOR, START_DATE, END_DATE, VERSION, INGESTED, FILENAME],
-  [INSTRUMENT, DATA_LEVEL, DESCRIPTOR, START_DATE, VERSION, INGESTED, FILENAME],
-  [INSTRUMENT, DESCRIPTOR, START_DATE, VERSION, INGESTED, FILENAME],
+  [INSTRUMENT, DATA_LEVEL, DESCRIPTOR, START_DATE, REPOINTING, CR, END_DATE, VERSION, INGESTED, FILENAME],
+  [INSTRUMENT, DATA_LEVEL, DESCRIPTOR, START_DATE, REPOINTING, CR, VERSION, INGESTED, FILENAME],
+  [INSTRUMENT, DESCRIPTOR, START_DATE, REPOINTING, CR, VERSION, INGESTED, FILENAME],
   [INSTRUMENT, DESCRIPTOR, START_DATE, VERSION, INGESTED_DAY, FILENAME],
   [INSTRUMENT, START_DATE, VERSION, INGESTED_DAY, FILENAME],
   [START_DATE, VERSION, INGESTED_DAY, FILENAME],
@@ -49,9 +76,41 @@ const LAYOUTS: ReadonlyArray<readonly Column[]> = [
   [FILENAME],
 ];
 
+/** The layouts of SPICE kernels (`--table spice`): type, coverage, version, ingestion, name. */
+const SPICE_LAYOUTS: ReadonlyArray<readonly Column[]> = [
+  [KERNEL_TYPE, COVERAGE_START, COVERAGE_END, VERSION, INGESTED, SPICE_NAME],
+  [
+    KERNEL_TYPE,
+    dayColumn('Coverage Start', 'min_date_datetime'),
+    dayColumn('Coverage End', 'max_date_datetime'),
+    VERSION,
+    INGESTED_DAY,
+    SPICE_NAME,
+  ],
+  [KERNEL_TYPE, VERSION, INGESTED_DAY, SPICE_NAME],
+  [KERNEL_TYPE, SPICE_NAME],
+  [SPICE_NAME],
+];
+
+/**
+ * The layouts for these records, without the columns none of them fills: Repointing and CR appear when a record
+ * has a value for them, End Date when a record carries the field (today's science records have none).
+ */
+function layoutsFor(records: readonly ReceivedRecord[]): ReadonlyArray<readonly Column[]> {
+  if (records.every(isSpiceRecord)) return SPICE_LAYOUTS;
+  const has = (field: string, present: (value: unknown) => boolean) =>
+    records.some((record) => present((record as Readonly<Record<string, unknown>>)[field]));
+  const filled = (value: unknown) => value !== undefined && value !== null && value !== '';
+  const hidden = new Set<Column>();
+  if (!has('repointing', filled)) hidden.add(REPOINTING);
+  if (!has('cr', filled)) hidden.add(CR);
+  if (!has('end_date', (value) => value !== undefined)) hidden.add(END_DATE);
+  return LAYOUTS.map((layout) => layout.filter((column) => !hidden.has(column)));
+}
+
 const GAP = '  ';
 
-/** Fields of a CSV row, in order; the header row names them. */
+/** The first fields of a CSV row, in order; the header row names them, then every other field a record has. */
 export const CSV_FIELDS = [
   'file_path',
   'instrument',
@@ -63,6 +122,17 @@ export const CSV_FIELDS = [
   'extension',
   'ingestion_date',
 ] as const satisfies ReadonlyArray<keyof QueryRecord>;
+
+/** The first fields of a CSV row of SPICE kernels. */
+export const SPICE_CSV_FIELDS = [
+  'file_name',
+  'kernel_type',
+  'min_date_datetime',
+  'max_date_datetime',
+  'version',
+  'ingestion_date',
+  'file_path',
+] as const satisfies ReadonlyArray<keyof SpiceRecord>;
 
 /**
  * The count line, worded as the service's earlier client words it; the command line writes it on stderr (it is
@@ -89,11 +159,12 @@ export interface TableOptions {
 export function formatTable(records: readonly ReceivedRecord[], options: TableOptions = {}): string {
   if (records.length === 0) return '';
   const width = options.width !== undefined && options.width > 0 ? options.width : undefined;
-  let columns = LAYOUTS[0] as readonly Column[];
+  const layouts = layoutsFor(records);
+  let columns = layouts[0] as readonly Column[];
   let cells = tableCells(records, columns);
   let widths = columnWidths(columns, cells);
   if (width !== undefined) {
-    for (const layout of LAYOUTS.slice(1)) {
+    for (const layout of layouts.slice(1)) {
       if (tableWidth(widths) <= width) break;
       columns = layout;
       cells = tableCells(records, columns);
@@ -197,14 +268,29 @@ export function formatJson(records: readonly ReceivedRecord[]): string {
 }
 
 /**
+ * The columns of a CSV of these records: the usual fields first (`CSV_FIELDS`, or `SPICE_CSV_FIELDS` when every
+ * record is a SPICE kernel's), then every other field any record has, in the order they first appear: nothing a
+ * service sent is left out, whatever the mix of records.
+ */
+export function csvColumns(records: readonly ReceivedRecord[]): string[] {
+  const first: readonly string[] =
+    records.length > 0 && records.every(isSpiceRecord) ? SPICE_CSV_FIELDS : CSV_FIELDS;
+  const columns = new Set<string>(first);
+  for (const record of records) for (const field of Object.keys(record)) columns.add(field);
+  return [...columns];
+}
+
+/**
  * CSV: a header row, fields quoted when they hold a comma, a quote, CR or LF. Lines end in LF, as Unix tools
  * expect: RFC 4180 writes CRLF, but its MIME registration of `text/csv` allows other line breaks and every CSV
  * reader accepts LF (a CR or LF inside a quoted field is kept as given).
  */
 export function formatCsv(records: readonly ReceivedRecord[]): string {
-  const rows = [CSV_FIELDS.join(',')];
+  const columns = csvColumns(records);
+  const rows = [columns.join(',')];
   for (const record of records) {
-    rows.push(CSV_FIELDS.map((field) => csvField(record[field])).join(','));
+    const fields = record as Readonly<Record<string, unknown>>;
+    rows.push(columns.map((field) => csvField(fields[field])).join(','));
   }
   return `${rows.join('\n')}\n`;
 }

@@ -3,7 +3,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
-import { caseHint, requiredFilters } from '../options.js';
+import { caseHint, refuseFiltersOfOtherTables, requiredFilters } from '../options.js';
 import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
 import { newerFormsWarning, possiblyCutWarning } from '../query-warnings.js';
 
@@ -23,6 +23,7 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
     );
   }
   const filters = requiredFilters(options, 'query --instrument mag --start-date 20250101');
+  refuseFiltersOfOtherTables(filters);
   const client = clientFor(options, io);
   // ora is loaded only when a spinner will show: pipes and scripts never pay for it. A terminal that reports
   // no width (a bare pseudo-terminal) gets no spinner: ora cannot measure what it must erase there.
