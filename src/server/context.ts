@@ -10,9 +10,11 @@ import type { Turns } from './turns.js';
 import type { WireMode } from './wire.js';
 
 /**
- * Which service the server plays: `spec` is exactly the published specification's; `today` is the service as it runs now (routes also
- * under `/api-key/` and `/authorized/`, uploads only at `/api-key/upload`, `latest=true` rather than
- * `version=latest`, paging); `both` accepts everything either accepts.
+ * Which service the server plays: `spec` is exactly the published specification's (its parameters, words and
+ * messages); `today` is the service as it runs now (routes also under `/api-key/` and `/authorized/`, uploads
+ * only at `/api-key/upload`, `/spice-query`, the query's `repointing`, `major_version` and `minor_version`, words
+ * of both generations, `latest=true` rather than `version=latest`, paging); `both` accepts everything either
+ * accepts.
  */
 export type Dialect = 'both' | 'spec' | 'today';
 
