@@ -2,6 +2,9 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ValidationError } from '../../src/core/errors.js';
+import { parseName } from '../../src/naming/names.js';
+import { parseSpecName } from '../../src/naming/spec-names.js';
 import {
   type HttpResult,
   outcomeOf,
@@ -329,5 +332,96 @@ describe('GET and HEAD', () => {
     const result = await rawRequest(base, pathOf(missing));
     expect(result.status).toBe(404);
     expect(result.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+});
+
+/** One name of each kind of today's generation: science (repointing, CR), ancillary, SPICE, quicklook, dependency, release. */
+const TODAY_NAMES = [
+  'imap_hi_l3a_ena-45_20250105-repoint00042_v001.0002.cdf',
+  'imap_glows_l3b_ion-rate_20250105-cr02291_v001.0000.cdf',
+  'imap_mag_calibration_20250101_v001.cdf',
+  'naif0012.tls',
+  'imap_2025_032_2025_034_003.ah.bc',
+  'imap_swe_l1b_sci_20250105_v001.0000.png',
+  'imap_swe_l1b_sci_20250105_v001.0000.json',
+  'imap_hit_data-release-001_20250101_20250131_v001.txt',
+];
+
+describe('/upload and /download of every kind, by dialect', () => {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.cleanup();
+  });
+  const serve = async (options: Parameters<typeof startTestServer>[0]) => {
+    const started = await startTestServer(options);
+    servers.push(started);
+    return started.server.url;
+  };
+
+  it("spec: today's names are refused with the specification's grammar's message; its own names are taken", async () => {
+    const url = await serve({ dialect: 'spec' });
+    for (const name of TODAY_NAMES) {
+      const result = outcomeOf(await rawRequest(url, `/upload/${name}`), 'envelope');
+      let message = '';
+      try {
+        parseSpecName(name);
+      } catch (error) {
+        message = (error as ValidationError).problems.join('\n');
+      }
+      expect(message).not.toBe('');
+      expect(result, name).toEqual({ statusCode: 400, body: message });
+    }
+    expect(outcomeOf(await rawRequest(url, `/upload/${NAME}`), 'envelope').statusCode).toBe(200);
+  });
+
+  it.each([
+    ['both', '/upload'],
+    ['today', '/api-key/upload'],
+  ] as const)(
+    '%s: every kind is stored at its storage path and downloaded from it, its MD5 in the URL',
+    async (dialect, route) => {
+      const url = await serve({ dialect, apiKeys: ['key-one'] });
+      const headers = { 'X-api-key': 'key-one' };
+      for (const [index, name] of TODAY_NAMES.entries()) {
+        const bytes = Buffer.from(`${name} ${index}`);
+        const upload = outcomeOf(await rawRequest(url, `${route}/${name}`, { headers }), 'envelope');
+        expect(upload.statusCode, name).toBe(200);
+        const path = parseName(name).path;
+        expect(new URL(upload.body as string).pathname).toBe(`/objects/${path}`);
+        expect(
+          (await rawRequest(url, pathOf(upload.body as string), { method: 'PUT', body: bytes })).status,
+        ).toBe(200);
+        const download = outcomeOf(await rawRequest(url, `/download/${path}`), 'envelope');
+        expect(download.statusCode, path).toBe(302);
+        const location = new URL((download.body as { download_url: string }).download_url);
+        expect(location.hash).toBe(`#md5=${createHash('md5').update(bytes).digest('hex')}`);
+        const got = await rawRequest(url, pathOf(location.href));
+        expect(got.status).toBe(200);
+        expect(got.body).toEqual(bytes);
+      }
+    },
+  );
+
+  it('both: a name in neither generation is refused with the messages of both', async () => {
+    const url = await serve({ dialect: 'both' });
+    const name = 'imap_hi-45_l1a_de_20250105_v001.0000.cdf';
+    let message = '';
+    try {
+      parseName(name);
+    } catch (error) {
+      message = (error as ValidationError).problems.join('\n');
+    }
+    expect(outcomeOf(await rawRequest(url, `/upload/${name}`), 'envelope')).toEqual({
+      statusCode: 400,
+      body: message,
+    });
+  });
+
+  it('states no checksum in the URL of an object that, as under SSE-KMS, nothing vouches for', async () => {
+    const url = await serve({ faults: { kms: true } });
+    const upload = outcomeOf(await rawRequest(url, `/upload/${NAME}`), 'envelope').body as string;
+    expect((await rawRequest(url, pathOf(upload), { method: 'PUT', body: BYTES })).status).toBe(200);
+    const download = outcomeOf(await rawRequest(url, `/download/${KEY}`), 'envelope');
+    expect(new URL((download.body as { download_url: string }).download_url).hash).toBe('');
   });
 });
