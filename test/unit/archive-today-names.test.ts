@@ -283,8 +283,10 @@ describe('ARCHIVE-TODAY §5.2: invalid names', () => {
     for (const descriptor of ['a\\b', 'a/b', 'a%2fb', 'a\u0007b', 'a\u0085b']) {
       expect(() => parseName(`imap_mag_l1a_${descriptor}_20250105_v001.0001.cdf`)).toThrow(ValidationError);
     }
-    expect(parseName('imap_mag_l1a_x.y_20250105_v001.0001.cdf').descriptor).toBe('x.y');
-    expect(parseName('imap_mag_l1a_20250101_20250105_v001.0001.cdf').descriptor).toBe('20250101');
+    expect(parseName('imap_mag_l1a_x.y_20250105_v001.0001.cdf')).toMatchObject({ descriptor: 'x.y' });
+    expect(parseName('imap_mag_l1a_20250101_20250105_v001.0001.cdf')).toMatchObject({
+      descriptor: '20250101',
+    });
   });
 });
 
