@@ -17,8 +17,9 @@ export interface FaultOptions {
   urlLifeSeconds?: number | undefined;
   /**
    * Objects answer as if stored with SSE-KMS: `x-amz-server-side-encryption: aws:kms` and an ETag that is not
-   * their MD5 (and no Content-MD5 or CRC-32 header, as S3 sends none); and `/download` states no checksum of them
-   * (in its URL's fragment), as the mission's service states none: the client has nothing to check such an object against.
+   * their MD5 (and no Content-MD5 or CRC-32 header, as S3 sends none); and `/download` states no checksum of
+   * them (in its URL's fragment), as the mission's service states none: the client has nothing to check such an
+   * object against.
    */
   kms?: boolean | undefined;
   /**

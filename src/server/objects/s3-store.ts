@@ -337,7 +337,7 @@ export class S3Store implements ObjectStore, ConfirmsUploads {
     if (method === 'GET') {
       // Nothing signed but the host: a URL that signed a header (x-amz-checksum-mode, say) would be refused to
       // every client that simply follows the redirect (curl -L, a browser). The object's checksums reach this
-      // tool another way: the /download answer states them (Repr-Digest).
+      // tool another way: /download writes them into the fragment of the URL it hands out.
       return getSignedUrl(this.#client, new GetObjectCommand({ Bucket, Key }), { expiresIn });
     }
     const command = new PutObjectCommand({
