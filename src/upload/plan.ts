@@ -73,8 +73,8 @@ export function minorOnlyScienceProblem(file: MissionFile): string | undefined {
   if (version?.form !== 'minor-only') return undefined;
   const renamed = formatName({ ...file, version: formatTodayVersion(1, version.minor) });
   return (
-    `${file.name} has the minor-only version ${file.version}: the archive takes today's science files only ` +
-    `with a major.minor version vNNN.NNNN. Rename it with a major version, e.g. ${renamed}, and upload that.`
+    `the version ${file.version} is minor-only (vNNN): the archive takes today's science files only with a ` +
+    `major.minor version (vNNN.NNNN). Rename the file with a major version, e.g. ${renamed}, and upload that.`
   );
 }
 

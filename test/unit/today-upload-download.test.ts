@@ -133,8 +133,8 @@ describe('upload of every kind', () => {
     );
     expect(error).toBeInstanceOf(ValidationError);
     const message = (error as ValidationError).message;
-    expect(message).toContain('minor-only version v001');
-    expect(message).toContain('only with a major.minor version vNNN.NNNN');
+    expect(message).toContain('imap_mag_l1a_test_20240101_v001.cdf: the version v001 is minor-only (vNNN)');
+    expect(message).toContain('only with a major.minor version (vNNN.NNNN)');
     expect(message).toContain('imap_mag_l1a_test_20240101_v001.0001.cdf');
     expect(client.presigned).toEqual([]);
     // Quicklooks, dependency files, ancillary files and release manifests keep their vNNN.
