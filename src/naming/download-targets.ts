@@ -10,6 +10,7 @@ import { type ArchiveGlob, isGlob, readGlob } from './glob.js';
 import { isInside } from './layout.js';
 import { ANCILLARY_FOLDER, MISSION } from './mission.js';
 import type { QueryFilters } from './query-vocabulary.js';
+import { SPICE_FOLDERS } from './spice.js';
 
 /**
  * Files named one by one (and globs, each listed by a query of its fixed parts), or one folder of the layout
@@ -34,8 +35,19 @@ export function readTargets(paths: readonly string[], dataDir: string, cwd = pro
     globs.push(readArchiveGlob(entry.path, paths[at] ?? entry.path));
   }
   const plain = storage.filter((entry) => !isGlob(entry.path));
-  const folders = plain.filter((entry) => entry.folder);
-  if (folders.length === 0) return { kind: 'files', paths: plain.map((entry) => entry.path), globs };
+  // A folder of SPICE kernels is the glob of its files: kernels of several types share a folder, and the glob's
+  // test keeps the folder's own.
+  for (const entry of plain) {
+    if (entry.folder && isSpiceFolder(entry.path)) {
+      checkSpiceFolder(entry.path);
+      globs.push(readArchiveGlob(`${entry.path}/*`, `${entry.path}/`));
+      entry.spice = true;
+    }
+  }
+  const folders = plain.filter((entry) => entry.folder && !entry.spice);
+  if (folders.length === 0) {
+    return { kind: 'files', paths: plain.filter((entry) => !entry.folder).map((entry) => entry.path), globs };
+  }
   if (storage.length > 1) {
     throw new UsageError(
       `Give one folder at a time, without other paths (got ${storage.length} targets, ${folders.length} of them folders).`,
@@ -45,8 +57,31 @@ export function readTargets(paths: readonly string[], dataDir: string, cwd = pro
   return { kind: 'folder', folder: `${folder}/`, filters: folderFilters(folder) };
 }
 
+/** A target's storage path, whether it names a folder, and whether that folder holds SPICE kernels. */
+interface StoragePath {
+  path: string;
+  folder: boolean;
+  spice?: boolean;
+}
+
+/** True when a folder (without its trailing `/`) is `imap/spice` or one below it. */
+function isSpiceFolder(folder: string): boolean {
+  const [mission, second] = folder.split('/');
+  return mission === MISSION && second === 'spice';
+}
+
+/** Refuses a folder below `imap/spice/` that is none of the kernel folders. */
+function checkSpiceFolder(folder: string): void {
+  const [, , kernels, ...rest] = folder.split('/');
+  if (kernels === undefined || ((SPICE_FOLDERS as readonly string[]).includes(kernels) && rest.length === 0))
+    return;
+  throw new UsageError(
+    `${folder}/ is not a folder of SPICE kernels: they lie in imap/spice/<kernel folder>/, one of ${SPICE_FOLDERS.join(', ')}.`,
+  );
+}
+
 /** The storage path a target names, and whether it names a folder. */
-function storagePathOf(given: string, dataDir: string, cwd: string): { path: string; folder: boolean } {
+function storagePathOf(given: string, dataDir: string, cwd: string): StoragePath {
   let path = given;
   const first = given.split('/')[0] ?? '';
   const local =
@@ -78,16 +113,25 @@ function storagePathOf(given: string, dataDir: string, cwd: string): { path: str
   return { path: isFolder ? trimmed : path, folder: isFolder };
 }
 
-/** The filters a folder of the layout spells: `imap/<instrument>[/<level>[/<year>[/<month>]]]`. */
+/** The layout's folders, for messages. */
+const FOLDER_SHAPES =
+  'imap/<instrument>/<data_level>/<year>/<month>/, imap/ancillary/<instrument>/ or imap/spice/<kernel folder>/';
+
+/**
+ * The filters a folder of the layout spells: `imap/<instrument>[/<level>[/<year>[/<month>]]]` or
+ * `imap/ancillary/<instrument>`. (A folder of SPICE kernels is read as the glob of its files.)
+ */
 export function folderFilters(folder: string): QueryFilters {
   const [mission, instrument, level, year, month, ...rest] = folder.split('/');
   const shape = 'imap/<instrument>/<data_level>/<year>/<month>/';
   if (mission !== MISSION || instrument === undefined || rest.length > 0) {
-    throw new UsageError(`${folder}/ is not a folder of the layout (${shape}).`);
+    throw new UsageError(`${folder}/ is not a folder of the layout (${FOLDER_SHAPES}).`);
   }
-  if (instrument === ANCILLARY_FOLDER) {
+  if (instrument === ANCILLARY_FOLDER) return ancillaryFolderFilters(folder, level, year);
+  const unlisted = UNLISTED_FOLDERS[instrument];
+  if (unlisted !== undefined) {
     throw new UsageError(
-      `${folder}/ is an ancillary folder: download its files by name, or list them with mission-data query.`,
+      `${folder}/ holds ${unlisted}, which the archive's query does not list: download them by name or by storage path.`,
     );
   }
   const filters: QueryFilters = { instrument };
@@ -109,12 +153,42 @@ export function folderFilters(folder: string): QueryFilters {
   return filters;
 }
 
-/** A glob read, refused when its fixed parts pin down no instrument (it would list the whole archive). */
+/** Folders below the mission folder whose files the query does not list, with what they hold. */
+const UNLISTED_FOLDERS: Record<string, string> = {
+  quicklook: 'quicklooks',
+  dependency: 'dependency files',
+  release: 'release manifests',
+};
+
+/** The filters of `imap/ancillary/<instrument>`: the folder holds that instrument's ancillary files. */
+function ancillaryFolderFilters(
+  folder: string,
+  instrument: string | undefined,
+  below: string | undefined,
+): QueryFilters {
+  if (instrument === undefined || below !== undefined) {
+    throw new UsageError(
+      `${folder}/: ancillary files lie in one folder per instrument, imap/ancillary/<instrument>/; give one of those.`,
+    );
+  }
+  return { table: 'ancillary', instrument };
+}
+
+/**
+ * A glob read, refused when no query lists what it names (quicklooks …) or its fixed parts pin down neither an
+ * instrument nor a table (it would list the whole archive).
+ */
 function readArchiveGlob(pattern: string, given: string): ArchiveGlob {
   const glob = readGlob(pattern);
+  if (glob.unlisted !== undefined) throw new UsageError(`${JSON.stringify(given)}: ${glob.unlisted}.`);
+  if (glob.queries.length === 0) {
+    throw new UsageError(
+      `${JSON.stringify(given)} can match no file of the archive: no kind of file has its folders and its ending.`,
+    );
+  }
   if (glob.filters.instrument === undefined && glob.filters.table === undefined) {
     throw new UsageError(
-      `${JSON.stringify(given)} does not say which instrument: begin the glob with the fixed parts of the names (imap_mag_l2_*_202501*) or of the folders (imap/mag/l2/2025/01/*.cdf), or select files with query options.`,
+      `${JSON.stringify(given)} does not say which instrument: begin the glob with the fixed parts of the names (imap_mag_l2_*_202501*) or of the folders (imap/mag/l2/2025/01/*.cdf), end a glob of SPICE kernels with their extension (naif*.tls), or select files with query options.`,
     );
   }
   return glob;

@@ -1,13 +1,31 @@
 /** The one local-layout resolver: where a file lives below the data root, and which file a local path holds. */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../core/errors.js';
+import type { FileKind } from './file-types.js';
+import { TODAY_GRAMMARS } from './grammars.js';
 import { MISSION } from './mission.js';
 import { MAX_NAME_BYTES, messages } from './name-parts.js';
 import { folderMismatch, type MissionFile, parseName, parsePath } from './names.js';
 import { assertSafeRelativePath } from './path-safety.js';
 
-/** The layout every local data root follows, for messages and hints. */
-export const LOCAL_LAYOUT = '<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename>';
+/** What each kind's files are called in the layout's description. */
+const KIND_WORDS: Record<FileKind, string> = {
+  science: 'science files',
+  ancillary: 'ancillary files',
+  spice: 'SPICE kernels',
+  quicklook: 'quicklooks',
+  dependency: 'dependency files',
+  release: 'release manifests',
+};
+
+/**
+ * The layout every local data root follows, for messages and hints: each kind's place below the root, science
+ * first (`<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<filename> for science files, …`). Taken from
+ * the grammars, so a kind the mission adds is described with them.
+ */
+export const LOCAL_LAYOUT = TODAY_GRAMMARS.map(
+  (grammar) => `<root>/${grammar.layout} for ${KIND_WORDS[grammar.kind]}`,
+).join(', ');
 
 /** True when `path` is `root` itself or lies below it. */
 export function isInside(root: string, path: string): boolean {
@@ -57,9 +75,10 @@ export function locateFile(value: string): LocatedFile {
 }
 
 /**
- * The absolute local path of a file below `root`: `<root>/<mission>/<instrument>/<data_level>/<year>/<month>/<name>`
- * (ancillary: `<root>/imap/ancillary/<instrument>/<name>`); a file of a newer naming form at `<root>/<its path>`.
- * `file` is a located file, a name or a storage path (see `locateFile`).
+ * The absolute local path of a file below `root`: `<root>/<its storage path>`, which its kind's grammar gives
+ * (`<root>/imap/<instrument>/<data_level>/<year>/<month>/<name>` for science, `<root>/imap/spice/<folder>/<name>`
+ * for a SPICE kernel, … see `LOCAL_LAYOUT`); a file of a newer naming form at `<root>/<its path>`. `file` is a
+ * located file, a name or a storage path (see `locateFile`).
  */
 export function resolveLocalPath(root: string, file: LocatedFile | string): string {
   const located = typeof file === 'string' ? locateFile(file) : file;
@@ -87,8 +106,9 @@ export function fileFromLocalPath(root: string, localPath: string): MissionFile 
 /**
  * Why a file found at `localPath` is in the wrong folder for its name, with the path it belongs at; undefined when
  * its folders agree with the name or say nothing. Below `root` a file lies at the root's top (a loose file) or at
- * its place in the layout. Elsewhere, folders ending in a layout tree (`…/imap/<instrument>/…` at the depth the
- * name's place has) are held to that tree's place; other folders say nothing about the file.
+ * its place in the layout. Elsewhere, folders ending in a layout tree (`…/imap/…` at the depth the name's place
+ * has: `…/imap/<instrument>/<level>/<year>/<month>/` for science, `…/imap/spice/<folder>/` for a kernel) are held to
+ * that tree's place; other folders say nothing about the file.
  */
 export function misplacedFile(root: string, localPath: string, file: MissionFile): string | undefined {
   const absolute = resolve(localPath);
