@@ -153,7 +153,10 @@ describe("globs over today's kinds", () => {
   });
 
   it('reads a name glob whose beginning no instrument has as one of kernels, and one any file may have as none', () => {
-    expect(readGlob('imap_dps_*').queries).toContainEqual({ table: 'spice', kernelType: 'pointing_attitude' });
+    expect(readGlob('imap_dps_*').queries).toContainEqual({
+      table: 'spice',
+      kernelType: 'pointing_attitude',
+    });
     expect(readGlob('imap_2025_*').filters).toEqual({ table: 'spice' });
     expect(readGlob('imap_h*').filters).toEqual({});
     expect(readGlob('imap_*').filters).toEqual({});
