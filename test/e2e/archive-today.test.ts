@@ -77,6 +77,8 @@ let server: TestServer;
 
 const cli = (args: readonly string[], dataDir: string) =>
   runCli([...args, '--url', server.url, '--data-dir', dataDir], { cwd: home, timeoutMs: 60_000 });
+const query = (args: readonly string[]) =>
+  runCli(['query', ...args, '--url', server.url], { cwd: home, timeoutMs: 60_000 });
 
 /** Lays down the index as the previous version made it (schema 2), with one stored file, before the server starts. */
 async function indexOfSchemaTwo(backends: {
@@ -138,25 +140,39 @@ describe('one file of every kind of today’s archive', () => {
   it('is downloaded by its bare name to its storage path, with its bytes; status and verify are clean', async () => {
     const dataDir = join(home, 'by-name');
     const run = await cli(['download', ...EVERY_KIND], dataDir);
-    expect(run.stderr).toBe('');
+    expect(run.stderr).toContain(`${EVERY_KIND.length} downloaded`);
+    expect(run.stderr).toContain(`All ${EVERY_KIND.length} verified`);
+    expect(run.stderr).not.toMatch(/warning/i);
     expect(run.code).toBe(0);
     for (const name of EVERY_KIND) {
       expect(await readFile(join(dataDir, ...pathOf(name).split('/')))).toEqual(contentOf(name));
     }
-    for (const scope of [['--instrument', 'hi'], ['--instrument', 'glows']]) {
+    const scopes: Array<[scope: string[], name: string]> = [
+      [['--instrument', 'hi'], SCIENCE_REPOINTED],
+      [['--instrument', 'glows'], SCIENCE_CR],
+      [['--table', 'ancillary', '--instrument', 'mag'], ANCILLARY],
+      ...KERNELS.map(([name, , type]): [string[], string] => [['--table', 'spice', '--type', type], name]),
+    ];
+    for (const [scope, name] of scopes) {
       const status = await cli(['status', ...scope], dataDir);
-      expect(status.code).toBe(0);
+      expect(status.code, `status ${scope.join(' ')}: ${status.stdout}${status.stderr}`).toBe(0);
       const verify = await cli(['verify', ...scope], dataDir);
-      expect(verify.stdout.trim().split('\n').every((line) => line.startsWith('ok '))).toBe(true);
+      expect(verify.stdout.trim().split('\n'), `verify ${scope.join(' ')}`).toEqual([`ok ${pathOf(name)}`]);
       expect(verify.code).toBe(0);
     }
   });
 
   it('science and ancillary are listed by query, with today’s fields', async () => {
-    const science = await cli(
-      ['query', '--instrument', 'hi', '--data-level', 'l3a', '--repointing', '42', '--output-format', 'json'],
-      home,
-    );
+    const science = await query([
+      '--instrument',
+      'hi',
+      '--data-level',
+      'l3a',
+      '--repointing',
+      '42',
+      '--output-format',
+      'json',
+    ]);
     expect(science.code).toBe(0);
     const [record, ...others] = JSON.parse(science.stdout) as Array<Record<string, unknown>>;
     expect(others).toEqual([]);
@@ -173,17 +189,17 @@ describe('one file of every kind of today’s archive', () => {
       minor_version: 2,
     });
     expect(record).not.toHaveProperty('end_date');
-    const ancillary = await cli(['query', '--table', 'ancillary', '--instrument', 'mag'], home);
+    const ancillary = await query(['--table', 'ancillary', '--instrument', 'mag']);
     expect(ancillary.code).toBe(0);
     expect(ancillary.stdout).toContain(ANCILLARY);
-    const table = await cli(['query', '--instrument', 'glows'], home);
+    const table = await query(['--instrument', 'glows']);
     expect(table.stdout).toMatch(/CR/);
     expect(table.stdout).toContain('2291');
   });
 
   it('each kernel is listed by query --table spice --type', async () => {
     for (const [name, , type] of KERNELS) {
-      const run = await cli(['query', '--table', 'spice', '--type', type, '--output-format', 'json'], home);
+      const run = await query(['--table', 'spice', '--type', type, '--output-format', 'json']);
       expect(run.code).toBe(0);
       const records = JSON.parse(run.stdout) as Array<{ file_name: string; kernel_type: string }>;
       expect(records.map((kernel) => kernel.file_name)).toContain(name);
@@ -208,7 +224,17 @@ describe('versions of one product across both generations', () => {
 
   it('coverage shows the newest version', async () => {
     const run = await cli(
-      ['coverage', '--instrument', 'swe', '--start-date', '20250107', '--end-date', '20250107', '--output-format', 'json'],
+      [
+        'coverage',
+        '--instrument',
+        'swe',
+        '--start-date',
+        '20250107',
+        '--end-date',
+        '20250107',
+        '--output-format',
+        'json',
+      ],
       join(home, 'sync-newest'),
     );
     expect(run.code).toBe(0);
@@ -219,14 +245,16 @@ describe('versions of one product across both generations', () => {
 
 describe.runIf(ON_BACKENDS)('an index of the previous schema', () => {
   it('is migrated in place: its file is still listed and downloaded beside today’s', async () => {
-    const query = await cli(['query', '--instrument', 'codice', '--output-format', 'json'], home);
-    expect(query.code).toBe(0);
-    expect((JSON.parse(query.stdout) as Array<{ file_path: string }>).map((record) => record.file_path)).toEqual([
-      pathOf(OLD_INDEX_FILE),
-    ]);
+    const listed = await query(['--instrument', 'codice', '--output-format', 'json']);
+    expect(listed.code).toBe(0);
+    expect(
+      (JSON.parse(listed.stdout) as Array<{ file_path: string }>).map((record) => record.file_path),
+    ).toEqual([pathOf(OLD_INDEX_FILE)]);
     const dataDir = join(home, 'old-index');
     const run = await cli(['download', OLD_INDEX_FILE], dataDir);
     expect(run.code).toBe(0);
-    expect(await readFile(join(dataDir, ...pathOf(OLD_INDEX_FILE).split('/')))).toEqual(contentOf(OLD_INDEX_FILE));
+    expect(await readFile(join(dataDir, ...pathOf(OLD_INDEX_FILE).split('/')))).toEqual(
+      contentOf(OLD_INDEX_FILE),
+    );
   });
 });
