@@ -31,9 +31,10 @@ const pathOf = (name: string) => parsePathOrName(name).path;
 const SCIENCE_REPOINTED = 'imap_hi_l3a_ena-45_20250105-repoint00042_v001.0002.cdf';
 const SCIENCE_CR = 'imap_glows_l3a_lightcurve_20250110-cr02291_v000.0001.cdf';
 const ANCILLARY = 'imap_mag_calibration_20250101_20251231_v002.cdf';
-/** One kernel for each folder below imap/spice/, with its kernel type. */
+/** A kernel in each folder below imap/spice/ (two of two types in `ck`), with its kernel type. */
 const KERNELS: ReadonlyArray<[name: string, folder: string, type: string]> = [
   ['imap_2025_032_2025_034_003.ah.bc', 'ck', 'attitude_history'],
+  ['imap_dps_2025_121_2025_202_07.ah.bc', 'ck', 'pointing_attitude'],
   ['imap_pred_od025_20260303_20260414_v01.bsp', 'spk', 'ephemeris_predicted'],
   ['pck00011.tpc', 'pck', 'planetary_constants'],
   ['naif0012.tls', 'lsk', 'leapseconds'],
@@ -160,6 +161,20 @@ describe('one file of every kind of today’s archive', () => {
       expect(verify.stdout.trim().split('\n'), `verify ${scope.join(' ')}`).toEqual([`ok ${pathOf(name)}`]);
       expect(verify.code).toBe(0);
     }
+  });
+
+  it('a glob over a SPICE folder fetches the kernels of every type it holds; a quicklook glob is refused', async () => {
+    const dataDir = join(home, 'by-glob');
+    const run = await cli(['download', 'imap/spice/ck/*'], dataDir);
+    expect(run.code).toBe(0);
+    const ck = KERNELS.filter(([, folder]) => folder === 'ck').map(([name]) => name);
+    expect(ck).toHaveLength(2);
+    for (const name of ck) {
+      expect(await readFile(join(dataDir, ...pathOf(name).split('/')))).toEqual(contentOf(name));
+    }
+    const refused = await cli(['download', 'imap/quicklook/mag/*'], dataDir);
+    expect(refused.stderr).toMatch(/lists no quicklooks/);
+    expect(refused.code).toBe(2);
   });
 
   it('science and ancillary are listed by query, with today’s fields', async () => {

@@ -88,10 +88,17 @@ describe.skipIf(ON_BACKENDS)('filters', () => {
     expect((await cli('query', '--instrument', 'mag', '--instrument', 'mag')).code).toBe(0);
   });
 
-  it('--instrument hi suggests the hi family with hit, sorted', async () => {
-    const run = await cli('query', '--instrument', 'hi');
+  it('--instrument hi-60 suggests the closest instrument of either generation', async () => {
+    const run = await cli('query', '--instrument', 'hi-60');
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('Did you mean hi-45, hi-90 or hit?');
+    expect(run.stderr).toContain('Did you mean hi-90?');
+    expect((await cli('query', '--instrument', 'hj')).stderr).toContain('Did you mean hi?');
+  });
+
+  it('--instrument hi, a word of the archive of today, is taken', async () => {
+    const run = await cli('query', '--instrument', 'hi', '--data-level', 'l3a');
+    expect(run.stderr).toContain('Found [0] matching files');
+    expect(run.code).toBe(0);
   });
 });
 

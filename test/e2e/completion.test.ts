@@ -8,7 +8,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
+// Both generations' words: the service holds files of both, so a filter takes either.
+import { ANY_DATA_LEVELS as DATA_LEVELS, ANY_INSTRUMENTS as INSTRUMENTS } from '../../src/naming/mission.js';
 import { assertBuilt, cleanup, runCli, tempDir } from '../helpers/e2e.js';
 
 const exec = promisify(execFile);
@@ -89,11 +90,17 @@ describe('completion bash', () => {
     expect(await complete(['mission-data', 'download', '--instrument', 'ul'])).toEqual([
       'ultra-45',
       'ultra-90',
+      'ultra',
     ]);
     expect(await complete(['mission-data', 'download', '--data-level', 'l1'])).toEqual(
       DATA_LEVELS.filter((level) => level.startsWith('l1')),
     );
-    expect(await complete(['mission-data', 'query', '--table', ''])).toEqual(['science', 'ancillary']);
+    expect(await complete(['mission-data', 'query', '--table', ''])).toEqual([
+      'science',
+      'ancillary',
+      'spice',
+    ]);
+    expect(await complete(['mission-data', 'query', '--type', 'leap'])).toEqual(['leapseconds']);
     expect(await complete(['mission-data', 'query', '--output-format', ''])).toEqual([
       'table',
       'json',
@@ -106,6 +113,9 @@ describe('completion bash', () => {
   it('completes after earlier options and values', async () => {
     expect(await complete(['mission-data', 'query', '--instrument', 'mag', '--data-level', 'l2'])).toEqual([
       'l2',
+      'l2a',
+      'l2b',
+      'l2c',
     ]);
     expect(await complete(['mission-data', 'query', '--instrument', 'mag', '--out'])).toEqual([
       '--output-format',

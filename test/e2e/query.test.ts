@@ -188,7 +188,10 @@ describe('query settings and failures', () => {
     expect(run.stderr).toContain(
       'Invalid start_date "20250230": 20250230 is not a date of the calendar (February has 28 days in 2025).',
     );
-    expect(run.stderr).toContain('Invalid version "v1". Please use vxx-xx format or latest.');
+    // The client takes versions of both generations, and says so.
+    expect(run.stderr).toContain(
+      'Invalid version "v1". Please use vNNN.NNNN, vNNN or vxx-xx format, or latest.',
+    );
     // Port 9 has nothing listening: a request would have ended in a connection error instead.
     expect(run.stderr).not.toContain('connection refused');
   });

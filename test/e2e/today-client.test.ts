@@ -7,7 +7,15 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, bytesFor, cleanEnv, cleanup, type ServeProcess, spawnServe, tempDir } from '../helpers/e2e.js';
+import {
+  assertBuilt,
+  bytesFor,
+  cleanEnv,
+  cleanup,
+  type ServeProcess,
+  spawnServe,
+  tempDir,
+} from '../helpers/e2e.js';
 
 const KEY = 'today-client-key-0123456789';
 const NAMES = [
@@ -46,7 +54,18 @@ beforeAll(async () => {
   assertBuilt();
   home = await tempDir('mission-today-client-');
   serve = await spawnServe(
-    ['--port', '0', '--store', join(home, 'store'), '--wire', 'gateway', '--dialect', 'today', '--api-key', KEY],
+    [
+      '--port',
+      '0',
+      '--store',
+      join(home, 'store'),
+      '--wire',
+      'gateway',
+      '--dialect',
+      'today',
+      '--api-key',
+      KEY,
+    ],
     { cwd: home, env: cleanEnv(home) },
   );
   for (const name of NAMES) await upload(name);

@@ -246,8 +246,13 @@ async function globMatches(
 ): Promise<string[]> {
   const found: string[] = [];
   for (const glob of globs) {
-    const records = await client.query(glob.filters);
-    const matches = records.map((record) => record.file_path).filter((path) => glob.matches(path));
+    if (glob.unlisted) throw new UsageError(`${JSON.stringify(glob.pattern)}: ${glob.unlisted}`);
+    // A SPICE glob may match kernels of several types: the service lists them one type at a time.
+    const matches: string[] = [];
+    for (const filters of glob.queries.length > 0 ? glob.queries : [glob.filters]) {
+      const records = await client.query(filters);
+      matches.push(...records.map((record) => record.file_path).filter((path) => glob.matches(path)));
+    }
     if (matches.length === 0 && globs.length > 1 && !options.quiet) {
       io.stderr.write(`Warning: no file in the archive matches ${JSON.stringify(glob.pattern)}.\n`);
     }
