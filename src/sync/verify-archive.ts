@@ -6,7 +6,6 @@ import { abortedError } from '../core/batch.js';
 import {
   type ChecksumAlgorithm,
   type ExpectedChecksum,
-  expectedChecksum,
   RunningChecksum,
   showDigest,
 } from '../core/checksums/checksum.js';
@@ -14,6 +13,7 @@ import type { FileHash } from '../core/checksums/hash-pool.js';
 import { sumOf } from '../data-root/verified.js';
 import type { DownloadHttp } from '../download/types.js';
 import { discardBody } from '../http/body.js';
+import { statedChecksum } from '../http/stated-digest.js';
 import type { VerifyEntry, VerifyHttp, VerifyOptions } from './verify-entries.js';
 
 /** What a comparison asks of its pass: a file hashed on its threads, the record told, bytes passed over. */
@@ -161,7 +161,10 @@ async function probeObject(
   };
   const range = /\/(\d+)\s*$/.exec(header('content-range') ?? '');
   const size = range ? Number(range[1]) : Number(header('content-length'));
-  return { size, expected: expectedChecksum(probe.headers, probe.status === 200 && size <= 1) };
+  return {
+    size,
+    expected: statedChecksum(probe.headers, probe.status === 200 && size <= 1, probe.statedDigest),
+  };
 }
 
 /** The object fetched whole and hashed as it streams: in the algorithm its answer states (checksum mode), or MD5. */
@@ -171,7 +174,8 @@ async function wholeObjectDigest(
   signal: AbortSignal | undefined,
 ): Promise<{ digest: Buffer; stated: ExpectedChecksum | undefined; algorithm: ChecksumAlgorithm }> {
   const answer = await http.getObject(url, { signal });
-  const stated = answer.status === 200 ? expectedChecksum(answer.headers, true) : undefined;
+  const stated =
+    answer.status === 200 ? statedChecksum(answer.headers, true, answer.statedDigest) : undefined;
   const algorithm = stated?.algorithm ?? 'md5';
   const running = new RunningChecksum(algorithm);
   const ended = await answer.body.consume((chunk) => running.update(chunk));

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BackgroundChecksum } from '../../src/core/checksums/background-checksum.js';
 import { InlineChecksum, NoChecksum } from '../../src/core/checksums/checksum.js';
@@ -166,6 +166,20 @@ describe('the checksum the download answer states in its URL', () => {
       expect(await filesLeft()).toEqual([]);
     },
   );
+
+  it('checks a file already in place against it: the same bytes are kept without fetching them, other bytes replaced', async () => {
+    Object.assign(service, { envelope: false, fragment: `md5=${md5(BYTES)}` });
+    await mkdir(dirname(join(dataDir, PATH)), { recursive: true });
+    await writeFile(join(dataDir, PATH), BYTES);
+    const kept = await download({ requireChecksum: true });
+    expect(kept).toMatchObject({ status: 'skipped', verified: true });
+    const altered = Buffer.from(BYTES);
+    altered[0] = (altered[0] as number) ^ 0xff;
+    await writeFile(join(dataDir, PATH), altered);
+    const replaced = await download({ requireChecksum: true });
+    expect(replaced).toMatchObject({ status: 'replaced', verified: true });
+    expect((await readFile(join(dataDir, PATH))).equals(BYTES)).toBe(true);
+  });
 
   it('without it, an object the store states nothing of is not verified, and refused when a checksum is required', async () => {
     Object.assign(service, { envelope: false, fragment: '' });

@@ -3,10 +3,11 @@
  * one-byte ranged GET and, when the store states one, its checksum from a local hash.
  */
 import type { Stats } from 'node:fs';
-import { type ExpectedChecksum, expectedChecksum } from '../../core/checksums/checksum.js';
+import type { ExpectedChecksum } from '../../core/checksums/checksum.js';
 import { digestOfFile } from '../../core/checksums/file-digest.js';
 import { localError } from '../../data-root/safe-writes.js';
 import { discardBody } from '../../http/body.js';
+import { statedChecksum } from '../../http/stated-digest.js';
 import type { ObjectSource } from '../part/object-state.js';
 
 /**
@@ -30,7 +31,8 @@ export async function sameAsStored(
       ? Number(headerOf(probe.headers, 'content-length'))
       : Number.NaN;
   if (size !== present.size) return undefined;
-  const expected = expectedChecksum(probe.headers, probe.status === 200 && size <= 1);
+  // The archive's checksum as its answer or its URL states it (the URL's covers the whole object).
+  const expected = statedChecksum(probe.headers, probe.status === 200 && size <= 1, probe.statedDigest);
   if (!expected) return undefined;
   const digest = await digestOfFile(localPath, expected.algorithm, signal, (error) =>
     localError(`Cannot read ${localPath}`, error),
