@@ -2,9 +2,10 @@
  * The configuration file: what it may hold, read and checked (keys this version does not know set apart, not
  * refused), and written atomically for its owner only.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError } from './errors.js';
+import { replaceFile } from './replace-file.js';
 import { HTTP_URL_PROBLEM, SETTINGS, type SettingKey, type SettingSpec } from './settings.js';
 import * as z from './zod.js';
 
@@ -113,11 +114,12 @@ export async function writeConfigFile(file: string, contents: ConfigFile): Promi
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, { mode: 0o600 });
-    await rename(temporary, file);
+    await replaceFile(temporary, file);
   } catch (error) {
     await rm(temporary, { force: true });
     throw new ConfigError(`Cannot write the configuration file ${file}: ${(error as Error).message}`, {
       cause: error,
+      hint: (error as { hint?: string }).hint,
     });
   }
 }

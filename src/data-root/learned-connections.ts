@@ -6,8 +6,9 @@
  * is forgotten, since links change. Best effort: a record that cannot be read is ignored, one that cannot be
  * written is not kept, and neither fails a download.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { replaceFileSync } from '../core/replace-file.js';
 import { STATE_FOLDER } from './state-folder.js';
 
 /** The file under the state folder. */
@@ -95,7 +96,7 @@ export class LearnedConnections {
     const temporary = `${this.path}.${process.pid}.tmp`;
     try {
       writeFileSync(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o644, flag: 'wx' });
-      renameSync(temporary, this.path);
+      replaceFileSync(temporary, this.path);
       this.#changed = false;
     } catch {
       // Not kept: the next run measures again.

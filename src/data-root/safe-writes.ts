@@ -3,10 +3,11 @@
  * without ever passing through a symbolic link that leads outside it, and file-system errors told in words.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, realpathSync } from 'node:fs';
-import { lstat, mkdir, open, realpath, stat, statfs, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
+import { realPath, realPathSync } from '../core/real-path.js';
 import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
 
@@ -134,7 +135,7 @@ export const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
  * leading outside the data root. The root itself may be a link. Resolves to the folder's real path.
  */
 export async function ensureFolderInside(root: string, folder: string): Promise<void> {
-  const realRoot = await realpath(root).catch(() => root);
+  const realRoot = await realPath(root).catch(() => root);
   const steps = relative(root, folder)
     .split(sep)
     .filter((step) => step !== '');
@@ -149,7 +150,7 @@ export async function ensureFolderInside(root: string, folder: string): Promise<
       stats = await lstat(current);
     }
     if (stats.isSymbolicLink()) {
-      const target = await realpath(current).catch(() => undefined);
+      const target = await realPath(current).catch(() => undefined);
       if (target === undefined || !isInside(realRoot, target)) {
         throw new LocalFileError(
           `Refusing to write through ${current}: it is a symbolic link to ${target ?? 'a missing place'}, outside the data root ${realRoot}.`,
@@ -165,7 +166,7 @@ export async function ensureFolderInside(root: string, folder: string): Promise<
 /** True when the real path of `path`'s folder lies inside the data root's real path (no link leads out). */
 export function folderStaysInside(realRoot: string, path: string): boolean {
   try {
-    return isInside(realRoot, realpathSync.native(dirname(path)));
+    return isInside(realRoot, realPathSync(dirname(path)));
   } catch {
     return false;
   }

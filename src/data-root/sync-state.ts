@@ -4,8 +4,9 @@
  * end of a run (temporary file + rename), so a reader sees the old state or the new one, never half of one.
  */
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { replaceFile } from '../core/replace-file.js';
 import * as z from '../core/zod.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import { writeNewFile } from './safe-writes.js';
@@ -151,5 +152,5 @@ export async function writeState(root: string, identity: SyncIdentity, state: Sy
     `${JSON.stringify({ ...state, updatedAt: new Date().toISOString() })}\n`,
     0o644,
   );
-  await rename(temporary, file);
+  await replaceFile(temporary, file);
 }

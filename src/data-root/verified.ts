@@ -7,13 +7,16 @@
  * so processes sharing a data root add to it safely; what one process appends, another reads on its next miss.
  */
 import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
-import { lstat, mkdir, open, rename } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExpectedChecksum } from '../core/checksums/checksum.js';
+import { replaceFile } from '../core/replace-file.js';
 import { NO_FOLLOW, writeNewFile } from './safe-writes.js';
 import { STATE_FOLDER } from './state-folder.js';
 
 const RECORD_FILE = 'verified.jsonl';
+/** A file of the state folder never renamed or rewritten, whose inode number shows whether the root keeps them. */
+const INODE_PROBE_FILE = 'inode-probe';
 /**
  * Lines gathered before one append: a killed run loses at most these (the files are then checked against the
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
@@ -58,7 +61,11 @@ export class VerifiedRecord {
   /** The read of appended lines under way (see `refresh`). */
   #reading: Promise<void> = Promise.resolve();
 
-  private constructor(readonly file: string | undefined) {}
+  private constructor(
+    readonly file: string | undefined,
+    /** False where the file system was seen to number files anew (exFAT and FAT through FUSE, after a remount). */
+    readonly inodesStable = true,
+  ) {}
 
   /**
    * Opens the record of `root`. A state folder that is a link or not a folder is not used: every file is then
@@ -69,7 +76,7 @@ export class VerifiedRecord {
     await mkdir(folder).catch(() => undefined);
     const stats = await lstat(folder).catch(() => undefined);
     if (!stats?.isDirectory()) return new VerifiedRecord(undefined);
-    const record = new VerifiedRecord(join(folder, RECORD_FILE));
+    const record = new VerifiedRecord(join(folder, RECORD_FILE), await inodesStayPut(folder, true));
     await record.refresh();
     if (record.#lines > COMPACT_ABOVE_LINES && record.#lines > 2 * record.#entries.size)
       await record.#compact();
@@ -83,7 +90,11 @@ export class VerifiedRecord {
   static async read(root: string): Promise<VerifiedRecord> {
     const folder = join(root, STATE_FOLDER);
     const stats = await lstat(folder).catch(() => undefined);
-    const record = new VerifiedRecord(stats?.isDirectory() ? join(folder, RECORD_FILE) : undefined);
+    const held = stats?.isDirectory() === true;
+    const record = new VerifiedRecord(
+      held ? join(folder, RECORD_FILE) : undefined,
+      held ? await inodesStayPut(folder, false) : true,
+    );
     await record.refresh();
     return record;
   }
@@ -93,7 +104,12 @@ export class VerifiedRecord {
     return this.#entries.get(path);
   }
 
-  /** True when `path` was verified and the file there is still the one that was. */
+  /**
+   * True when `path` was verified and the file there is still the one that was: the same size, modification time
+   * and inode. Where the file system numbers its files anew (seen by the probe, never assumed), the inode says
+   * nothing and size and time decide alone, as they do for rsync and make: a file replaced by one of the same
+   * size within the same tick of the clock (10 ms on exFAT, 2 s on FAT) would pass there, as it does for them.
+   */
   matches(path: string, stats: Stats): boolean {
     const entry = this.#entries.get(path);
     return (
@@ -102,7 +118,7 @@ export class VerifiedRecord {
       stats.isFile() &&
       entry.size === stats.size &&
       entry.mtimeMs === stats.mtimeMs &&
-      entry.ino === stats.ino
+      (entry.ino === stats.ino || !this.inodesStable)
     );
   }
 
@@ -241,7 +257,7 @@ export class VerifiedRecord {
     try {
       const lines = [...this.#entries.values()].map((entry) => `${JSON.stringify(entry)}\n`).join('');
       await writeNewFile(temporary, lines, 0o644);
-      await rename(temporary, this.file);
+      await replaceFile(temporary, this.file);
       this.#offset = 0;
       this.#entries.clear();
       this.#lines = 0;
@@ -250,6 +266,73 @@ export class VerifiedRecord {
       // Compaction only saves space; the long record still serves.
     }
   }
+}
+
+/** What the probe's record holds: the probe file's inode number and change time, and whether they stay put. */
+interface InodeProbe {
+  ino: number;
+  ctimeMs: number;
+  stable: boolean;
+}
+
+/**
+ * Whether the file system of the state `folder` keeps a file's inode number, found by a probe file made there once
+ * and never written again. It is made under another name and renamed into place: a file system that numbers a
+ * renamed file anew (exFAT and FAT on Windows) shows it then. Later, the probe with its change time unchanged but
+ * another number shows one that numbers files anew at each mount (exfat-fuse numbers them in the order it is
+ * asked); another change time means the probe itself was copied (a root moved to another disk), so it is measured
+ * again. A change seen once is written down. `create` makes and records (a reader leaves the root as it found
+ * it). Any failure answers true: the inode then counts, which costs requests, never trust.
+ */
+async function inodesStayPut(folder: string, create: boolean): Promise<boolean> {
+  const probe = join(folder, INODE_PROBE_FILE);
+  const known = await readProbe(`${probe}.json`);
+  if (known?.stable === false) return false;
+  const stats = await lstat(probe).catch(() => undefined);
+  if (!stats?.isFile()) return create ? makeProbe(probe) : true;
+  if (known === undefined || stats.ino === known.ino) return true;
+  const renumbered = stats.ctimeMs === known.ctimeMs;
+  if (create) {
+    const now = { ino: stats.ino, ctimeMs: stats.ctimeMs, stable: !renumbered };
+    await writeProbeRecord(`${probe}.json`, now).catch(() => undefined);
+  }
+  return !renumbered;
+}
+
+async function readProbe(path: string): Promise<InodeProbe | undefined> {
+  try {
+    const probe = JSON.parse(await readFile(path, 'utf8')) as Partial<InodeProbe>;
+    const { ino, ctimeMs, stable } = probe;
+    if (typeof ino !== 'number' || typeof ctimeMs !== 'number' || typeof stable !== 'boolean')
+      return undefined;
+    return { ino, ctimeMs, stable };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes the probe (under another name first, then renamed) and records it; whether its number survived the rename. */
+async function makeProbe(probe: string): Promise<boolean> {
+  const temporary = `${probe}.${process.pid}.tmp`;
+  try {
+    await writeNewFile(temporary, '', 0o644);
+    const before = await lstat(temporary);
+    await replaceFile(temporary, probe);
+    const after = await lstat(probe);
+    const stable = after.ino === before.ino;
+    await writeProbeRecord(`${probe}.json`, { ino: after.ino, ctimeMs: after.ctimeMs, stable });
+    return stable;
+  } catch {
+    // Made by another process at the same moment, or not at all: the next run looks again.
+    return true;
+  }
+}
+
+/** Writes the probe's record whole (a temporary file renamed over the old one). */
+async function writeProbeRecord(path: string, probe: InodeProbe): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeNewFile(temporary, `${JSON.stringify(probe)}\n`, 0o644);
+  await replaceFile(temporary, path);
 }
 
 function openAppend(file: string): number {

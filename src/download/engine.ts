@@ -5,8 +5,9 @@
  * unchanged since is skipped without a request; any other file at a destination is checked against the store.
  */
 
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { BatchStop, linkSignal, runPool } from '../core/batch.js';
+import { realPath } from '../core/real-path.js';
 import { settingDefault, type WithRequests } from '../core/settings.js';
 import { LearnedConnections } from '../data-root/learned-connections.js';
 import { DownloadRuns } from '../data-root/runs.js';
@@ -113,7 +114,7 @@ async function openBatch(
     folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
     verified: await VerifiedRecord.open(options.dataDir),
-    realRoot: await realpath(options.dataDir),
+    realRoot: await realPath(options.dataDir),
     learned: undefined,
     // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
     runs: DownloadRuns.join(options.dataDir),

@@ -6,10 +6,11 @@
 import { lstat, rm } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
+import { removeFile } from '../core/replace-file.js';
 import type { WithRequests } from '../core/settings.js';
 import { dayKey, scanLocalCopy, recordPath as storagePathOf } from '../coverage/run.js';
 import { partPath, recordPath } from '../data-root/part-names.js';
-import { checkWritableRoot } from '../data-root/safe-writes.js';
+import { checkWritableRoot, localError } from '../data-root/safe-writes.js';
 import { stateFolder } from '../data-root/state-folder.js';
 import { acquireLock } from '../data-root/sync-lock.js';
 import { readState, type SyncIdentity, type SyncState, syncId, writeState } from '../data-root/sync-state.js';
@@ -319,10 +320,7 @@ class SyncRun {
         if (!(await vouched(file))) continue;
         const localPath = resolveLocalPath(dataDir, file);
         if (this.options.prune && !this.options.dryRun) {
-          await rm(localPath, { force: true });
-          delete this.#state.held[file.path];
-          pruned.push(file.path);
-          files.push({ path: file.path, localPath, status: 'pruned' });
+          if (await this.#prune(file.path, localPath, files)) pruned.push(file.path);
         } else {
           superseded.push(file.path);
           files.push({
@@ -334,5 +332,24 @@ class SyncRun {
       }
     }
     return { superseded, pruned };
+  }
+
+  /**
+   * Removes one superseded version; true when it is gone. A file that cannot be removed (another program holds it
+   * open, on Windows) is reported and counted failed, and the sync goes on: it stays held, so the next run tries
+   * again.
+   */
+  async #prune(path: string, localPath: string, files: SyncFile[]): Promise<boolean> {
+    try {
+      await removeFile(localPath);
+    } catch (cause) {
+      const error = localError(`Cannot remove the superseded version ${localPath}`, cause);
+      this.options.onNotice?.(`${error.message} It is removed on a later run.`);
+      files.push({ path, localPath, status: 'failed', error });
+      return false;
+    }
+    delete this.#state.held[path];
+    files.push({ path, localPath, status: 'pruned' });
+    return true;
   }
 }

@@ -9,9 +9,9 @@ import { discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header } from '../../http/objects.js';
 import { statedChecksum } from '../../http/stated-digest.js';
-import { type ObjectSource, type ObjectState, type RangedPlan, stateRecord } from '../part/object-state.js';
+import type { ObjectSource, ObjectState, RangedPlan } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
-import { streamRecorder } from '../part/progress-record.js';
+import { recordQuietly, streamRecorder } from '../part/progress-record.js';
 import { bodyEndedEarly, pump } from '../part/pump.js';
 import { receiveRanges } from '../ranged/ranged.js';
 import { RangesIgnored } from '../ranged/span-fetch.js';
@@ -191,7 +191,9 @@ class ObjectReceiver {
     this.hashers.push(checksum);
     // Bytes an earlier answer (or an earlier run) wrote count toward the checksum too.
     if (state.written > 0) checksum.catchUp(state.written);
-    if (this.recording()) part.record(stateRecord(state));
+    // The record only lets a later run resume: one that cannot be written (held open elsewhere, on Windows)
+    // costs a resume, never this download.
+    if (this.recording()) recordQuietly(part, state);
     if (state.total !== undefined) {
       await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
     }

@@ -23,9 +23,10 @@ import {
   writeSync,
   writevSync,
 } from 'node:fs';
-import { lstat, rename, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { LocalFileError } from '../../core/errors.js';
+import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
 import { partPath, recordPath } from '../../data-root/part-names.js';
 import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
 import {
@@ -122,8 +123,8 @@ export class PartFile {
         // rename is atomic: when two runs reach for the same leftover, one of them gets it.
         try {
           if (leftover.path !== ours) {
-            await rename(leftover.path, ours);
-            await rename(recordPath(leftover.path), recordPath(ours)).catch(() => undefined);
+            await replaceFile(leftover.path, ours);
+            await replaceFile(recordPath(leftover.path), recordPath(ours)).catch(() => undefined);
           }
           adopted = { path: ours, record: leftover.record };
           continue;
@@ -132,7 +133,7 @@ export class PartFile {
         }
       }
       // Dead, and not resumable here: never left to accumulate.
-      await Promise.all([rm(leftover.path, { force: true }), rm(recordPath(leftover.path), { force: true })]);
+      await Promise.all([removeFile(leftover.path), removeFile(recordPath(leftover.path))]);
     }
     if (adopted?.record) {
       const fd = await openPart(ours, constants.O_RDWR | NO_FOLLOW);
@@ -149,7 +150,7 @@ export class PartFile {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
       // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
-      await rm(ours, { force: true });
+      await removeFile(ours);
       fd = await openPart(ours, flags);
     }
     return new PartFile(destination, ours, fd, undefined);
@@ -228,7 +229,7 @@ export class PartFile {
       } finally {
         closeSync(fd);
       }
-      renameSync(temporary, file);
+      replaceFileSync(temporary, file);
       this.#recorded = true;
     } catch (error) {
       throw localError(`Cannot write ${file}`, error);
@@ -246,9 +247,14 @@ export class PartFile {
     this.#close();
     beforeRename?.(stats);
     try {
+      // Synchronous first: the common case costs no hand-over to the thread pool (see the top of this file).
       renameSync(this.path, this.destination);
     } catch (error) {
-      throw localError(`Cannot move ${this.path} to ${this.destination}`, error);
+      if (!isHeldOpen(error)) throw localError(`Cannot move ${this.path} to ${this.destination}`, error);
+      // A destination another program holds open (Windows): tried again for a while, without blocking the batch.
+      await replaceFile(this.path, this.destination).catch((held: unknown) => {
+        throw localError(`Cannot move ${this.path} to ${this.destination}`, held);
+      });
     }
     this.#end();
     if (this.#recorded || this.resumed) {
@@ -287,9 +293,7 @@ export class PartFile {
     this.#closeQuietly();
     if (this.#ended) return;
     this.#end();
-    await Promise.all([rm(this.path, { force: true }), rm(recordPath(this.path), { force: true })]).catch(
-      () => undefined,
-    );
+    await Promise.all([removeFile(this.path), removeFile(recordPath(this.path))]).catch(() => undefined);
   }
 
   #open(): number {

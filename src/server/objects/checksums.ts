@@ -6,8 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, open, rename, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, unlink, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
+import { replaceFile } from '../../core/replace-file.js';
 
 /** The dot-folder of the store holding one sidecar per object, at the object's key (`scan()` skips dot-entries). */
 export const CHECKSUM_FOLDER = '.checksums';
@@ -124,12 +125,13 @@ export async function readSidecar(path: string, size: number, mtimeMs: number): 
 /**
  * Writes a sidecar atomically: the whole text goes to `temp` (created exclusively, so never through a link),
  * which is then renamed over `path`. A rename replaces a symlink at `path` instead of following it, and a
- * reader sees the old sidecar or the new one, never half of one.
+ * reader sees the old sidecar or the new one, never half of one; a sidecar a reader holds open (Windows) is
+ * replaced once it lets go (`replaceFile`).
  */
 export async function writeSidecar(temp: string, path: string, record: ChecksumRecord): Promise<void> {
   try {
     await writeFile(temp, formatSidecar(record), { encoding: 'utf8', flag: 'wx', mode: 0o644 });
-    await rename(temp, path);
+    await replaceFile(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;

@@ -1,10 +1,12 @@
 /** The object store: objects are plain files under the store folder at their storage key. */
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StoreError } from '../../core/errors.js';
+import { realPath } from '../../core/real-path.js';
+import { removeFile } from '../../core/replace-file.js';
 import { type MissionFile, parseName, parsePath } from '../../naming/names.js';
 import {
   CHECKSUM_FOLDER,
@@ -14,7 +16,7 @@ import {
   readSidecar,
   writeSidecar,
 } from './checksums.js';
-import { STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
+import { freshFileSystem, STREAM_BUFFER_BYTES, writeObject } from './folder-write.js';
 import {
   namingProblem,
   type ObjectStore,
@@ -56,6 +58,8 @@ export class FolderStore implements ObjectStore, TakesUploads {
   readonly #hashing = new Map<string, Promise<Digests>>();
   /** Digests known, by key; each use checks them against the open file's size and mtime. */
   readonly #checksums = new Map<string, ChecksumRecord>();
+  /** What the store's file system refuses (hard links, syncing a folder), learned by the first PUT refused. */
+  readonly #system = freshFileSystem();
 
   private constructor(
     /** The store folder, symlinks resolved. */
@@ -89,7 +93,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       throw new StoreError(`Cannot use ${folder} as the store folder (${code}).`, { cause: error });
     }
-    const root = await realpath(folder);
+    const root = await realPath(folder);
     const store = new FolderStore(root, idle, new UrlSigner(options.secret ?? (await loadStoreSecret(root))));
     const incoming = join(store.root, INCOMING_FOLDER);
     await mkdir(incoming).catch((error: NodeJS.ErrnoException) => {
@@ -108,7 +112,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
     for (const name of await readdir(folder)) {
       const path = join(folder, name);
       const stats = await lstat(path).catch(() => undefined);
-      if (stats && Date.now() - stats.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true });
+      if (stats && Date.now() - stats.mtimeMs > STALE_TEMP_MS) await removeFile(path).catch(() => undefined);
     }
   }
 
@@ -153,7 +157,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
    */
   async #realFolder(key: string, base?: string): Promise<boolean> {
     const folder = join(this.root, ...(base === undefined ? [] : [base]), ...key.split('/').slice(0, -1));
-    return realpath(folder).then(
+    return realPath(folder).then(
       (real) => real === folder,
       () => false,
     );
@@ -203,9 +207,9 @@ export class FolderStore implements ObjectStore, TakesUploads {
 
   async delete(key: string): Promise<boolean> {
     if (!(await this.head(key))) return false;
-    await rm(this.#pathOf(key), { force: true });
+    await removeFile(this.#pathOf(key));
     const sidecar = await this.#sidecarPath(key, false);
-    if (sidecar !== undefined) await rm(sidecar, { force: true });
+    if (sidecar !== undefined) await removeFile(sidecar);
     this.#checksums.delete(key);
     return true;
   }
@@ -226,6 +230,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
       path: this.#pathOf(key),
       makeFolders: () => this.#safeFolders(key, true),
       idleMs: this.uploadIdleTimeoutMs,
+      system: this.#system,
     };
     const record = await writeObject(target, body, length, options);
     // The sidecar only saves work: when it cannot be written, the first GET computes the digest again.

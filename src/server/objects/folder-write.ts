@@ -1,7 +1,7 @@
 /** The object store's write path: a PUT body into a temporary file, hashed, synced and linked into place. */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, link, open, unlink } from 'node:fs/promises';
+import { type FileHandle, link, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
@@ -187,14 +187,88 @@ async function writeAll(handle: FileHandle, chunks: Buffer[], position: number):
   }
 }
 
-/** Flushes a folder's entries to disk, so that a link just made in it survives a crash. */
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+/**
+ * What the store's file system was found to refuse, learned on the first refusal and kept for the store's life:
+ * each PUT then takes the way that works without asking again.
+ */
+export interface StoreFileSystem {
+  /** False once `link()` was refused (exFAT and FAT have no hard links). */
+  links: boolean;
+  /** False once opening or syncing a folder was refused (Windows). */
+  folderSync: boolean;
+}
+
+/** A file system not yet found to refuse anything. */
+export function freshFileSystem(): StoreFileSystem {
+  return { links: true, folderSync: true };
+}
+
+/** What a file system without hard links answers `link()` (exFAT: EPERM; others ENOTSUP, EOPNOTSUPP, ENOSYS). */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
+
+/** What a system that cannot open or sync a folder answers (Windows: EPERM or EISDIR; some file systems EINVAL). */
+const NO_FOLDER_SYNC = new Set(['EPERM', 'EACCES', 'EISDIR', 'EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EBADF']);
+
+/** The test's stand-ins for the file-system calls of a commit, to inject the refusals other systems give. */
+export const commitOps = { link, open, rename };
+
+/**
+ * Flushes a folder's entries to disk, so that a link just made in it survives a crash. Where the system refuses
+ * to open or sync a folder (Windows, which makes a rename durable itself), that is learned once and the sync
+ * skipped from then on; the upload never fails for it.
+ */
+async function syncFolder(folder: string, system: StoreFileSystem): Promise<void> {
+  if (!system.folderSync) return;
   try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+    const handle = await commitOps.open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (!NO_FOLDER_SYNC.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    system.folderSync = false;
   }
+}
+
+/**
+ * Puts the synced temporary file at `path` only if nothing is there: `link()` fails with EEXIST when a file is,
+ * so of two PUTs of one key exactly one wins. Without hard links (exFAT, FAT) the key's name is claimed by an
+ * exclusive create (O_EXCL, the same atomic test), and only the claimant renames the bytes over its own empty
+ * claim. A rename after a look for an existing file would not do: two PUTs could both look, both find nothing,
+ * and the second rename would replace the first's acknowledged object. What the claim costs: for the moment
+ * between the create and the rename (microseconds; the bytes are synced already) the key names an empty file,
+ * and a crash in that moment leaves it empty (a later PUT gets 409; DELETE clears it). Returns false when the key
+ * is taken.
+ */
+async function placeExclusively(temp: string, path: string, system: StoreFileSystem): Promise<boolean> {
+  if (system.links) {
+    try {
+      await commitOps.link(temp, path);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      if (code === 'EEXIST') return false;
+      if (!NO_LINKS.has(code)) throw error;
+      system.links = false;
+    }
+  }
+  let claim: FileHandle;
+  try {
+    claim = await commitOps.open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  await claim.close();
+  try {
+    await commitOps.rename(temp, path);
+  } catch (error) {
+    await unlink(path).catch(() => undefined);
+    throw error;
+  }
+  return true;
 }
 
 /** Where a PUT writes: its temporary file, its place in the store, and how the folders of that place are made. */
@@ -209,6 +283,8 @@ export interface WriteTarget {
   makeFolders: () => Promise<boolean>;
   /** An upload that sends no body bytes for this long is given up. */
   idleMs: number;
+  /** What the store's file system refuses, learned by earlier PUTs (and by this one). */
+  system: StoreFileSystem;
 }
 
 /**
@@ -250,16 +326,10 @@ export async function writeObject(
         `Refusing ${key}: one of its folders in the store is a symlink or not a folder.`,
       );
     }
+    const placed = await storeStep(() => placeExclusively(temp, path, target.system));
+    if (!placed) throw new PutRejected(409, `${key} already exists.`);
     try {
-      await link(temp, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new PutRejected(409, `${key} already exists.`);
-      }
-      throw new StoreWriteError(error);
-    }
-    try {
-      await syncFolder(dirname(path));
+      await syncFolder(dirname(path), target.system);
     } catch (error) {
       // Not acknowledged, so not kept: otherwise the client's next attempt would meet a 409.
       await unlink(path).catch(() => undefined);
