@@ -23,11 +23,16 @@ interface PathProblem {
 /**
  * Returns what makes `path` unsafe to use as a storage path or a path below a local root, or undefined
  * when it is safe: absolute paths, `..`, `.` and any other segment starting with a dot (`..;`), empty
- * segments, backslashes, NUL and control characters, and percent-encoded forms of any of these; the message
- * names the segment where that helps.
+ * segments, backslashes, NUL and control characters, percent-encoded forms of any of these, and segments that
+ * Linux, macOS or Windows cannot hold as a name (see `unportableSegmentProblem`); the message names the segment
+ * where that helps.
  */
 export function unsafePathReason(path: string): string | undefined {
-  const problem = literalPathProblem(path, true) ?? percentPathProblem(path) ?? dotLedProblem(path);
+  const problem =
+    literalPathProblem(path, true) ??
+    percentPathProblem(path) ??
+    dotLedProblem(path) ??
+    unportableSegmentProblem(path);
   if (!problem) return undefined;
   return problem.advice ? `${problem.what}; ${problem.advice}` : problem.what;
 }
@@ -77,6 +82,55 @@ function dotLedProblem(path: string): PathProblem | undefined {
       what: `its segment ${JSON.stringify(dotted)} starts with a dot`,
       advice: 'no folder or file of the store does',
     };
+  }
+  return undefined;
+}
+
+/**
+ * Characters Windows refuses in a name (`:` on NTFS names an alternate data stream of the file before it, so
+ * `c:evil.cdf` would write into a stream of `c`). Control characters and `\` are refused before this is asked.
+ */
+const WINDOWS_REFUSED_CHARACTERS = /[<>:"|?*]/g;
+
+/**
+ * Windows' device names: a file named so (any case, any extension, `CON.cdf`, `nul.txt`) opens the device
+ * instead. `COM0`/`LPT0` and the superscript digits are in Microsoft's list too; `CONIN$`/`CONOUT$` are the
+ * console's.
+ */
+const WINDOWS_DEVICE_NAMES = /^(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[0-9¹²³]|LPT[0-9¹²³])$/;
+
+const PORTABLE_ADVICE = 'a data root must stay usable on Linux, macOS and Windows alike';
+
+/**
+ * Why a segment of `path` cannot be a name on every system the tool runs on, so a data root copied between
+ * them holds every file: a character Windows refuses, a trailing dot or space (Windows drops it, so two names
+ * become one), a Windows device name as the segment or as its stem. Refused on every system alike.
+ */
+function unportableSegmentProblem(path: string): PathProblem | undefined {
+  for (const segment of path.split('/')) {
+    const refused = [...new Set(segment.match(WINDOWS_REFUSED_CHARACTERS) ?? [])];
+    if (refused.length > 0) {
+      const listed = refused.map((character) => `'${character}'`).join(', ');
+      return {
+        what: `its segment ${JSON.stringify(segment)} holds ${listed}, which Windows refuses in a name`,
+        advice: PORTABLE_ADVICE,
+      };
+    }
+    if (/[. ]$/.test(segment)) {
+      const end = segment.endsWith('.') ? 'a dot' : 'a space';
+      return {
+        what: `its segment ${JSON.stringify(segment)} ends with ${end}, which Windows drops from a name`,
+        advice: PORTABLE_ADVICE,
+      };
+    }
+    // Windows reads the stem before the first dot, trailing spaces ignored: `CON .cdf` and `con.tar.gz` too.
+    const stem = (segment.split('.')[0] ?? '').trimEnd().toUpperCase();
+    if (WINDOWS_DEVICE_NAMES.test(stem)) {
+      return {
+        what: `its segment ${JSON.stringify(segment)} is named after the Windows device ${stem}, which no Windows folder can hold as a file`,
+        advice: PORTABLE_ADVICE,
+      };
+    }
   }
   return undefined;
 }

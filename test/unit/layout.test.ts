@@ -48,6 +48,9 @@ describe('resolveLocalPath', () => {
       [`imap/%2e%2e/${name}`, "'..' segment once percent-decoded"],
       [`imap/swe/l1a/2024/01/${name}`, 'the instrument folder is "swe"'],
       ['x', 'Invalid filename x.'],
+      ['imap/mag/l1a/2024/01/CON.cdf', 'named after the Windows device CON'],
+      ['imap/mag/l1a/2024/01/a:b.cdf', "holds ':', which Windows refuses in a name"],
+      [`imap/mag/l1a/2024/01/${name}.`, 'ends with a dot'],
     ]) {
       expect(() => resolveLocalPath(root, bad as string)).toThrow(ValidationError);
       expect(() => resolveLocalPath(root, bad as string)).toThrow(reason);
