@@ -13,6 +13,7 @@ import {
   writeConfigFile,
 } from './config-file.js';
 import { ConfigError } from './errors.js';
+import { LOCAL_PATHS, type PathRules, withForwardSlashes } from './platform-paths.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
 import { displayName, SETTING_KEYS, SETTINGS, type SettingSpec, settingDefault } from './settings.js';
 import { parseHttpUrl } from './urls.js';
@@ -94,12 +95,17 @@ export function defaultConfigFile(env: Record<string, string | undefined> = proc
 }
 
 /**
- * A path with a leading `~` (alone or before a slash) read as the home folder, as a shell would have: values of
- * the configuration file and the environment reach the program unexpanded.
+ * A path with a leading `~` (alone or before a slash, or a backslash under Windows' rules: `~\data`) read as the
+ * home folder, as a shell would have: values of the configuration file and the environment reach the program
+ * unexpanded.
  */
-export function expandHome(path: string, env: Record<string, string | undefined> = process.env): string {
-  if (path !== '~' && !path.startsWith('~/')) return path;
-  return join(env.HOME || homedir(), path.slice(1));
+export function expandHome(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+  rules: PathRules = LOCAL_PATHS,
+): string {
+  if (path !== '~' && !withForwardSlashes(path, rules).startsWith('~/')) return path;
+  return rules.join(env.HOME || homedir(), path.slice(1));
 }
 
 /** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */

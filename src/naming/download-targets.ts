@@ -2,10 +2,12 @@
  * What the arguments of a download name, read as a person means them: a storage path or name as it is,
  * a path inside the data root (`./data/imap/…`, absolute or relative) as the storage path it holds, a folder
  * of the layout (`imap/mag/l2/2025/01/`) as the query its folders spell, and a glob (`*`, `?`, `[...]` in a name
- * or a layout path) as the query of its fixed parts, whose answer it then sorts.
+ * or a layout path) as the query of its fixed parts, whose answer it then sorts. On Windows a `\` separates
+ * folders as `/` does (cmd and PowerShell complete paths with it); elsewhere it stays a character, which the
+ * storage-path rules refuse.
  */
-import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { LOCAL_PATHS, type PathRules, withForwardSlashes } from '../core/platform-paths.js';
 import { type ArchiveGlob, isGlob, readGlob } from './glob.js';
 import { isInside } from './layout.js';
 import { ANCILLARY_FOLDER, MISSION } from './mission.js';
@@ -20,14 +22,22 @@ export type DownloadTargets =
   | { kind: 'files'; paths: string[]; globs: ArchiveGlob[] }
   | { kind: 'folder'; folder: string; filters: QueryFilters };
 
-/** Reads the targets of `download`; throws a `UsageError` for a folder the layout has not, or a glob too broad. */
-export function readTargets(paths: readonly string[], dataDir: string, cwd = process.cwd()): DownloadTargets {
-  const storage = paths.map((path) => storagePathOf(path, dataDir, cwd));
+/**
+ * Reads the targets of `download` (local paths under `rules`, this system's unless a test gives others); throws a
+ * `UsageError` for a folder the layout has not, or a glob too broad.
+ */
+export function readTargets(
+  paths: readonly string[],
+  dataDir: string,
+  cwd = process.cwd(),
+  rules: PathRules = LOCAL_PATHS,
+): DownloadTargets {
+  const storage = paths.map((given) => storagePathOf(given, { dataDir, cwd, rules }));
   const globs: ArchiveGlob[] = [];
   for (const [at, entry] of storage.entries()) {
     if (!isGlob(entry.path)) continue;
     // A glob names files unless it ends with '/' (its last part without a '.' is a pattern of names).
-    if (paths[at]?.endsWith('/')) {
+    if (withForwardSlashes(paths[at] ?? '', rules).endsWith('/')) {
       throw new UsageError(
         `${JSON.stringify(paths[at])} is a glob of folders: end it with a pattern of names, such as ${entry.path}/*.`,
       );
@@ -80,31 +90,39 @@ function checkSpiceFolder(folder: string): void {
   );
 }
 
+/** Where a target's local path is read: the data root, the working directory, the system's path rules. */
+interface LocalPlace {
+  dataDir: string;
+  cwd: string;
+  rules: PathRules;
+}
+
 /** The storage path a target names, and whether it names a folder. */
-function storagePathOf(given: string, dataDir: string, cwd: string): StoragePath {
-  let path = given;
-  const first = given.split('/')[0] ?? '';
+function storagePathOf(given: string, { dataDir, cwd, rules }: LocalPlace): StoragePath {
+  const typed = withForwardSlashes(given, rules);
+  let path = typed;
+  const first = typed.split('/')[0] ?? '';
   const local =
-    isAbsolute(given) || first === '.' || first === '..' || (given.includes('/') && first !== MISSION);
+    rules.isAbsolute(typed) || first === '.' || first === '..' || (typed.includes('/') && first !== MISSION);
   if (local) {
-    const absolute = resolve(cwd, given);
-    const root = resolve(dataDir);
-    if (!isInside(root, absolute)) {
+    const absolute = rules.resolve(cwd, typed);
+    const root = rules.resolve(dataDir);
+    if (!isInside(root, absolute, rules)) {
       // A relative path of another form is left to the storage-path rules, which say what is wrong with it.
-      if (isAbsolute(given) || first === '.' || first === '..') {
+      if (rules.isAbsolute(typed) || first === '.' || first === '..') {
         throw new UsageError(
           `${given} is not inside the data root ${root}: give a storage path (imap/<instrument>/…), a file name, or a path below the data root.`,
         );
       }
-      return { path: given, folder: false };
+      return { path: typed, folder: false };
     }
     if (absolute === root) {
       throw new UsageError(
         `${given} is the data root itself: give a folder below it (such as imap/mag/l2/2025/01/) or query options.`,
       );
     }
-    path = relative(root, absolute).split(sep).join('/');
-    if (given.endsWith('/')) path += '/';
+    path = rules.relative(root, absolute).split(rules.sep).join('/');
+    if (typed.endsWith('/')) path += '/';
   }
   const trimmed = path.replace(/\/+$/, '');
   const segments = trimmed.split('/');

@@ -1,6 +1,7 @@
 /** The one local-layout resolver: where a file lives below the data root, and which file a local path holds. */
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../core/errors.js';
+import { LOCAL_PATHS, type PathRules } from '../core/platform-paths.js';
 import type { FileKind } from './file-types.js';
 import { TODAY_GRAMMARS } from './grammars.js';
 import { MISSION } from './mission.js';
@@ -27,10 +28,10 @@ export const LOCAL_LAYOUT = TODAY_GRAMMARS.map(
   (grammar) => `<root>/${grammar.layout} for ${KIND_WORDS[grammar.kind]}`,
 ).join(', ');
 
-/** True when `path` is `root` itself or lies below it. */
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(resolve(root), resolve(path));
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+/** True when `path` is `root` itself or lies below it (under `rules`, this system's path rules by default). */
+export function isInside(root: string, path: string, rules: PathRules = LOCAL_PATHS): boolean {
+  const rel = rules.relative(rules.resolve(root), rules.resolve(path));
+  return rel === '' || (!rel.startsWith(`..${rules.sep}`) && rel !== '..' && !rules.isAbsolute(rel));
 }
 
 /** A file of a naming form this version does not check (a newer service's), known only by its storage path. */

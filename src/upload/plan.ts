@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { runPool } from '../core/batch.js';
 import { LocalFileError, ValidationError } from '../core/errors.js';
+import { endsWithSeparator, LOCAL_PATHS, lastSegment, type PathRules } from '../core/platform-paths.js';
 import { LOCAL_LAYOUT, misplacedFile, resolveLocalPath } from '../naming/layout.js';
 import { dateOrderProblem, formatName, type MissionFile, parseName } from '../naming/names.js';
 import { formatTodayVersion, parseVersion } from '../naming/versions.js';
@@ -24,20 +25,21 @@ export interface MeasuredFile {
 
 /**
  * Checks every name (a `ValidationError` lists each bad file's problems, a name whose end date is before its
- * start date among them) and drops a storage key given twice.
+ * start date among them) and drops a storage key given twice. A name is what follows the last separator of
+ * `rules` (`\` too on Windows; elsewhere a `\` is part of the name, which the naming rules refuse).
  */
-export function planUploads(paths: readonly string[]): PlannedUpload[] {
+export function planUploads(paths: readonly string[], rules: PathRules = LOCAL_PATHS): PlannedUpload[] {
   const problems: string[] = [];
   const hints = new Set<string>();
   const planned = new Map<string, PlannedUpload>();
   for (const argument of paths) {
     // A folder is not a file whose name breaks the rules: said as such (uploads take files, one by one).
-    if (/[\\/]$/.test(argument) || statSync(argument, { throwIfNoEntry: false })?.isDirectory()) {
+    if (endsWithSeparator(argument, rules) || statSync(argument, { throwIfNoEntry: false })?.isDirectory()) {
       problems.push(`${argument} is a folder: give the files in it (for example ${join(argument, '*')}).`);
       continue;
     }
     // The service keys a file by its name alone, so the name is what must follow the rules.
-    const name = argument.split(/[\\/]/).pop() ?? '';
+    const name = lastSegment(argument, rules);
     let file: MissionFile;
     try {
       file = parseName(name);
@@ -130,7 +132,7 @@ export function uploadCandidates(
   const places = isAbsolute(argument)
     ? [resolve(argument)]
     : [join(dataDir, argument), resolve(cwd, argument)];
-  if (file && !/[\\/]/.test(argument)) places.push(resolveLocalPath(dataDir, file));
+  if (file && lastSegment(argument) === argument) places.push(resolveLocalPath(dataDir, file));
   return [...new Set(places)];
 }
 

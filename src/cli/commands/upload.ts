@@ -1,6 +1,7 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
 import { ALREADY_STORED, type MissionDataClient, type UploadPreview, type UploadResult } from '../../api.js';
 import { AbortedError, ExitCode } from '../../core/errors.js';
+import { lastSegment } from '../../core/platform-paths.js';
 import { nameWarning, parseName } from '../../naming/names.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
@@ -69,7 +70,7 @@ function nameWarnings(paths: readonly string[]): string[] {
   const warnings: string[] = [];
   for (const path of new Set(paths)) {
     try {
-      const warning = nameWarning(parseName(path.split(/[\\/]/).pop() ?? ''));
+      const warning = nameWarning(parseName(lastSegment(path)));
       if (warning) warnings.push(warning);
     } catch {
       // Refused names are reported by the upload itself, with every problem.
