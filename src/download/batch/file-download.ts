@@ -107,7 +107,8 @@ class FileDownload {
     const { http } = batch;
     if (signal?.aborted) throw abortedError(signal);
     if (found.kind === 'skip') return this.skipped();
-    if (found.kind === 'stopped') return this.result('failed', 0, false, found.error);
+    if (found.kind === 'stopped' || found.kind === 'refused')
+      return this.result('failed', 0, false, found.error);
     // Looked up ahead of its turn, before the batch stopped: not begun, so not started.
     const stopped = batch.stop.notAttempted();
     if (stopped) return this.result('failed', 0, false, stopped);

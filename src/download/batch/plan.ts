@@ -6,8 +6,9 @@
 import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
-import { ValidationError } from '../../core/errors.js';
+import { LocalFileError, ValidationError } from '../../core/errors.js';
 import type { RequestSettings } from '../../core/settings.js';
+import { type CaseProbe, foldsCase } from '../../data-root/case-folding.js';
 import type { LearnedConnections } from '../../data-root/learned-connections.js';
 import { isPartName } from '../../data-root/part-names.js';
 import type { DownloadRuns } from '../../data-root/runs.js';
@@ -19,6 +20,8 @@ import type { DownloadHttp, DownloadOptions } from '../types.js';
 export interface PlannedDownload {
   file: LocatedFile;
   localPath: string;
+  /** Why this file is not downloaded though its name is good (another name of the batch is the same file here). */
+  refused?: Error;
 }
 
 /** What every file of one batch shares. */
@@ -40,9 +43,15 @@ export interface Batch {
 
 /**
  * Validates every target and resolves its destination; the first occurrence of a file wins. A storage path of a
- * naming form this version does not know is downloaded to that path below the root (see `locateFile`).
+ * naming form this version does not know is downloaded to that path below the root (see `locateFile`). Where the
+ * data root's file system folds case (`probe`, asked only when two names differ only in case), the later of two
+ * such names is planned refused (see `refuseCaseTwins`).
  */
-export function planDownloads(targets: readonly string[], dataDir: string): PlannedDownload[] {
+export function planDownloads(
+  targets: readonly string[],
+  dataDir: string,
+  probe: CaseProbe = foldsCase,
+): PlannedDownload[] {
   const problems: string[] = [];
   const hints = new Set<string>();
   const planned = new Map<string, PlannedDownload>();
@@ -62,7 +71,36 @@ export function planDownloads(targets: readonly string[], dataDir: string): Plan
   if (problems.length > 0) {
     throw new ValidationError(problems, hints.size > 0 ? { hint: [...hints].join(' ') } : {});
   }
-  return [...planned.values()];
+  return refuseCaseTwins([...planned.values()], dataDir, probe);
+}
+
+/**
+ * Two names of one batch that differ only in case (`IMAP_2025_005_a01.spice.mk`, `imap_2025_005_A01.SPICE.mk`:
+ * the archive holds both) are one file where the file system folds case: both downloads would claim one part and
+ * each replace the other's file. There the first is kept and each later one refused, before any request, naming
+ * both and the file; where the file system tells them apart both are planned as before.
+ */
+function refuseCaseTwins(files: PlannedDownload[], dataDir: string, probe: CaseProbe): PlannedDownload[] {
+  const firsts = new Map<string, PlannedDownload>();
+  const twins: Array<[PlannedDownload, PlannedDownload]> = [];
+  for (const planned of files) {
+    const key = planned.file.path.toLowerCase();
+    const first = firsts.get(key);
+    if (first) twins.push([first, planned]);
+    else firsts.set(key, planned);
+  }
+  if (twins.length === 0 || !probe(dataDir)) return files;
+  for (const [first, later] of twins) {
+    later.refused = new LocalFileError(
+      `${later.file.path} differs from ${first.file.path} only in case: the data root's file system does not ` +
+        `tell case apart, so both would be the one file ${first.localPath}; kept ${first.file.name}, ` +
+        `not downloaded ${later.file.name}.`,
+      {
+        hint: 'Download the second into a data root on a case-sensitive file system (--data-dir), such as a Linux one or an APFS volume formatted case-sensitive.',
+      },
+    );
+  }
+  return files;
 }
 
 /**
@@ -96,12 +134,15 @@ async function partsIn(folder: string): Promise<ReadonlySet<string>> {
 export type Lookup =
   | { kind: 'skip' }
   | { kind: 'stopped'; error: Error }
+  | { kind: 'refused'; error: Error }
   | { kind: 'fetch'; url: string; present: Stats | undefined };
 
 /** Looks a file up: a verified copy in place is skipped without a request; otherwise the service names the object. */
-async function lookUp(batch: Batch, { file, localPath }: PlannedDownload): Promise<Lookup> {
+async function lookUp(batch: Batch, { file, localPath, refused }: PlannedDownload): Promise<Lookup> {
   const { options } = batch;
   if (options.signal?.aborted) throw abortedError(options.signal);
+  // Before the file in place is looked at: it is another name's, which its own look-up checks.
+  if (refused) return { kind: 'refused', error: refused };
   // A look at metadata the kernel holds: in the thread pool it would cost more in hand-overs than it takes.
   const present = lstatSync(localPath, { throwIfNoEntry: false });
   if (!options.force && present && batch.verified.matches(file.path, present)) return { kind: 'skip' };
