@@ -11,6 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Both generations' words: the service holds files of both, so a filter takes either.
 import { ANY_DATA_LEVELS as DATA_LEVELS, ANY_INSTRUMENTS as INSTRUMENTS } from '../../src/naming/mission.js';
 import { assertBuilt, cleanup, runCli, tempDir } from '../helpers/e2e.js';
+import { linuxOnly, unixOnly } from '../helpers/platform.js';
+
+const BASH = unixOnly('bash');
+const SCRIPT = linuxOnly("util-linux's script");
 
 const exec = promisify(execFile);
 let home: string;
@@ -55,7 +59,7 @@ async function complete(words: readonly string[]): Promise<string[]> {
   return stdout.split('\n').filter((line) => line !== '');
 }
 
-describe('completion bash', () => {
+describe.skipIf(BASH.missing)(BASH.title('completion bash'), () => {
   it('registers a completion function for mission-data', async () => {
     const { stdout } = await exec('bash', [
       '-c',
@@ -159,29 +163,32 @@ async function typedInBash(cwd: string, lines: readonly string[]): Promise<strin
     .filter((line) => line.startsWith('<'));
 }
 
-describe.skipIf(!hasScript)('completion bash on a terminal (Tab typed into an interactive bash)', () => {
-  it('walks into folders, leaves query without file names, keeps names with spaces whole', async () => {
-    const cwd = join(home, 'tree');
-    await mkdir(join(cwd, 'data', 'imap', 'mag'), { recursive: true });
-    await writeFile(join(cwd, 'data', 'my file.cdf'), '');
-    const ran = await typedInBash(cwd, [
-      'mission-data upload da\tX',
-      'mission-data upload data/im\tX',
-      'mission-data download --data-dir da\tX',
-      'mission-data upload data/my\tX',
-      'mission-data query da\tX',
-      'mission-data query --instrument ma\tX',
-    ]);
-    expect(ran).toEqual([
-      '<upload><data/X>',
-      '<upload><data/imap/X>',
-      '<download><--data-dir><data/X>',
-      '<upload><data/my file.cdf><X>',
-      '<query><daX>',
-      '<query><--instrument><mag><X>',
-    ]);
-  });
-});
+describe.skipIf(SCRIPT.missing || !hasScript)(
+  SCRIPT.title('completion bash on a terminal (Tab typed into an interactive bash)'),
+  () => {
+    it('walks into folders, leaves query without file names, keeps names with spaces whole', async () => {
+      const cwd = join(home, 'tree');
+      await mkdir(join(cwd, 'data', 'imap', 'mag'), { recursive: true });
+      await writeFile(join(cwd, 'data', 'my file.cdf'), '');
+      const ran = await typedInBash(cwd, [
+        'mission-data upload da\tX',
+        'mission-data upload data/im\tX',
+        'mission-data download --data-dir da\tX',
+        'mission-data upload data/my\tX',
+        'mission-data query da\tX',
+        'mission-data query --instrument ma\tX',
+      ]);
+      expect(ran).toEqual([
+        '<upload><data/X>',
+        '<upload><data/imap/X>',
+        '<download><--data-dir><data/X>',
+        '<upload><data/my file.cdf><X>',
+        '<query><daX>',
+        '<query><--instrument><mag><X>',
+      ]);
+    });
+  },
+);
 
 describe('completion zsh and fish', () => {
   it('carry the same commands and value lists', () => {

@@ -31,8 +31,12 @@ import {
   type TestServer,
   tempDir,
 } from '../helpers/e2e.js';
+import { linuxOnly, unixOnly } from '../helpers/platform.js';
 import { screenText } from '../helpers/screen.js';
 import { elementsNamed, svgsOf } from '../helpers/svg.js';
+
+const BASH = unixOnly('bash');
+const SCRIPT = linuxOnly("util-linux's script");
 
 const exec = promisify(execFile);
 
@@ -344,7 +348,7 @@ describe('coverage of the demo archive', () => {
   });
 });
 
-describe('completion of coverage and status', () => {
+describe.skipIf(BASH.missing)(BASH.title('completion of coverage and status'), () => {
   it('completes the new commands and their output formats in bash', async () => {
     const { stdout: script } = await exec(process.execPath, [
       join(ROOT, 'bin/mission-data.js'),
@@ -403,36 +407,39 @@ describe.skipIf(ON_BACKENDS)('the coverage calendar on a narrow terminal', () =>
     await cleanup(narrowHome);
   });
 
-  it.runIf(HAS_SCRIPT).each([80, 60, 50])('fits %i columns without a wrapped row', async (columns) => {
-    const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
-    const args = [
-      'coverage',
-      '--url',
-      narrow.url,
-      '--data-dir',
-      'data',
-      '--instrument',
-      'mag',
-      '--data-level',
-      'l2',
-    ];
-    const command = `stty cols ${columns} rows 50; exec ${[process.execPath, BIN, ...args, '--start-date', '20250101', '--end-date', '20250228'].map(quote).join(' ')}`;
-    // The server answers from this process: the run is awaited, never waited for synchronously.
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-      cwd: narrowHome,
-      env: cleanEnv(narrowHome, { TERM: 'xterm' }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    child.stdin?.end();
-    const run = await finished(child, 30_000);
-    expect(run.code).toBe(0);
-    const screen = screenText(run.stdout, columns);
-    for (const line of screen) expect(line.length).toBeLessThanOrEqual(columns);
-    const january = screen.find((line) => line.startsWith('2025-01'));
-    const february = screen.find((line) => line.startsWith('2025-02'));
-    // A row per month, each ending with its count (a wrapped row would leave the count on a line of its own).
-    expect(january).toMatch(/ \d+\/31$/);
-    expect(february).toMatch(/ \d+\/28$/);
-    expect(screen.filter((line) => /^\s*\d+\/\d+$/.test(line))).toEqual([]);
-  });
+  it.runIf(HAS_SCRIPT && !SCRIPT.missing).each([80, 60, 50])(
+    SCRIPT.title('fits %i columns without a wrapped row'),
+    async (columns) => {
+      const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+      const args = [
+        'coverage',
+        '--url',
+        narrow.url,
+        '--data-dir',
+        'data',
+        '--instrument',
+        'mag',
+        '--data-level',
+        'l2',
+      ];
+      const command = `stty cols ${columns} rows 50; exec ${[process.execPath, BIN, ...args, '--start-date', '20250101', '--end-date', '20250228'].map(quote).join(' ')}`;
+      // The server answers from this process: the run is awaited, never waited for synchronously.
+      const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+        cwd: narrowHome,
+        env: cleanEnv(narrowHome, { TERM: 'xterm' }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      child.stdin?.end();
+      const run = await finished(child, 30_000);
+      expect(run.code).toBe(0);
+      const screen = screenText(run.stdout, columns);
+      for (const line of screen) expect(line.length).toBeLessThanOrEqual(columns);
+      const january = screen.find((line) => line.startsWith('2025-01'));
+      const february = screen.find((line) => line.startsWith('2025-02'));
+      // A row per month, each ending with its count (a wrapped row would leave the count on a line of its own).
+      expect(january).toMatch(/ \d+\/31$/);
+      expect(february).toMatch(/ \d+\/28$/);
+      expect(screen.filter((line) => /^\s*\d+\/\d+$/.test(line))).toEqual([]);
+    },
+  );
 });

@@ -20,6 +20,9 @@ import {
   scienceName,
   tempDir,
 } from '../helpers/e2e.js';
+import { linuxOnly } from '../helpers/platform.js';
+
+const TMPFS = linuxOnly('tmpfs');
 
 const MIB = 1024 * 1024;
 const SECRET = 'data-root-secret-0123456789';
@@ -91,8 +94,8 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
 
   const mounted = mountTmpfs('4m');
   if (mounted) unmount(mounted);
-  it.runIf(mounted !== undefined)(
-    'says a data root below a read-only mount is read-only, not ENOENT',
+  it.runIf(mounted !== undefined && !TMPFS.missing)(
+    TMPFS.title('says a data root below a read-only mount is read-only, not ENOENT'),
     async () => {
       const folder = mountTmpfs('4m') as string;
       try {
@@ -124,8 +127,8 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
 describe.skipIf(ON_BACKENDS)('a read-only mirror', () => {
   const mounted = mountTmpfs('4m');
   if (mounted) unmount(mounted);
-  it.runIf(mounted !== undefined)(
-    'lists its verified files on stdout and exits 0; a missing one still fails',
+  it.runIf(mounted !== undefined && !TMPFS.missing)(
+    TMPFS.title('lists its verified files on stdout and exits 0; a missing one still fails'),
     async () => {
       const folder = mountTmpfs('4m') as string;
       try {
@@ -150,42 +153,45 @@ describe.skipIf(ON_BACKENDS)('a read-only mirror', () => {
 });
 
 describe('a full disk', () => {
-  it('counts only the bytes kept in part files, and says nothing is kept when none is', async () => {
-    const mount = mountTmpfs('4m');
-    if (mount === undefined) return;
-    const sweStore = await tempDir('mission-store-');
-    let sweServer: ReferenceServer | undefined;
-    try {
-      const names = Array.from({ length: 10 }, (_, day) => scienceName('swe', day + 1));
-      for (const name of names) {
-        await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
+  it.skipIf(TMPFS.missing)(
+    TMPFS.title('counts only the bytes kept in part files, and says nothing is kept when none is'),
+    async () => {
+      const mount = mountTmpfs('4m');
+      if (mount === undefined) return;
+      const sweStore = await tempDir('mission-store-');
+      let sweServer: ReferenceServer | undefined;
+      try {
+        const names = Array.from({ length: 10 }, (_, day) => scienceName('swe', day + 1));
+        for (const name of names) {
+          await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
+        }
+        // One more that is refused before its bytes come (larger than the whole disk): another failure, one hint.
+        const large = scienceName('swe', 20);
+        await putFile(sweStore, `imap/swe/l1a/2024/01/${large}`, bytesFor(large, 6_000_000));
+        sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
+        const data = join(mount, 'data');
+        const result = await runCli(
+          ['download', '--url', sweServer.url, '--instrument', 'swe', '--data-dir', data],
+          { cwd: home, timeoutMs: 30_000 },
+        );
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain('the disk is full (ENOSPC)');
+        expect(result.stderr).toMatch(/^\d downloaded, \d+ failed; /m);
+        // The disk's two ways of saying it is full share one hint, printed once.
+        expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
+        expect(result.stderr).toContain(
+          'Hint: Free some space, or choose a data root on another disk: pass --data-dir',
+        );
+        const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
+        expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
+        expect(result.stderr).not.toContain('of unfinished files kept');
+      } finally {
+        await sweServer?.close();
+        await cleanup(sweStore);
+        unmount(mount);
       }
-      // One more that is refused before its bytes come (larger than the whole disk): another failure, one hint.
-      const large = scienceName('swe', 20);
-      await putFile(sweStore, `imap/swe/l1a/2024/01/${large}`, bytesFor(large, 6_000_000));
-      sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
-      const data = join(mount, 'data');
-      const result = await runCli(
-        ['download', '--url', sweServer.url, '--instrument', 'swe', '--data-dir', data],
-        { cwd: home, timeoutMs: 30_000 },
-      );
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('the disk is full (ENOSPC)');
-      expect(result.stderr).toMatch(/^\d downloaded, \d+ failed; /m);
-      // The disk's two ways of saying it is full share one hint, printed once.
-      expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
-      expect(result.stderr).toContain(
-        'Hint: Free some space, or choose a data root on another disk: pass --data-dir',
-      );
-      const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
-      expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
-      expect(result.stderr).not.toContain('of unfinished files kept');
-    } finally {
-      await sweServer?.close();
-      await cleanup(sweStore);
-      unmount(mount);
-    }
-  });
+    },
+  );
 
   it('compares sizes in the units of formatBytes, exactly when they would round alike', () => {
     expect(twoSizes(2 * 1024 * MIB, 3 * MIB)).toEqual(['2.0 GiB', '3.0 MiB']);

@@ -22,7 +22,10 @@ import {
   runCli,
   tempDir,
 } from '../helpers/e2e.js';
+import { linuxOnly } from '../helpers/platform.js';
 import { screenText } from '../helpers/screen.js';
+
+const SCRIPT = linuxOnly("util-linux's script");
 
 let store: string;
 let home: string;
@@ -183,16 +186,19 @@ describe.skipIf(ON_BACKENDS)('download - (stdin)', () => {
     );
   });
 
-  it.runIf(HAS_SCRIPT)('on a terminal, says it is reading stdin', async () => {
-    const result = await runInTerminal(
-      ['download', '-', '--url', server.url, '--data-dir', 'data'],
-      home,
-      JAN[0] as string,
-    );
-    const screen = screenText(result.stdout, 80);
-    expect(screen[0]).toBe("Reading file paths from stdin (lines, or query's JSON or CSV); Ctrl-D ends.");
-    expect(screen.every((line) => line.length <= 80)).toBe(true);
-    expect(result.code).toBe(0);
-    expect(await readdir(join(home, 'data', 'imap/mag/l2/2025/01'))).toEqual([JAN[0]?.split('/').at(-1)]);
-  });
+  it.runIf(HAS_SCRIPT && !SCRIPT.missing)(
+    SCRIPT.title('on a terminal, says it is reading stdin'),
+    async () => {
+      const result = await runInTerminal(
+        ['download', '-', '--url', server.url, '--data-dir', 'data'],
+        home,
+        JAN[0] as string,
+      );
+      const screen = screenText(result.stdout, 80);
+      expect(screen[0]).toBe("Reading file paths from stdin (lines, or query's JSON or CSV); Ctrl-D ends.");
+      expect(screen.every((line) => line.length <= 80)).toBe(true);
+      expect(result.code).toBe(0);
+      expect(await readdir(join(home, 'data', 'imap/mag/l2/2025/01'))).toEqual([JAN[0]?.split('/').at(-1)]);
+    },
+  );
 });

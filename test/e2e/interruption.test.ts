@@ -22,7 +22,10 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
+import { unixOnly } from '../helpers/platform.js';
 import { type ShapingProxy, startShapingProxy } from '../helpers/shaping.js';
+
+const INTERRUPT = unixOnly('SIGINT and SIGTERM');
 
 /** 120 files of 1 MiB: enough that eight connections are busy when the signal comes. */
 const FILES = Array.from({ length: 120 }, (_, index) => scienceName('swe', index + 1, 'l1b'));
@@ -53,7 +56,7 @@ afterAll(async () => {
 
 const SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
 
-describe.skipIf(ON_BACKENDS)('an interrupted batch', () => {
+describe.skipIf(ON_BACKENDS || INTERRUPT.missing)(INTERRUPT.title('an interrupted batch'), () => {
   it('download - ends 130/143 after its summary, 20 times in a row, and a run left alone completes', {
     timeout: 180_000,
   }, async () => {

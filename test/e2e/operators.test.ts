@@ -25,7 +25,12 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
+import { linuxOnly, unixOnly } from '../helpers/platform.js';
 import { startRetryingProxy } from '../helpers/retrying-proxy.js';
+
+const SIGNALS = unixOnly('SIGTERM');
+// Debian's prometheus package: the CI installs it on Linux only.
+const PROMETHEUS = linuxOnly('prometheus');
 
 const children: ChildProcess[] = [];
 let home: string;
@@ -82,7 +87,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('a folder server', () => {
+describe.skipIf(SIGNALS.missing)(SIGNALS.title('a folder server'), () => {
   function serve(args: string[]): Promise<ServeProcess> {
     return spawnServe(['--port', '0', '--store', join(home, 'store'), ...args], {
       cwd: home,
@@ -91,8 +96,8 @@ describe('a folder server', () => {
     });
   }
 
-  it.skipIf(WITHOUT_PROMETHEUS)(
-    '/metrics passes promtool check metrics, with small label sets and no file path',
+  it.skipIf(WITHOUT_PROMETHEUS || PROMETHEUS.missing)(
+    PROMETHEUS.title('/metrics passes promtool check metrics, with small label sets and no file path'),
     async () => {
       const promtool = requireTool('promtool');
       const served = await serve(['--demo', '--quiet']);
@@ -205,7 +210,7 @@ describe('a folder server', () => {
   });
 });
 
-describe('two servers on one bucket and one database', () => {
+describe.skipIf(SIGNALS.missing)(SIGNALS.title('two servers on one bucket and one database'), () => {
   const BUCKET = 'operators';
   let s3: Awaited<ReturnType<typeof startS3Store>>;
   let db: Awaited<ReturnType<typeof startPostgres>>;
@@ -247,8 +252,10 @@ describe('two servers on one bucket and one database', () => {
     });
   }
 
-  it.skipIf(WITHOUT_PROMETHEUS)(
-    'a real Prometheus scrapes both: the request counter rises by the requests sent, pending uploads rise and fall to 0',
+  it.skipIf(WITHOUT_PROMETHEUS || PROMETHEUS.missing)(
+    PROMETHEUS.title(
+      'a real Prometheus scrapes both: the request counter rises by the requests sent, pending uploads rise and fall to 0',
+    ),
     async () => {
       const prometheus = requireTool('prometheus');
       const token = 'prometheus-scrape-token';

@@ -5,6 +5,9 @@ import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runCli, type ServeProcess, spawnServe, tempDir } from '../helpers/e2e.js';
+import { unixOnly } from '../helpers/platform.js';
+
+const LINKS = unixOnly('a symlinked node_modules and a bin without .cmd');
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -44,7 +47,7 @@ async function freshClone(): Promise<string> {
   return clone;
 }
 
-describe('the package as shipped', () => {
+describe.skipIf(LINKS.missing)(LINKS.title('the package as shipped'), () => {
   it('packs from a fresh clone (built by prepack), installs alone and serves, queries and downloads', async () => {
     const clone = await freshClone();
     // With its scripts: `prepack` builds dist/, which a fresh clone does not have.

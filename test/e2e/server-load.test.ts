@@ -48,6 +48,7 @@ function serve(): Promise<ServeProcess> {
 }
 
 async function stop(served: ServeProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  // Any system: no test reads how it ended; Windows ends it at once on any signal, which stops it too.
   served.child.kill(signal);
   await served.exit;
 }

@@ -55,6 +55,7 @@ function serve(args: string[] = []): Promise<Served> {
 }
 
 async function stop(served: Served, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  // Any system: no test reads how it ended; Windows ends it at once on any signal, which stops it too.
   served.child.kill(signal);
   await served.exit;
 }

@@ -21,7 +21,10 @@ import {
   type TestServer,
   tempDir,
 } from '../helpers/e2e.js';
+import { linuxOnly } from '../helpers/platform.js';
 import { screenText } from '../helpers/screen.js';
+
+const SCRIPT = linuxOnly("util-linux's script");
 
 const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
 
@@ -99,7 +102,7 @@ afterEach(async () => {
   await cleanup(home);
 });
 
-describe.skipIf(!HAS_SCRIPT)('on a terminal', () => {
+describe.skipIf(SCRIPT.missing || !HAS_SCRIPT)(SCRIPT.title('on a terminal'), () => {
   it('download at 80 columns: a progress line that fits, then only the skipped file and the summary stay', async () => {
     const first = await runCli(['download', '--url', server.url, pathOf(NAMES[0] as string)], { cwd: home });
     expect(first.code).toBe(0);

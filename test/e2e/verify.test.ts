@@ -98,53 +98,54 @@ describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
       'a flipped byte and a hand-copied file: status sees nothing of the flip, verify names both, --repair mends them, then all ok',
     ),
     async () => {
-    await flipOneByte(local(dataDir, FLIPPED));
-    const handCopy = Buffer.from(contentOf(HAND_COPIED));
-    handCopy[10] = (handCopy[10] as number) ^ 0xff;
-    await putFile(dataDir, pathOf(HAND_COPIED), handCopy);
+      await flipOneByte(local(dataDir, FLIPPED));
+      const handCopy = Buffer.from(contentOf(HAND_COPIED));
+      handCopy[10] = (handCopy[10] as number) ^ 0xff;
+      await putFile(dataDir, pathOf(HAND_COPIED), handCopy);
 
-    const status = await cli(['status', ...SCOPE]);
-    expect(status.stdout).not.toContain(FLIPPED);
-    expect(status.code).toBe(0);
+      const status = await cli(['status', ...SCOPE]);
+      expect(status.stdout).not.toContain(FLIPPED);
+      expect(status.code).toBe(0);
 
-    const found = await cli(['verify', ...SCOPE]);
-    expect(found.code).toBe(1);
-    const lines = found.stdout.trim().split('\n');
-    expect(lines).toHaveLength(NAMES.length);
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        new RegExp(
-          `^corrupt ${pathOf(FLIPPED)} \\(crc32 expected \\S+, got \\S+; its crc32 differs from the one verified\\)$`,
+      const found = await cli(['verify', ...SCOPE]);
+      expect(found.code).toBe(1);
+      const lines = found.stdout.trim().split('\n');
+      expect(lines).toHaveLength(NAMES.length);
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(
+            `^corrupt ${pathOf(FLIPPED)} \\(crc32 expected \\S+, got \\S+; its crc32 differs from the one verified\\)$`,
+          ),
         ),
-      ),
-    );
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        new RegExp(
-          `^corrupt ${pathOf(HAND_COPIED)} \\(md5 expected [0-9a-f]{32}, got [0-9a-f]{32}; its md5 differs from the archive's \\(download URL\\)\\)$`,
+      );
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(
+            `^corrupt ${pathOf(HAND_COPIED)} \\(md5 expected [0-9a-f]{32}, got [0-9a-f]{32}; its md5 differs from the archive's \\(download URL\\)\\)$`,
+          ),
         ),
-      ),
-    );
-    for (const name of NAMES.slice(2)) expect(lines).toContain(`ok ${pathOf(name)}`);
-    expect(found.stderr).toMatch(/3 ok, 2 corrupt, 0 unverifiable, 0 unreadable, 0 extra/);
+      );
+      for (const name of NAMES.slice(2)) expect(lines).toContain(`ok ${pathOf(name)}`);
+      expect(found.stderr).toMatch(/3 ok, 2 corrupt, 0 unverifiable, 0 unreadable, 0 extra/);
 
-    // The record no longer vouches for the flipped file: status now calls it changed, as verify found it.
-    const after = await cli(['status', ...SCOPE]);
-    expect(after.stdout).toContain(`changed ${pathOf(FLIPPED)} (verify found its bytes damaged)`);
+      // The record no longer vouches for the flipped file: status now calls it changed, as verify found it.
+      const after = await cli(['status', ...SCOPE]);
+      expect(after.stdout).toContain(`changed ${pathOf(FLIPPED)} (verify found its bytes damaged)`);
 
-    const repaired = await cli(['verify', ...SCOPE, '--repair']);
-    expect(repaired.code).toBe(0);
-    expect(repaired.stdout).toContain(`repaired ${pathOf(FLIPPED)}`);
-    expect(repaired.stdout).toContain(`repaired ${pathOf(HAND_COPIED)}`);
-    for (const name of [FLIPPED, HAND_COPIED]) {
-      expect((await readFile(local(dataDir, name))).equals(contentOf(name))).toBe(true);
-    }
+      const repaired = await cli(['verify', ...SCOPE, '--repair']);
+      expect(repaired.code).toBe(0);
+      expect(repaired.stdout).toContain(`repaired ${pathOf(FLIPPED)}`);
+      expect(repaired.stdout).toContain(`repaired ${pathOf(HAND_COPIED)}`);
+      for (const name of [FLIPPED, HAND_COPIED]) {
+        expect((await readFile(local(dataDir, name))).equals(contentOf(name))).toBe(true);
+      }
 
-    const again = await cli(['verify', ...SCOPE]);
-    expect(again.code).toBe(0);
-    expect(again.stdout.trim().split('\n')).toEqual(NAMES.map((name) => `ok ${pathOf(name)}`).sort());
-    expect((await cli(['status', ...SCOPE])).stdout).toBe('');
-  });
+      const again = await cli(['verify', ...SCOPE]);
+      expect(again.code).toBe(0);
+      expect(again.stdout.trim().split('\n')).toEqual(NAMES.map((name) => `ok ${pathOf(name)}`).sort());
+      expect((await cli(['status', ...SCOPE])).stdout).toBe('');
+    },
+  );
 
   it('the record remembers each pass: appended lines with the time and the checksum, earlier lines kept', async () => {
     const before = await recordLines(dataDir);

@@ -24,6 +24,9 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/e2e.js';
+import { linuxOnly } from '../helpers/platform.js';
+
+const SCRIPT = linuxOnly("util-linux's script");
 
 const HAS_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux');
 const NAME = scienceName('hit', 7);
@@ -88,34 +91,37 @@ afterAll(async () => {
 const quote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
 // The stalling proxy sits in front of the server's object answers; from a bucket, the bytes come from the store.
-describe.skipIf(!HAS_SCRIPT || ON_BACKENDS)('two processes downloading the same file', () => {
-  it('the second shows which process it waits for, then fetches the file once the first stops', async () => {
-    const first = spawnCli(['download', '--url', proxyUrl, PATH], { cwd: home });
-    const firstDone = finished(first, 60_000);
-    expect(await waitFor(() => held, 20_000)).toBe(true);
+describe.skipIf(SCRIPT.missing || !HAS_SCRIPT || ON_BACKENDS)(
+  SCRIPT.title('two processes downloading the same file'),
+  () => {
+    it('the second shows which process it waits for, then fetches the file once the first stops', async () => {
+      const first = spawnCli(['download', '--url', proxyUrl, PATH], { cwd: home });
+      const firstDone = finished(first, 60_000);
+      expect(await waitFor(() => held, 20_000)).toBe(true);
 
-    const command = `stty cols 80 rows 50; exec ${[process.execPath, BIN, 'download', '--url', server.url, PATH].map(quote).join(' ')}`;
-    const second = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-      cwd: home,
-      env: cleanEnv(home, { TERM: 'xterm' }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    second.stdin?.end();
-    let screen = '';
-    second.stdout?.on('data', (chunk: Buffer) => {
-      screen += chunk.toString('utf8');
-    });
-    const secondDone = finished(second, 60_000);
-    const waiting = `waiting for process ${first.pid} that is downloading the same file`;
-    expect(await waitFor(() => screen.includes(waiting), 20_000)).toBe(true);
-    // At 80 columns the note is what stays on the line, within the terminal's width.
-    const drawn = screen.split(/\r|\n/).find((line) => line.includes(waiting)) ?? '';
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase code draws nothing
-    expect(drawn.replace(/\u001b\[[?\d;]*[A-Za-z]/g, '').length).toBeLessThan(80);
+      const command = `stty cols 80 rows 50; exec ${[process.execPath, BIN, 'download', '--url', server.url, PATH].map(quote).join(' ')}`;
+      const second = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+        cwd: home,
+        env: cleanEnv(home, { TERM: 'xterm' }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      second.stdin?.end();
+      let screen = '';
+      second.stdout?.on('data', (chunk: Buffer) => {
+        screen += chunk.toString('utf8');
+      });
+      const secondDone = finished(second, 60_000);
+      const waiting = `waiting for process ${first.pid} that is downloading the same file`;
+      expect(await waitFor(() => screen.includes(waiting), 20_000)).toBe(true);
+      // At 80 columns the note is what stays on the line, within the terminal's width.
+      const drawn = screen.split(/\r|\n/).find((line) => line.includes(waiting)) ?? '';
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase code draws nothing
+      expect(drawn.replace(/\u001b\[[?\d;]*[A-Za-z]/g, '').length).toBeLessThan(80);
 
-    first.kill('SIGINT');
-    expect((await firstDone).code).toBe(130);
-    expect((await secondDone).code).toBe(0);
-    expect((await readFile(join(home, 'data', ...PATH.split('/')))).equals(BYTES)).toBe(true);
-  });
-});
+      first.kill('SIGINT');
+      expect((await firstDone).code).toBe(130);
+      expect((await secondDone).code).toBe(0);
+      expect((await readFile(join(home, 'data', ...PATH.split('/')))).equals(BYTES)).toBe(true);
+    });
+  },
+);

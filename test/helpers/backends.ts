@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
@@ -72,7 +72,7 @@ export async function startS3Store(): Promise<{
   const secretAccessKey = randomBytes(20).toString('base64url');
   DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
 
-  const directory = await mkdtemp(join(tmpdir(), 's3store-'));
+  const directory = realpathSync.native(await mkdtemp(join(tmpdir(), 's3store-')));
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
   const { port } = await server.run();
 
@@ -117,8 +117,12 @@ function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** The postmaster `pid` and every process it started (its backends and workers), from /proc. */
+/**
+ * The postmaster `pid` and every process it started (its backends and workers), from /proc; only the postmaster
+ * where there is no /proc (macOS, Windows: `freeze` is Linux only, and `stop` must work everywhere).
+ */
 function clusterProcesses(pid: number): number[] {
+  if (!existsSync('/proc/self')) return [pid];
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

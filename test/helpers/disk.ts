@@ -1,12 +1,15 @@
 /** Small file systems for tests of a full disk, where the machine lets the tests mount one. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Mounts a tmpfs of `size` on a new folder; undefined where mounting is refused (not root, a container). */
+/**
+ * Mounts a tmpfs of `size` on a new folder; undefined where mounting is refused (not root, a container) or
+ * impossible (macOS and Windows have no tmpfs: tests that mount one are Linux only).
+ */
 export function mountTmpfs(size: string): string | undefined {
-  const folder = mkdtempSync(join(tmpdir(), 'mission-tmpfs-'));
+  const folder = realpathSync.native(mkdtempSync(join(tmpdir(), 'mission-tmpfs-')));
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', folder], { stdio: 'ignore' });
     return folder;

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createCipheriv, createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -55,14 +55,39 @@ export function assertBuilt(): void {
     throw new Error('dist/ is missing: run `npm run build` first');
 }
 
-/** The clean environment a run gets: no MISSION_* or IMAP_* variables of the machine running the tests. */
-export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
+/**
+ * What Windows needs of the machine's environment: without `SystemRoot` Node cannot open a socket or draw random
+ * bytes, without `TEMP`/`TMP` it has no temporary folder, without `PATHEXT`/`ComSpec` no command is found or run.
+ * None of them is set on Linux or macOS.
+ */
+const SYSTEM_VARIABLES = ['SystemRoot', 'TEMP', 'TMP', 'PATHEXT', 'ComSpec'] as const;
+
+/**
+ * The clean environment a run gets: no MISSION_* or IMAP_* variables of the machine running the tests, and its
+ * own home on every system (`USERPROFILE`, `APPDATA` and `LOCALAPPDATA` are the home and configuration folders of
+ * Windows: they point below `home` when the machine has them, never at the real user's).
+ */
+export function cleanEnv(
+  home: string,
+  extra: Record<string, string> = {},
+  machine: Record<string, string | undefined> = process.env,
+): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: machine.PATH ?? machine.Path ?? '',
     HOME: home,
     XDG_CONFIG_HOME: join(home, 'config'),
-    ...extra,
   };
+  for (const name of SYSTEM_VARIABLES) {
+    const value = machine[name];
+    if (value !== undefined) env[name] = value;
+  }
+  const perUser = {
+    USERPROFILE: home,
+    APPDATA: join(home, 'AppData', 'Roaming'),
+    LOCALAPPDATA: join(home, 'AppData', 'Local'),
+  };
+  for (const [name, value] of Object.entries(perUser)) if (machine[name] !== undefined) env[name] = value;
+  return { ...env, ...extra };
 }
 
 /** Starts `node bin/mission-data.js ...args` without waiting for it. */
@@ -105,9 +130,13 @@ export function runCli(args: readonly string[], options: CliOptions): Promise<Cl
   return finished(spawnCli(args, options), options.timeoutMs);
 }
 
-/** A temporary folder, removed by `cleanup`. */
+/**
+ * A temporary folder by its real path, removed by `cleanup`. macOS's temporary folder is below `/var`, a link to
+ * `/private/var`, and Windows's is often named in 8.3 short form (`RUNNER~1`): the command line reports real
+ * paths, which a test compares with this one.
+ */
 export async function tempDir(prefix = 'mission-e2e-'): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  return realpathSync.native(await mkdtemp(join(tmpdir(), prefix)));
 }
 
 /** Removes a temporary folder. */

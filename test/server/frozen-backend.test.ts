@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';
 import { startPostgres } from '../helpers/backends.js';
 import { cleanup, putFile, scienceName, tempDir } from '../helpers/e2e.js';
+import { linuxOnly } from '../helpers/platform.js';
+
+const SIGSTOP = linuxOnly('SIGSTOP');
 
 let db: Awaited<ReturnType<typeof startPostgres>>;
 let dir: string;
@@ -44,7 +47,7 @@ async function timed(route: string) {
 const QUERY = '/query?instrument=mag';
 const DOWNLOAD = `/download/${path}`;
 
-describe('a frozen database', () => {
+describe.skipIf(SIGSTOP.missing)(SIGSTOP.title('a frozen database'), () => {
   it('answers 503 with Retry-After at once, and 200 again soon after it thaws', async () => {
     expect((await timed(QUERY)).status).toBe(200);
     expect((await timed(DOWNLOAD)).status).toBe(302);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startReferenceServer } from '../../src/server/index.js';
 import { UrlSigner } from '../../src/server/objects/presign.js';
+import { unixOnly } from '../helpers/platform.js';
 import {
   eventually,
   outcomeOf,
@@ -19,6 +20,8 @@ import {
   testSigner,
   WIRE_MODE_LIST,
 } from './helpers.js';
+
+const LINKS = unixOnly('symlinks');
 
 const SECRET_TEXT = 'TOP SECRET: outside the store';
 const NAME = 'imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
@@ -167,7 +170,7 @@ describe('bytes no HTTP client would send', () => {
   });
 });
 
-describe('symlinks placed in the store', () => {
+describe.skipIf(LINKS.missing)(LINKS.title('symlinks placed in the store'), () => {
   const LINKED = 'imap/swe/l1a/2025/01/imap_swe_l1a_sci_20250101_20250101_v01-00.cdf';
   const IN_LINKED_FOLDER = 'imap/hit/l1a/2025/01/imap_hit_l1a_rates_20250101_20250101_v01-00.cdf';
   const NEW_IN_LINKED_FOLDER = 'imap_hit_l1a_rates_20250102_20250102_v01-00.cdf';

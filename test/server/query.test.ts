@@ -60,6 +60,7 @@ async function prepare(store: string): Promise<void> {
   await putStoreFile(store, 'imap/mag/l1a/imap_mag_l1a_norm-mago_20250108_20250108_v01-00.cdf');
   await mkdir(join(store, '.incoming'), { recursive: true });
   await writeFile(join(store, '.incoming', 'abc.part'), 'partial');
+  // Any system: Windows makes it for an administrator or in developer mode, as on the CI's runners.
   await symlink(
     join(store, ...A.split('/')),
     join(store, 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250107_20250107_v01-00.cdf'),

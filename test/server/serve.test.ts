@@ -8,7 +8,10 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { demoFileNames } from '../../src/server/demo-archive.js';
 import { selfSignedCertificate } from '../helpers/certificate.js';
 import { runCli, type ServeProcess, spawnServe } from '../helpers/e2e.js';
+import { unixOnly } from '../helpers/platform.js';
 import { eventually, makeTempDir, outcomeOf, rawRequest } from './helpers.js';
+
+const SIGNALS = unixOnly('SIGTERM and SIGINT');
 
 const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'bin/mission-data.js');
@@ -52,7 +55,7 @@ function keep(child: ChildProcess): void {
   children.push(child);
 }
 
-describe('mission-data serve', () => {
+describe.skipIf(SIGNALS.missing)(SIGNALS.title('mission-data serve'), () => {
   it('prints one Listening line with the real port, logs requests on stderr, and exits 0 on SIGTERM', async () => {
     const store = join(home, 'store');
     const served = await serve(['--port', '0', '--store', store]);

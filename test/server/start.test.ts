@@ -11,7 +11,10 @@ import { SPICE_FOLDERS } from '../../src/naming/spice.js';
 import { storeBackendOf, storeScheme } from '../../src/server/backend-registry.js';
 import { demoFileNames } from '../../src/server/demo-archive.js';
 import { isStoreEmpty, startReferenceServer, writeDemoArchive } from '../../src/server/index.js';
+import { unixOnly } from '../helpers/platform.js';
 import { makeTempDir, outcomeOf, putStoreFile, rawRequest, TEST_SECRET } from './helpers.js';
+
+const LINKS = unixOnly('symlinks');
 
 let root: string;
 beforeEach(async () => {
@@ -151,20 +154,23 @@ describe('startReferenceServer', () => {
     });
   });
 
-  it('refuses a symlinked .incoming folder, so no upload is written outside the store', async () => {
-    const storeDir = join(root, 'store');
-    const outside = join(root, 'outside');
-    await mkdir(storeDir);
-    await mkdir(outside);
-    await symlink(outside, join(storeDir, '.incoming'));
-    await expect(startReferenceServer({ store: storeDir })).rejects.toMatchObject({
-      code: 'E_STORE',
-      message: `${join(storeDir, '.incoming')} must be a folder of the store, not a symlink or a file; remove it.`,
-    });
-    expect(await readdir(outside)).toEqual([]);
-  });
+  it.skipIf(LINKS.missing)(
+    LINKS.title('refuses a symlinked .incoming folder, so no upload is written outside the store'),
+    async () => {
+      const storeDir = join(root, 'store');
+      const outside = join(root, 'outside');
+      await mkdir(storeDir);
+      await mkdir(outside);
+      await symlink(outside, join(storeDir, '.incoming'));
+      await expect(startReferenceServer({ store: storeDir })).rejects.toMatchObject({
+        code: 'E_STORE',
+        message: `${join(storeDir, '.incoming')} must be a folder of the store, not a symlink or a file; remove it.`,
+      });
+      expect(await readdir(outside)).toEqual([]);
+    },
+  );
 
-  it('refuses a symlinked secret file', async () => {
+  it.skipIf(LINKS.missing)(LINKS.title('refuses a symlinked secret file'), async () => {
     const storeDir = join(root, 'store');
     await mkdir(storeDir);
     const known = join(root, 'known.txt');

@@ -18,6 +18,9 @@ import { readableBody } from '../../src/http/body.js';
 import type { GetObjectOptions, ObjectResponse } from '../../src/http/objects.js';
 import { HttpClient } from '../../src/service/client.js';
 import { pattern } from '../helpers/bytes.js';
+import { unixOnly } from '../helpers/platform.js';
+
+const LINKS = unixOnly('symlinks');
 
 /** Retries as the client's, with backoff short enough for a test. */
 const REQUESTS = requestSettings({ retries: 3, retryBaseMs: 1, maxRetryAfterMs: 10 });
@@ -790,53 +793,70 @@ describe('integrity', () => {
     expect(await filesUnder(root, { parts: true })).toEqual([destination]);
   });
 
-  it('never writes through a planted link: a leftover part that is a symlink is removed, not followed', async () => {
-    const outside = await mkdtemp(join(tmpdir(), 'mission-outside-'));
-    const victim = join(outside, 'victim.txt');
-    await writeFile(victim, 'precious');
-    const destination = join(root, PATH_A);
-    await mkdir(dirname(destination), { recursive: true });
-    const planted = `${destination}.part.${deadPid()}`;
-    await symlink(victim, planted);
-    await writeFile(`${planted}.json`, JSON.stringify({ etag: '"x"', size: 10, pid: 1, host: hostname() }));
-    await symlink(victim, `${destination}.part.${process.pid}`);
-    await symlink(victim, `${destination}.part`);
-    const body = pattern(5000, 28);
-    server.objects.set(PATH_A, body);
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
-    expect(result?.status).toBe('downloaded');
-    expect(await readFile(victim, 'utf8')).toBe('precious');
-    expect((await lstat(destination)).isFile()).toBe(true);
-    expect(await readFile(destination)).toEqual(body);
-    await rm(outside, { recursive: true, force: true });
-  });
+  it.skipIf(LINKS.missing)(
+    LINKS.title(
+      'never writes through a planted link: a leftover part that is a symlink is removed, not followed',
+    ),
+    async () => {
+      const outside = await mkdtemp(join(tmpdir(), 'mission-outside-'));
+      const victim = join(outside, 'victim.txt');
+      await writeFile(victim, 'precious');
+      const destination = join(root, PATH_A);
+      await mkdir(dirname(destination), { recursive: true });
+      const planted = `${destination}.part.${deadPid()}`;
+      await symlink(victim, planted);
+      await writeFile(`${planted}.json`, JSON.stringify({ etag: '"x"', size: 10, pid: 1, host: hostname() }));
+      await symlink(victim, `${destination}.part.${process.pid}`);
+      await symlink(victim, `${destination}.part`);
+      const body = pattern(5000, 28);
+      server.objects.set(PATH_A, body);
+      const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+        requests: REQUESTS,
+        dataDir: root,
+      });
+      expect(result?.status).toBe('downloaded');
+      expect(await readFile(victim, 'utf8')).toBe('precious');
+      expect((await lstat(destination)).isFile()).toBe(true);
+      expect(await readFile(destination)).toEqual(body);
+      await rm(outside, { recursive: true, force: true });
+    },
+  );
 
-  it('refuses a folder on the way that is a symlink leading outside the data root, naming it', async () => {
-    const outside = await mkdtemp(join(tmpdir(), 'mission-outside-'));
-    await mkdir(join(root, 'imap', 'mag'), { recursive: true });
-    await symlink(outside, join(root, 'imap', 'mag', 'l1a'));
-    server.objects.set(PATH_A, pattern(100, 29));
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], { requests: REQUESTS, dataDir: root });
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'E_UNSAFE_PATH' } });
-    expect(result?.error?.message).toContain(join(root, 'imap', 'mag', 'l1a'));
-    expect(result?.error?.message).toContain('outside the data root');
-    expect(await readdir(outside)).toEqual([]);
-    await rm(outside, { recursive: true, force: true });
-  });
+  it.skipIf(LINKS.missing)(
+    LINKS.title('refuses a folder on the way that is a symlink leading outside the data root, naming it'),
+    async () => {
+      const outside = await mkdtemp(join(tmpdir(), 'mission-outside-'));
+      await mkdir(join(root, 'imap', 'mag'), { recursive: true });
+      await symlink(outside, join(root, 'imap', 'mag', 'l1a'));
+      server.objects.set(PATH_A, pattern(100, 29));
+      const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+        requests: REQUESTS,
+        dataDir: root,
+      });
+      expect(result).toMatchObject({ status: 'failed', error: { code: 'E_UNSAFE_PATH' } });
+      expect(result?.error?.message).toContain(join(root, 'imap', 'mag', 'l1a'));
+      expect(result?.error?.message).toContain('outside the data root');
+      expect(await readdir(outside)).toEqual([]);
+      await rm(outside, { recursive: true, force: true });
+    },
+  );
 
-  it('accepts a data root that is itself a symlink, and folders linked inside it', async () => {
-    const real = await mkdtemp(join(tmpdir(), 'mission-real-root-'));
-    const linked = join(root, 'linked-root');
-    await symlink(real, linked);
-    server.objects.set(PATH_A, pattern(100, 30));
-    const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
-      requests: REQUESTS,
-      dataDir: linked,
-    });
-    expect(result?.status).toBe('downloaded');
-    expect(await readFile(join(real, PATH_A))).toEqual(pattern(100, 30));
-    await rm(real, { recursive: true, force: true });
-  });
+  it.skipIf(LINKS.missing)(
+    LINKS.title('accepts a data root that is itself a symlink, and folders linked inside it'),
+    async () => {
+      const real = await mkdtemp(join(tmpdir(), 'mission-real-root-'));
+      const linked = join(root, 'linked-root');
+      await symlink(real, linked);
+      server.objects.set(PATH_A, pattern(100, 30));
+      const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+        requests: REQUESTS,
+        dataDir: linked,
+      });
+      expect(result?.status).toBe('downloaded');
+      expect(await readFile(join(real, PATH_A))).toEqual(pattern(100, 30));
+      await rm(real, { recursive: true, force: true });
+    },
+  );
 
   it('says up front, before any request, when the data root cannot take files', async () => {
     const blocker = join(root, 'a-file');
