@@ -34,8 +34,9 @@ if [ ! -s "$node_exe" ]; then
 fi
 
 export WINEPREFIX="$cache/prefix" WINEDEBUG=-all
-# No Mono or Gecko: Node needs neither, and wineboot would otherwise ask to install them.
-export WINEDLLOVERRIDES="mscoree,mshtml="
+# No Mono, Gecko or desktop menu entries: Node needs none of them, and wineboot would otherwise ask to install
+# the first two.
+export WINEDLLOVERRIDES="mscoree,mshtml=;winemenubuilder.exe=d"
 ready="$WINEPREFIX/.mission-data-win10"
 if [ ! -f "$ready" ]; then
   echo "windows-node: preparing the Wine prefix $WINEPREFIX" >&2

@@ -60,7 +60,7 @@ export function wineEnv(setup: WineSetup, extra: Record<string, string> = {}): R
     HOME: process.env.HOME ?? '/root',
     WINEPREFIX: setup.prefix,
     WINEDEBUG: '-all',
-    WINEDLLOVERRIDES: 'mscoree,mshtml=',
+    WINEDLLOVERRIDES: 'mscoree,mshtml=;winemenubuilder.exe=d',
     ...extra,
   };
 }
