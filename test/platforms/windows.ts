@@ -120,7 +120,6 @@ export async function runWindowsCli(
     readFile(`${options.outputs}.out`, 'utf8'),
     readFile(`${options.outputs}.err`, 'utf8'),
   ]);
-  // Windows Node ends lines with \n itself; a \r\n would come from the program, so it is kept.
   return { code, signal, stdout, stderr };
 }
 
