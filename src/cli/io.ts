@@ -9,7 +9,7 @@ export interface CommandIO {
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   /** Input for `download -`. */
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  /** Aborted on Ctrl-C (SIGINT) or SIGTERM. */
+  /** Aborted on a closing signal (`core/signals.ts`): Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break. */
   signal: AbortSignal;
 }
 

@@ -1,9 +1,11 @@
 /**
- * The command line's entry (the bundle's `main`): runs the program on argv with one abort signal for Ctrl-C and
- * SIGTERM, prints errors (message and hint; the stack only with `--debug`) and returns the exit status.
+ * The command line's entry (the bundle's `main`): runs the program on argv with one abort signal for every closing
+ * signal (Ctrl-C, SIGTERM, a closed terminal or console window, Ctrl-Break), prints errors (message and hint; the
+ * stack only with `--debug`) and returns the exit status.
  */
 import { CommanderError } from 'commander';
 import { ExitCode, InterruptedBySignal, isMissionDataError } from '../core/errors.js';
+import { CLOSING_SIGNALS, type ClosingSignal, closingSignals } from '../core/signals.js';
 import type { CommandIO } from './io.js';
 import { buildProgram } from './program.js';
 import { usageError } from './usage-errors.js';
@@ -33,16 +35,18 @@ function onStdoutError(error: NodeJS.ErrnoException): void {
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const controller = new AbortController();
   let interrupted = false;
-  // 128 + the signal's number, as shells report it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM.
+  // 128 + the signal's number, as shells report it: 130 for Ctrl-C (SIGINT), 143 for SIGTERM, 129 for SIGHUP.
   let interruptedStatus: number = ExitCode.Interrupted;
-  const onSignal = (signal: NodeJS.Signals) => {
+  const onSignal = (signal: ClosingSignal) => {
     if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
     interrupted = true;
-    interruptedStatus = signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
-    controller.abort(new InterruptedBySignal(signal === 'SIGTERM' ? 'SIGTERM' : 'SIGINT'));
+    interruptedStatus = CLOSING_SIGNALS[signal];
+    // The reason's message names the signal as given; its type lists only the first two closing signals.
+    controller.abort(new InterruptedBySignal(signal as 'SIGINT' | 'SIGTERM'));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // One listener per signal that knows its signal: `process.emit('SIGHUP')` passes none.
+  const listeners = closingSignals.map((signal) => [signal, () => onSignal(signal)] as const);
+  for (const [signal, listener] of listeners) process.on(signal, listener);
   // Kept after `main` returns: the pipe can break while buffered output is still being written.
   process.stdout.off('error', onStdoutError).on('error', onStdoutError);
   const io: CommandIO = {
@@ -78,7 +82,6 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     const status = await printError(error, io, debug);
     return interrupted ? interruptedStatus : status;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const [signal, listener] of listeners) process.off(signal, listener);
   }
 }

@@ -8,12 +8,19 @@
  * cost is one `stat` of this folder per file. A run that starts later is seen at the next turn: its entry changes
  * the folder's modification time. Timestamps are coarse (a clock tick), so a folder changed within the last
  * few ticks is listed again at every look, and a change in the same tick as the last listing is never missed.
+ *
+ * An entry names its run's pid and host id, which cannot say alone whether the run still works: Windows gives a
+ * dead run's pid to a new process within minutes, and another host's process cannot be asked. So each run touches
+ * its entry while it works, and an entry untouched for longer than the stale age is a dead run's, whatever its pid
+ * (as the sync lock, `sync-lock.ts`); an entry of this host whose pid runs no process is one at once.
  */
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { hostId } from '../core/host-id.js';
 import { processAlive } from '../core/process-alive.js';
 import { STATE_FOLDER } from './state-folder.js';
+import type { LockAges } from './sync-lock.js';
 
 const RUNS_FOLDER = 'runs';
 /**
@@ -24,35 +31,51 @@ const RUNS_FOLDER = 'runs';
  */
 const RECENT_MS = 50;
 const RECENT_COARSE_MS = 2000;
+/** How often a run touches its entry, and after how long untouched an entry is a dead run's (as the sync lock's). */
+const REFRESH_MS = 30_000;
+const STALE_MS = 120_000;
 
-/** The host as an entry's name carries it. */
-function hostTag(): string {
-  return hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+/** A host as an entry's name carries it. */
+function hostTag(host: string): string {
+  return host.replace(/[^A-Za-z0-9.-]/g, '_');
+}
+
+/** True when an entry's host tag is this host's: its id, or the host name versions before the id wrote. */
+function isThisHostTag(tag: string): boolean {
+  return tag === hostTag(hostId()) || tag === hostTag(hostname());
 }
 
 /** This run's entry among the runs of a data root, and what it sees of the others. */
 export class DownloadRuns {
   readonly #folder: string;
   readonly #entry: string;
-  readonly #host = hostTag();
+  readonly #staleMs: number;
+  readonly #refreshMs: number;
+  readonly #refresher: NodeJS.Timeout;
   #seenMtimeMs = Number.NaN;
+  /** When the folder was last listed: entries going stale change nothing a look would see. */
+  #listedAt = 0;
   /** The other runs seen at the last listing; `local` when of this host (whose pids can be asked). */
   #others: Array<{ pid: number; local: boolean }> = [];
   /** See `shared`. */
   #shared = false;
 
-  private constructor(folder: string, entry: string) {
+  private constructor(folder: string, entry: string, ages: LockAges) {
     this.#folder = folder;
     this.#entry = entry;
+    this.#staleMs = ages.staleMs ?? STALE_MS;
+    this.#refreshMs = ages.refreshMs ?? REFRESH_MS;
+    this.#refresher = setInterval(() => this.#touch(), this.#refreshMs);
+    this.#refresher.unref();
   }
 
   /**
    * Puts this run's entry in the data root; undefined when the state folder cannot take it (the batch then
-   * behaves as a run alone, as before).
+   * behaves as a run alone, as before). `ages` shortens the refresh and stale ages for tests.
    */
-  static join(root: string): DownloadRuns | undefined {
+  static join(root: string, ages: LockAges = {}): DownloadRuns | undefined {
     const folder = join(root, STATE_FOLDER, RUNS_FOLDER);
-    const entry = `${process.pid}-${Math.random().toString(36).slice(2, 8)}@${hostTag()}`;
+    const entry = `${process.pid}-${Math.random().toString(36).slice(2, 8)}@${hostTag(hostId())}`;
     try {
       mkdirSync(folder, { recursive: true });
       if (!statSync(folder).isDirectory()) return undefined;
@@ -60,7 +83,7 @@ export class DownloadRuns {
     } catch {
       return undefined;
     }
-    const runs = new DownloadRuns(folder, entry);
+    const runs = new DownloadRuns(folder, entry, ages);
     try {
       runs.#list(statSync(folder).mtimeMs);
     } catch {
@@ -91,7 +114,10 @@ export class DownloadRuns {
       // files in place that this batch looked up ahead of their turn.
       this.#shared = true;
       this.#list(mtimeMs);
-    } else if (Date.now() - mtimeMs < (Number.isInteger(mtimeMs / 1000) ? RECENT_COARSE_MS : RECENT_MS)) {
+    } else if (
+      Date.now() - mtimeMs < (Number.isInteger(mtimeMs / 1000) ? RECENT_COARSE_MS : RECENT_MS) ||
+      (this.#others.length > 0 && Date.now() - this.#listedAt >= this.#refreshMs)
+    ) {
       this.#list(mtimeMs);
     } else if (this.#others.length > 0) {
       this.#others = this.#others.filter((run) => !run.local || processAlive(run.pid));
@@ -103,7 +129,25 @@ export class DownloadRuns {
 
   /** Removes this run's entry. */
   leave(): void {
+    clearInterval(this.#refresher);
     rmSync(join(this.#folder, this.#entry), { force: true });
+  }
+
+  /** Tells the other runs this one still works: a touch changes the entry's time, not the folder's. */
+  #touch(): void {
+    try {
+      const now = new Date();
+      utimesSync(join(this.#folder, this.#entry), now, now);
+    } catch {
+      // Removed by a run that found it stale (this process was stopped that long): the others saw it go.
+    }
+  }
+
+  /** Whether an entry is a dead run's: untouched too long, or of this host with no process at its pid. */
+  #dead(name: string, pid: number, local: boolean): boolean {
+    if (local && !processAlive(pid)) return true;
+    const stats = statSync(join(this.#folder, name), { throwIfNoEntry: false });
+    return stats === undefined || Date.now() - stats.mtimeMs >= this.#staleMs;
   }
 
   #list(mtimeMs: number): void {
@@ -114,16 +158,17 @@ export class DownloadRuns {
       return;
     }
     this.#seenMtimeMs = mtimeMs;
+    this.#listedAt = Date.now();
     const others: Array<{ pid: number; local: boolean }> = [];
     for (const name of names) {
       if (name === this.#entry) continue;
       const found = /^(\d+)-[a-z0-9]+@(.+)$/.exec(name);
       if (!found) continue;
       const pid = Number(found[1]);
-      const local = found[2] === this.#host;
+      const local = isThisHostTag(found[2] as string);
       // Another batch of this process: `PartFile`'s own claims keep the two apart.
       if (local && pid === process.pid) continue;
-      if (local && !processAlive(pid)) {
+      if (this.#dead(name, pid, local)) {
         // Left by a run that was killed: nobody else removes it.
         rmSync(join(this.#folder, name), { force: true });
         continue;

@@ -1,18 +1,30 @@
 /**
  * One sync at a time per data root and filter set: a lock file created exclusively, holding the owner's process
- * id and host. A second run finds it and refuses (exit 75), so cron runs never pile up; a lock whose owner is
- * gone (killed, machine restarted) is taken over.
+ * id and host id. A second run finds it and refuses (exit 75), so cron runs never pile up.
+ *
+ * The owner touches the lock while it runs (every 30 s), and a lock untouched for 2 minutes is stale whatever it
+ * says: its owner is gone (killed, the machine restarted or asleep). A pid alone cannot say so: Windows hands a dead
+ * owner's pid to a new process within minutes, and another host's process cannot be asked. A lock of this host
+ * whose pid runs no process is taken over at once.
  */
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readFile, rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { lstat, mkdir, open, readFile, rm, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BusyError } from '../core/errors.js';
+import { hostId, isThisHost } from '../core/host-id.js';
 import { processAlive } from '../core/process-alive.js';
 import { NO_FOLLOW } from './safe-writes.js';
 
-/** A lock another host holds is trusted for this long after it was taken, since its process cannot be asked. */
-const OTHER_HOST_LOCK_MS = 24 * 60 * 60 * 1000;
+/** How often, and after how long untouched a lock is stale; tests shorten them. */
+export interface LockAges {
+  /** How often the owner touches its lock (default 30 s). */
+  refreshMs?: number;
+  /** A lock untouched for this long is stale, whoever it names (default 2 minutes). */
+  staleMs?: number;
+}
+
+const REFRESH_MS = 30_000;
+const STALE_MS = 120_000;
 /** A lock file with no readable owner yet (being written) is left alone for this long. */
 const UNREADABLE_LOCK_MS = 10_000;
 
@@ -40,56 +52,94 @@ async function readOwner(file: string): Promise<LockOwner | undefined> {
   return undefined;
 }
 
-/** Whether the owner of a lock still runs; `ageMs` is the lock file's age. */
-function ownerAlive(owner: LockOwner | undefined, ageMs: number): boolean {
+/** Whether a lock still holds: `ageMs` is the time since its owner last touched it. */
+function lockHolds(owner: LockOwner | undefined, ageMs: number, staleMs: number): boolean {
+  if (ageMs >= staleMs) return false;
   if (!owner) return ageMs < UNREADABLE_LOCK_MS;
-  if (owner.host !== hostname()) return Date.now() - Date.parse(owner.since) < OTHER_HOST_LOCK_MS;
+  if (!isThisHost(owner.host)) return true;
   return owner.pid !== process.pid && processAlive(owner.pid);
+}
+
+const sameOwner = (a: LockOwner | undefined, b: LockOwner) => a?.pid === b.pid && a.host === b.host;
+
+/** Touches the lock every `refreshMs` while its owner runs; the returned function stops it. */
+function keepFresh(file: string, owner: LockOwner, refreshMs: number): () => void {
+  const timer = setInterval(() => {
+    // Only our own lock: one taken over meanwhile (this process was stopped for longer than the stale age) is
+    // another run's to keep.
+    void readOwner(file)
+      .then(async (now) => {
+        if (!sameOwner(now, owner)) return;
+        const time = new Date();
+        await utimes(file, time, time);
+      })
+      .catch(() => undefined);
+  }, refreshMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Creates the lock file; false when it exists. */
+async function createLock(file: string, owner: LockOwner): Promise<boolean> {
+  try {
+    const handle = await open(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+      0o644,
+    );
+    try {
+      await handle.write(`${JSON.stringify(owner)}\n`);
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** The refusal that names the run holding the lock. */
+function busy(file: string, what: string, holder: LockOwner | undefined, staleMs: number): BusyError {
+  const who = holder
+    ? `process ${holder.pid}${isThisHost(holder.host) ? '' : ` on host ${holder.host}`}, since ${holder.since}`
+    : 'a process starting now';
+  return new BusyError(`Another ${what} is running (${who}); not starting a second one.`, {
+    pid: holder?.pid,
+    hint: `Its lock is ${file}, which its owner touches while it runs: a run finding it untouched for ${Math.round(staleMs / 1000)} s takes it over.`,
+  });
 }
 
 /**
  * Takes the lock `<folder>/<name>.lock`, or throws a `BusyError` naming the process that holds it. `what` words
  * the run in that message.
  */
-export async function acquireLock(folder: string, name: string, what: string): Promise<SyncLock> {
+export async function acquireLock(
+  folder: string,
+  name: string,
+  what: string,
+  ages: LockAges = {},
+): Promise<SyncLock> {
+  const { refreshMs = REFRESH_MS, staleMs = STALE_MS } = ages;
   await mkdir(folder, { recursive: true });
   const file = join(folder, `${name}.lock`);
-  const owner: LockOwner = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+  const owner: LockOwner = { pid: process.pid, host: hostId(), since: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      const handle = await open(
-        file,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
-        0o644,
-      );
-      try {
-        await handle.write(`${JSON.stringify(owner)}\n`);
-      } finally {
-        await handle.close();
-      }
+    if (await createLock(file, owner)) {
+      const stop = keepFresh(file, owner, refreshMs);
       return {
         file,
         async release() {
-          // Only our own lock: one taken over meanwhile (it should not be) is not ours to remove.
-          const now = await readOwner(file);
-          if (now?.pid === owner.pid && now.host === owner.host) await rm(file, { force: true });
+          stop();
+          // Only our own lock: one taken over meanwhile is not ours to remove.
+          if (sameOwner(await readOwner(file), owner)) await rm(file, { force: true });
         },
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const stats = await lstat(file).catch(() => undefined);
     if (!stats) continue;
     const holder = await readOwner(file);
-    if (ownerAlive(holder, Date.now() - stats.mtimeMs)) {
-      const who = holder
-        ? `process ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`}, since ${holder.since}`
-        : 'a process starting now';
-      throw new BusyError(`Another ${what} is running (${who}); not starting a second one.`, {
-        pid: holder?.pid,
-        hint: `Its lock is ${file}.`,
-      });
-    }
+    if (lockHolds(holder, Date.now() - stats.mtimeMs, staleMs)) throw busy(file, what, holder, staleMs);
     // The owner is gone: take the lock over.
     await rm(file, { force: true });
   }

@@ -1,4 +1,7 @@
-/** `mission-data serve`: runs the embedded reference server until Ctrl-C or SIGTERM. */
+/**
+ * `mission-data serve`: runs the embedded reference server until a closing signal (Ctrl-C, SIGTERM, a closed
+ * terminal or console window, Ctrl-Break), then drains.
+ */
 import { ExitCode, UsageError } from '../../core/errors.js';
 import { settingsFromFlags, storeBackendFor } from '../../server/backend-registry.js';
 import {

@@ -4,13 +4,13 @@
  */
 import { constants, lstatSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   type ChecksumAlgorithm,
   DIGEST_BYTES,
   type ExpectedChecksum,
 } from '../../core/checksums/checksum.js';
+import { isThisHost } from '../../core/host-id.js';
 import { processAlive } from '../../core/process-alive.js';
 import { partPidOf, recordPath } from '../../data-root/part-names.js';
 import { NO_FOLLOW } from '../../data-root/safe-writes.js';
@@ -30,7 +30,10 @@ export interface PartRecord {
    * only): a resumed part whose later answers state none is still checked against it.
    */
   checksum?: RecordedChecksum | undefined;
-  /** Which process wrote it last, and where. */
+  /**
+   * Which process wrote it last, and on which machine: the host id (`core/host-id.ts`), or the host name in
+   * records of versions before it.
+   */
   pid: number;
   host: string;
 }
@@ -156,8 +159,7 @@ export async function leftoverAt(path: string, pid: number): Promise<Leftover | 
 
 /** Whether the owner of a leftover still works on it. */
 export async function ownerAlive(leftover: Leftover): Promise<boolean> {
-  const here = hostname();
-  const sameHost = leftover.record === undefined || leftover.record.host === here;
+  const sameHost = leftover.record === undefined || isThisHost(leftover.record.host);
   if (leftover.pid === process.pid && sameHost) return false;
   if (sameHost && !processAlive(leftover.pid)) return false;
   // A live pid may be a reused one, and another host's process cannot be asked: a part nobody has written
