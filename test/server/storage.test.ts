@@ -21,6 +21,7 @@ import { digestsOfFile } from '../../src/server/objects/checksums.js';
 import { storeFailureAnswer } from '../../src/server/routes/object-put-route.js';
 import { HttpClient } from '../../src/service/client.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
+import { linuxOnly, unixOnly } from '../helpers/platform.js';
 import {
   eventually,
   makeTempDir,
@@ -110,6 +111,10 @@ function md5Base64(bytes: Buffer | string): string {
   return createHash('md5').update(bytes).digest('base64');
 }
 
+const TMPFS = linuxOnly('tmpfs');
+const PRLIMIT = linuxOnly('prlimit');
+const LINKS = unixOnly('symlinks');
+
 /** Whether this machine lets the tests mount a file system; the tests that need one say so when skipped. */
 const CAN_MOUNT = (() => {
   const probe = mountTmpfs('64k');
@@ -148,7 +153,7 @@ beforeEach(() => {
   hashedFromFile.mockClear();
 });
 
-describe.runIf(CAN_MOUNT)('a full store (a tmpfs of 4 MiB)', () => {
+describe.runIf(CAN_MOUNT && !TMPFS.missing)(TMPFS.title('a full store (a tmpfs of 4 MiB)'), () => {
   let mount: string;
   let served: Served;
   let source: string;
@@ -198,32 +203,35 @@ describe.runIf(CAN_MOUNT)('a full store (a tmpfs of 4 MiB)', () => {
   });
 });
 
-describe.runIf(CAN_MOUNT)('a read-only store (a tmpfs remounted read-only)', () => {
-  let mount: string;
+describe.runIf(CAN_MOUNT && !TMPFS.missing)(
+  TMPFS.title('a read-only store (a tmpfs remounted read-only)'),
+  () => {
+    let mount: string;
 
-  beforeAll(() => {
-    mount = mountTmpfs('4m') as string;
-  });
-  afterAll(() => unmount(mount));
+    beforeAll(() => {
+      mount = mountTmpfs('4m') as string;
+    });
+    afterAll(() => unmount(mount));
 
-  it('answers the PUT 500 naming EROFS, once', async () => {
-    const served = await serveStore(join(mount, 'store'));
-    try {
-      execFileSync('mount', ['-o', 'remount,ro', mount], { stdio: 'ignore' });
-      const source = await writeSource(work, 3 * MIB);
-      const error = await uploadWithClient(served.server.url, NAME, source, 3 * MIB);
-      expect(error).toBeInstanceOf(ApiError);
-      expect((error as ApiError).status).toBe(500);
-      expect((error as ApiError).message).toContain('The store is read-only (EROFS); nothing was stored.');
-      const put = await theOnlyPut(served);
-      expect(put).toMatchObject({ status: 500, aborted: false });
-      expect(errnoOf(put)).toBe('EROFS');
-      expect(formatRequestLog(put)).toMatch(/ 500 \(error EROFS\) /);
-    } finally {
-      await served.server.close();
-    }
-  });
-});
+    it('answers the PUT 500 naming EROFS, once', async () => {
+      const served = await serveStore(join(mount, 'store'));
+      try {
+        execFileSync('mount', ['-o', 'remount,ro', mount], { stdio: 'ignore' });
+        const source = await writeSource(work, 3 * MIB);
+        const error = await uploadWithClient(served.server.url, NAME, source, 3 * MIB);
+        expect(error).toBeInstanceOf(ApiError);
+        expect((error as ApiError).status).toBe(500);
+        expect((error as ApiError).message).toContain('The store is read-only (EROFS); nothing was stored.');
+        const put = await theOnlyPut(served);
+        expect(put).toMatchObject({ status: 500, aborted: false });
+        expect(errnoOf(put)).toBe('EROFS');
+        expect(formatRequestLog(put)).toMatch(/ 500 \(error EROFS\) /);
+      } finally {
+        await served.server.close();
+      }
+    });
+  },
+);
 
 describe('stores that fail without any mount', () => {
   let storeDir: string;
@@ -238,36 +246,39 @@ describe('stores that fail without any mount', () => {
     await rm(join(storeDir, '..'), { recursive: true, force: true });
   });
 
-  it('a file size limit hit midway through the body (EFBIG) is a 500 naming it, answered once', async () => {
-    // The limit holds for the whole process: only a test file in a process of its own (vitest's forks pool)
-    // may lower it without failing other files' writes.
-    expect(isMainThread).toBe(true);
-    const source = await writeSource(work, 8 * MIB);
-    const pid = String(process.pid);
-    const before = execFileSync('prlimit', ['--pid', pid, '--fsize', '--output', 'SOFT', '--noheadings'])
-      .toString()
-      .trim();
-    // Node ignores SIGXFSZ, so a write past the limit fails with EFBIG, as on a file system with a size cap.
-    execFileSync('prlimit', ['--pid', pid, `--fsize=${2 * MIB}:`]);
-    let error: unknown;
-    try {
-      error = await uploadWithClient(served.server.url, NAME, source, 8 * MIB);
-    } finally {
-      execFileSync('prlimit', ['--pid', pid, `--fsize=${before}:`]);
-    }
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(500);
-    expect((error as ApiError).message).toContain(
-      'The object is larger than the store may write in one file (EFBIG); nothing was stored.',
-    );
-    // The errno travels as a field of the answer, for the client's failure policy.
-    expect((error as ApiError).storeErrno).toBe('EFBIG');
-    const put = await theOnlyPut(served);
-    expect(put).toMatchObject({ status: 500, aborted: false });
-    expect(errnoOf(put)).toBe('EFBIG');
-    expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);
-    expect(existsSync(join(storeDir, ...KEY.split('/')))).toBe(false);
-  });
+  it.skipIf(PRLIMIT.missing)(
+    PRLIMIT.title('a file size limit hit midway through the body (EFBIG) is a 500 naming it, answered once'),
+    async () => {
+      // The limit holds for the whole process: only a test file in a process of its own (vitest's forks pool)
+      // may lower it without failing other files' writes.
+      expect(isMainThread).toBe(true);
+      const source = await writeSource(work, 8 * MIB);
+      const pid = String(process.pid);
+      const before = execFileSync('prlimit', ['--pid', pid, '--fsize', '--output', 'SOFT', '--noheadings'])
+        .toString()
+        .trim();
+      // Node ignores SIGXFSZ, so a write past the limit fails with EFBIG, as on a file system with a size cap.
+      execFileSync('prlimit', ['--pid', pid, `--fsize=${2 * MIB}:`]);
+      let error: unknown;
+      try {
+        error = await uploadWithClient(served.server.url, NAME, source, 8 * MIB);
+      } finally {
+        execFileSync('prlimit', ['--pid', pid, `--fsize=${before}:`]);
+      }
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(500);
+      expect((error as ApiError).message).toContain(
+        'The object is larger than the store may write in one file (EFBIG); nothing was stored.',
+      );
+      // The errno travels as a field of the answer, for the client's failure policy.
+      expect((error as ApiError).storeErrno).toBe('EFBIG');
+      const put = await theOnlyPut(served);
+      expect(put).toMatchObject({ status: 500, aborted: false });
+      expect(errnoOf(put)).toBe('EFBIG');
+      expect(await readdir(join(storeDir, '.incoming'))).toEqual([]);
+      expect(existsSync(join(storeDir, ...KEY.split('/')))).toBe(false);
+    },
+  );
 
   it('an uploads folder replaced by a file after start (ENOTDIR) is a 500 naming it, answered once', async () => {
     await rm(join(storeDir, '.incoming'), { recursive: true });
@@ -611,7 +622,7 @@ describe('the MD5 of every object', () => {
     expect(ranged.body).toEqual(BYTES.subarray(0, 10));
   });
 
-  it('sidecars are never read or written through symlinks', async () => {
+  it.skipIf(LINKS.missing)(LINKS.title('sidecars are never read or written through symlinks'), async () => {
     const outside = join(storeDir, '..', 'outside');
     await mkdir(outside);
     // A forged record outside the store, with the right size and mtime but another digest.
