@@ -25,6 +25,7 @@ const sources = testSources().map((file) => ({ file, text: readFileSync(join(ROO
 /** The tests skipped on macOS or Windows, by file and title (the need in it). */
 const SKIPPED = [
   'test/e2e/completion.test.ts: completion bash (not on Windows: bash)',
+  'test/e2e/completion.test.ts: registers a completion function for mission-data (Linux only: bash 4 or later, macOS ships 3.2)',
   "test/e2e/completion.test.ts: completion bash on a terminal (Tab typed into an interactive bash) (Linux only: util-linux's script)",
   'test/e2e/coverage.test.ts: completion of coverage and status (not on Windows: bash)',
   "test/e2e/coverage.test.ts: fits %i columns without a wrapped row (Linux only: util-linux's script)",
@@ -55,6 +56,11 @@ const SKIPPED = [
   'test/server/serve.test.ts: mission-data serve (not on Windows: SIGTERM and SIGINT)',
   'test/server/start.test.ts: refuses a symlinked .incoming folder, so no upload is written outside the store (not on Windows: symlinks)',
   'test/server/start.test.ts: refuses a symlinked secret file (not on Windows: symlinks)',
+  'test/server/storage.test.ts: a full store (a tmpfs of 4 MiB) (Linux only: tmpfs)',
+  'test/server/storage.test.ts: a read-only store (a tmpfs remounted read-only) (Linux only: tmpfs)',
+  'test/server/storage.test.ts: a file size limit hit midway through the body (EFBIG) is a 500 naming it, answered once (Linux only: prlimit)',
+  'test/server/storage.test.ts: sidecars are never read or written through symlinks (not on Windows: symlinks)',
+  'test/unit/completion-scripts.test.ts: without compopt, as in bash 3.2 (not on Windows: bash)',
   'test/unit/config.test.ts: is written by set and unset, readable by its owner only (not on Windows: file modes)',
   'test/unit/download.test.ts: never writes through a planted link: a leftover part that is a symlink is removed, not followed (not on Windows: symlinks)',
   'test/unit/download.test.ts: refuses a folder on the way that is a symlink leading outside the data root, naming it (not on Windows: symlinks)',

@@ -1,5 +1,5 @@
 /**
- * `mission-data completion bash|zsh|fish`: prints a shell completion script. The script is written from the
+ * `mission-data completion bash|zsh|fish|powershell`: prints a shell completion script. The script is written from the
  * program's own declarations (commands, options, their fixed choices) and the mission's value lists, so it
  * never lags behind them; it holds every list itself, so completing never starts Node.
  */
@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { bashScript } from '../completion/bash.js';
 import { fishScript } from '../completion/fish.js';
 import { type CompletionShell, programModel } from '../completion/model.js';
+import { powershellScript } from '../completion/powershell.js';
 import { zshScript } from '../completion/zsh.js';
 import type { CommandIO } from '../io.js';
 
@@ -16,6 +17,7 @@ export function completionScript(program: Command, shell: CompletionShell): stri
   const bin = program.name();
   if (shell === 'bash') return bashScript(commands, bin);
   if (shell === 'zsh') return zshScript(commands, bin);
+  if (shell === 'powershell') return powershellScript(commands, bin);
   return fishScript(commands, bin);
 }
 

@@ -3,11 +3,12 @@ import { type CommandModel, flagsOf, quote, type ValueKind } from './model.js';
 
 /**
  * Paths as bash completes them: `-o filenames` has readline add a `/` and no space after a folder, so
- * `data` completes to `data/` and the next Tab walks into it (and quotes names with spaces); `mapfile` keeps
- * such a name one word. `compopt` exists from bash 4 on; outside a completion it only complains.
+ * `data` completes to `data/` and the next Tab walks into it (and quotes names with spaces); reading compgen's
+ * lines one by one keeps such a name one word. Written for bash 3.2, macOS's: no `mapfile`, and `compopt`
+ * (bash 4) only where it exists; bash 3.2 gets `-o filenames` from `complete` instead.
  */
 const bashPaths = (compgenFlag: '-d' | '-f') =>
-  `compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen ${compgenFlag} -- "$cur")`;
+  `if type compopt >/dev/null 2>&1; then compopt -o filenames; fi; while IFS= read -r line; do COMPREPLY+=("$line"); done < <(compgen ${compgenFlag} -- "$cur")`;
 
 /** What bash does with an option's value: offer words, folders or files, or leave it to the user. */
 function bashValueBody(value: ValueKind): string | undefined {
@@ -28,8 +29,8 @@ export function bashScript(commands: readonly CommandModel[], bin: string): stri
   const positionalCases = all.flatMap(bashPositionalCase);
   const parents = commands.filter((command) => command.subcommands.length > 0).map((command) => command.name);
   const name = `_${bin.replaceAll('-', '_')}`;
-  return `# bash completion for ${bin}: source it, e.g. from ~/.bashrc:
-#   source <(${bin} completion bash)
+  return `# bash completion for ${bin} (bash 3.2 or later): load it, e.g. from ~/.bashrc:
+#   eval "$(${bin} completion bash)"
 ${name}() {
 ${bashFindPath(parents)}
   if [[ -n $path ]]; then
@@ -57,8 +58,13 @@ ${positionalCases.join('\n')}
   esac
   return 0
 }
-# No readline default: a command that takes no paths (query) offers no file names.
-complete -F ${name} ${bin}
+# No readline default: a command that takes no paths (query) offers no file names. Bash 3.2 has no compopt to
+# ask for file name handling only where paths are offered: there it holds for every completion.
+if type compopt >/dev/null 2>&1; then
+  complete -F ${name} ${bin}
+else
+  complete -o filenames -F ${name} ${bin}
+fi
 `;
 }
 
@@ -109,7 +115,7 @@ function bashPositionalCase(command: CommandModel): string[] {
 
 /** The script's first lines: the words so far read into the command's path and a count of its arguments. */
 function bashFindPath(parents: readonly string[]): string {
-  return `  local cur prev path word words args i
+  return `  local cur prev path word words args i line
   COMPREPLY=()
   cur="\${COMP_WORDS[COMP_CWORD]}"
   prev="\${COMP_WORDS[COMP_CWORD-1]}"

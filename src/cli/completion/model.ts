@@ -8,7 +8,8 @@ import { ANCILLARY_EXTENSIONS, SCIENCE_EXTENSIONS } from '../../naming/mission.j
 import { QUERY_FILTERS } from '../../naming/query-vocabulary.js';
 
 /** Shells a script can be printed for. */
-export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish'] as const;
+export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+/** A shell a completion script can be printed for. */
 export type CompletionShell = (typeof COMPLETION_SHELLS)[number];
 
 /** What an option's value completes to. */

@@ -12,10 +12,12 @@ export const completion: CommandDeclaration = {
     command
       .description('print a shell completion script: commands, options and their values')
       .addArgument(
+        // Listed here rather than imported: the model reads the mission's value lists, which --help need not load.
         new Argument('<shell>', 'the shell to complete in').choices([
           'bash',
           'zsh',
           'fish',
+          'powershell',
         ] satisfies CompletionShell[]),
       )
       .action((shell: CompletionShell) =>
