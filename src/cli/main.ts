@@ -31,6 +31,12 @@ function onStdoutError(error: NodeJS.ErrnoException): void {
   if (error.code !== 'EPIPE') process.stderr.write(`Error: cannot write results: ${error.message}\n`);
 }
 
+/**
+ * A terminal that closed (SIGHUP) takes stderr with it: writes fail with EIO, or EPIPE from a pipe. There is nobody
+ * left to tell, and the run must still end cleanly: release its lock and write its record.
+ */
+function onStderrError(): void {}
+
 /** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const controller = new AbortController();
@@ -49,6 +55,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   for (const [signal, listener] of listeners) process.on(signal, listener);
   // Kept after `main` returns: the pipe can break while buffered output is still being written.
   process.stdout.off('error', onStdoutError).on('error', onStdoutError);
+  process.stderr.off('error', onStderrError).on('error', onStderrError);
   const io: CommandIO = {
     stdout: process.stdout,
     stderr: process.stderr,

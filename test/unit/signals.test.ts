@@ -188,4 +188,29 @@ describe('a command line sent SIGHUP', () => {
       await cleanup(cwd);
     }
   });
+
+  it('with its terminal gone (output closed), still ends with 129 and its lock released', {
+    timeout: 60_000,
+  }, async () => {
+    const cwd = await tempDir('mission-sighup-');
+    try {
+      const dataDir = join(cwd, 'data');
+      const { child } = startSync(cwd, dataDir);
+      const ended = finished(child, 30_000);
+      const lock = join(
+        stateFolder(dataDir),
+        `${syncId({ url: slow.url, filters: { instrument: 'hit' }, allVersions: false })}.lock`,
+      );
+      expect(await waitFor(() => existsSync(lock))).toBe(true);
+      // A closed terminal: every later write fails (EPIPE here, EIO on a terminal).
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      child.kill('SIGHUP');
+      const run = await ended;
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 129, signal: null });
+      expect(existsSync(lock)).toBe(false);
+    } finally {
+      await cleanup(cwd);
+    }
+  });
 });
