@@ -47,8 +47,7 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     if (interrupted) process.exit(interruptedStatus); // A second Ctrl-C leaves at once.
     interrupted = true;
     interruptedStatus = CLOSING_SIGNALS[signal];
-    // The reason's message names the signal as given; its type lists only the first two closing signals.
-    controller.abort(new InterruptedBySignal(signal as 'SIGINT' | 'SIGTERM'));
+    controller.abort(new InterruptedBySignal(signal));
   };
   // One listener per signal that knows its signal: `process.emit('SIGHUP')` passes none.
   const listeners = closingSignals.map((signal) => [signal, () => onSignal(signal)] as const);

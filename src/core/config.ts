@@ -86,9 +86,10 @@ export const SETTING_ALIASES: Record<string, SettingName> = Object.fromEntries(
 export function defaultConfigFile(env: Record<string, string | undefined> = process.env): string {
   const explicit = env.MISSION_DATA_CONFIG;
   if (explicit) return resolve(explicit);
-  // env-paths reads XDG_CONFIG_HOME from process.env; honour an injected environment the same way.
+  // XDG_CONFIG_HOME, when set, is honoured on every system, as gh and git do (env-paths reads it on Linux only):
+  // one variable moves the configuration of a test, a container or a portable setup anywhere.
   const xdg = env.XDG_CONFIG_HOME;
-  if (xdg && process.platform !== 'darwin' && process.platform !== 'win32') {
+  if (xdg) {
     return join(resolve(xdg), 'mission-data', 'config.json');
   }
   return join(envPaths('mission-data', { suffix: '' }).config, 'config.json');

@@ -1,4 +1,5 @@
 /** Error classes shared by the library and the command line: each has a stable `code` and an exit status. */
+import { CLOSING_SIGNALS, type ClosingSignal } from './signals.js';
 
 /** Exit statuses of the command line. */
 export const ExitCode = {
@@ -11,6 +12,10 @@ export const ExitCode = {
   Interrupted: 130,
   /** SIGTERM: 128 + SIGTERM, as shells report it. */
   Terminated: 143,
+  /** The terminal or console window closed: 128 + SIGHUP. */
+  Hangup: 129,
+  /** Ctrl-Break (Windows): 128 + SIGBREAK, whose number is 21 there. */
+  Break: 149,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -205,14 +210,14 @@ export class LocalFileError extends MissionDataError {
  * `AbortedError` carry that signal's exit status.
  */
 export class InterruptedBySignal extends Error {
-  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+  constructor(readonly signal: ClosingSignal) {
     super(`Interrupted by ${signal}`);
     this.name = 'InterruptedBySignal';
   }
 
-  /** 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM. */
+  /** 128 + the signal's number, as shells report it: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 149 for SIGBREAK. */
   get exitCode(): ExitCodeValue {
-    return this.signal === 'SIGTERM' ? ExitCode.Terminated : ExitCode.Interrupted;
+    return CLOSING_SIGNALS[this.signal];
   }
 }
 

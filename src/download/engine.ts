@@ -127,10 +127,16 @@ async function openBatch(
 export interface DownloadPreview {
   path: string;
   localPath: string;
-  /** `check`: a file is at the destination but not recorded as verified; it is compared with the store. */
-  action: 'fetch' | 'skip' | 'check';
+  /**
+   * `check`: a file is at the destination but not recorded as verified; it is compared with the store.
+   * `refuse`: the download would be refused before any request (`error` says why: a name that differs from an
+   * earlier one of the batch only in case, on a file system that does not tell case apart).
+   */
+  action: 'fetch' | 'skip' | 'check' | 'refuse';
   /** Size of the file at the destination, when there is one. */
   localSize?: number;
+  /** Why the download would be refused (action `refuse`). */
+  error?: string;
 }
 
 /** What `downloadFiles` would do with each target (a dry run): names are checked, nothing is requested. */
@@ -142,7 +148,8 @@ export async function previewDownloads(
   const verified = await VerifiedRecord.open(options.dataDir);
   try {
     return await Promise.all(
-      files.map(async ({ file, localPath }): Promise<DownloadPreview> => {
+      files.map(async ({ file, localPath, refused }): Promise<DownloadPreview> => {
+        if (refused) return { path: file.path, localPath, action: 'refuse', error: refused.message };
         const present = await lstat(localPath).catch(() => undefined);
         if (!present) return { path: file.path, localPath, action: 'fetch' };
         const action = options.force

@@ -75,7 +75,7 @@ export interface ServingOptions extends StoreSettings, Pick<BackendOptions, 'ind
   metricsPort?: number | undefined;
   /** A bearer token `/metrics` needs (`Authorization: Bearer <token>`); none by default. */
   metricsToken?: string | undefined;
-  /** How long a drain (`drain()`, `serve` on SIGTERM) lets the requests under way finish (default 5 000 ms). */
+  /** How long a drain (`drain()`, `serve` on SIGTERM, SIGHUP, Ctrl-C or Ctrl-Break) lets the requests under way finish (default 5 000 ms). */
   drainTimeoutMs?: number | undefined;
   /** Called with what happens to the server beside requests: a backend stops or starts answering, a drain. */
   onEvent?: ((event: ServerEvent) => void) | undefined;

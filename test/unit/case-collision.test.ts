@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { requestSettings } from '../../src/core/settings.js';
 import type * as CaseFolding from '../../src/data-root/case-folding.js';
 import { planDownloads } from '../../src/download/batch/plan.js';
-import { downloadFiles } from '../../src/download/engine.js';
+import { downloadFiles, previewDownloads } from '../../src/download/engine.js';
 import type { DownloadHttp } from '../../src/download/types.js';
 import { readableBody } from '../../src/http/body.js';
 
@@ -144,6 +144,17 @@ describe('a batch on a data root that folds case', () => {
     expect(results.map((result) => result.status)).toEqual(['downloaded', 'downloaded']);
     expect(await readFile(join(root, UPPER), 'utf8')).toBe('upper\n');
     expect(await readFile(join(root, LOWER), 'utf8')).toBe('lower\n');
+  });
+});
+
+describe('a dry run on a data root that folds case', () => {
+  it('says the later name would be refused, and why', async () => {
+    const previews = await previewDownloads([UPPER, LOWER], { dataDir: root });
+    expect(previews.map((preview) => preview.action)).toEqual(['fetch', 'refuse']);
+    expect(previews[1]?.error).toMatch(/differs from .* only in case/);
+    folding.answer = false;
+    const both = await previewDownloads([UPPER, LOWER], { dataDir: root });
+    expect(both.map((preview) => preview.action)).toEqual(['fetch', 'fetch']);
   });
 });
 

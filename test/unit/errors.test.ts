@@ -59,6 +59,8 @@ describe('error classes', () => {
       Busy: 75,
       Interrupted: 130,
       Terminated: 143,
+      Hangup: 129,
+      Break: 149,
     });
   });
 

@@ -325,24 +325,28 @@ function printPreview(
     fetch: 'would download',
     check: 'would check',
     skip: 'would skip (verified copy)',
+    refuse: 'would refuse',
   } as const;
   const count = (action: DownloadPreview['action']) =>
     previews.filter((preview) => preview.action === action).length;
   const checked = count('check');
+  const refused = count('refuse');
   const summary = [
-    `Dry run: ${count('fetch')} to download, ${checked} to check, ${count('skip')} to skip (verified copies).`,
+    `Dry run: ${count('fetch')} to download, ${checked} to check, ${count('skip')} to skip (verified copies)` +
+      `${refused > 0 ? `, ${refused} refused` : ''}.`,
     ...(checked > 0
       ? ['To check: present but not verified; fetched again if different from the store.']
       : []),
     'Nothing was fetched.',
   ].join('\n');
   if (options.outputFormat === 'json') {
-    const actions = { fetch: 'download', check: 'check', skip: 'skip' } as const;
+    const actions = { fetch: 'download', check: 'check', skip: 'skip', refuse: 'refuse' } as const;
     const records = previews.map((preview) => ({
       file_path: preview.path,
       local_path: preview.localPath,
       action: actions[preview.action],
       local_bytes: preview.localSize ?? null,
+      ...(preview.error === undefined ? {} : { error: preview.error }),
     }));
     io.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
     if (!options.quiet) io.stderr.write(`${summary}\n`);
@@ -350,7 +354,8 @@ function printPreview(
   }
   const lines = previews.map((preview) => {
     const local = preview.localSize === undefined ? '' : ` (local copy ${formatBytes(preview.localSize)})`;
-    return `${words[preview.action]} ${preview.path}${local}\n`;
+    const why = preview.error === undefined ? '' : `: ${preview.error}`;
+    return `${words[preview.action]} ${preview.path}${local}${why}\n`;
   });
   io.stdout.write(`${lines.join('')}${summary}\n`);
 }

@@ -30,7 +30,7 @@ export interface ServeCommandOptions {
   metricsToken?: string | undefined;
   /** `human` (the default) or `json` (`--log-format`, or MISSION_DATA_LOG_FORMAT). */
   logFormat?: 'human' | 'json' | undefined;
-  /** Seconds a drain on SIGTERM lets the requests under way finish (`--drain-timeout`). */
+  /** Seconds a drain on a closing signal lets the requests under way finish (`--drain-timeout`). */
   drainTimeout?: number | undefined;
   quiet?: boolean | undefined;
   debug?: boolean | undefined;

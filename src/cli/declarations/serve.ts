@@ -69,7 +69,7 @@ function serviceOptions(command: Command): void {
     );
 }
 
-/** What an operator watches and how the server stops: metrics, the log, the drain on SIGTERM. */
+/** What an operator watches and how the server stops: metrics, the log, the drain on SIGTERM, SIGHUP or Ctrl-C. */
 function operatorOptions(command: Command): void {
   command
     .option('--no-metrics', 'keep no metrics and answer no /metrics')
@@ -92,7 +92,7 @@ function operatorOptions(command: Command): void {
     .addOption(
       new Option(
         '--drain-timeout <seconds>',
-        'on SIGTERM, seconds the requests under way may take to finish (default 5)',
+        'on SIGTERM, SIGHUP, Ctrl-C or Ctrl-Break, seconds the requests under way may take to finish (default 5)',
       )
         .argParser(positiveInteger('--drain-timeout', 3_600))
         .env('MISSION_DATA_DRAIN_TIMEOUT'),

@@ -24,8 +24,8 @@ import {
   writevSync,
 } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { LocalFileError } from '../../core/errors.js';
+import { hostId } from '../../core/host-id.js';
 import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
 import { partPath, recordPath } from '../../data-root/part-names.js';
 import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
@@ -213,7 +213,7 @@ export class PartFile {
   record(record: Omit<PartRecord, 'pid' | 'host'>): void {
     // A part already committed, kept or discarded has its last record (or none): a late one would be a stray.
     if (this.#ended) return;
-    const contents: PartRecord = { ...record, pid: process.pid, host: hostname() };
+    const contents: PartRecord = { ...record, pid: process.pid, host: hostId() };
     const file = recordPath(this.path);
     const temporary = `${file}.tmp`;
     try {
