@@ -265,8 +265,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   ],
   unset: ['mission-data config unset api-key'],
   completion: [
-    'eval "$(mission-data completion bash)"            # in ~/.bashrc (bash 3.2 too)',
-    'mission-data completion powershell | Out-String | Invoke-Expression   # in $PROFILE',
+    'eval "$(mission-data completion bash)"         # in ~/.bashrc (bash 3.2 too)',
+    'mission-data completion powershell | Out-String | iex   # in $PROFILE',
     'mission-data completion zsh > ~/.zsh/completions/_mission-data',
     'mission-data completion fish > ~/.config/fish/completions/mission-data.fish',
   ],

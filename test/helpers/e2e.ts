@@ -375,10 +375,12 @@ export async function listFiles(root: string, options: { state?: boolean } = {})
     .filter(
       (entry) =>
         options.state ||
-        !entry.parentPath
-          .slice(root.length)
-          .split(sep)
-          .some((folder) => folder.startsWith('.')),
+        // The machine's host id, kept in the configuration folder once any run needs it, is state too.
+        (entry.name !== 'host-id' &&
+          !entry.parentPath
+            .slice(root.length)
+            .split(sep)
+            .some((folder) => folder.startsWith('.'))),
     )
     .map((entry) =>
       join(entry.parentPath, entry.name)

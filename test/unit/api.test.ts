@@ -275,8 +275,9 @@ describe('createClient', () => {
     const [result] = await clientWith(dispatcher).download(PATH);
     const local = join(home, 'data', ...PATH.split('/'));
     expect(result).toMatchObject({ status: 'downloaded', localPath: local });
+    // Files of the data root, its state folder (.mission-data: records and probes of the file system) aside.
     const written = (await readdir(home, { recursive: true, withFileTypes: true }))
-      .filter((entry) => entry.isFile())
+      .filter((entry) => entry.isFile() && !entry.parentPath.includes('.mission-data'))
       .map((entry) => join(entry.parentPath, entry.name));
     expect(written).toEqual([local]);
   });
