@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
+import { NO_FOLLOW } from '../core/no-follow.js';
 import { realPath, realPathSync } from '../core/real-path.js';
 import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
@@ -127,8 +128,8 @@ export async function writeNewFile(path: string, contents: string, mode: number)
   }
 }
 
-/** O_NOFOLLOW where the platform has it. */
-export const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+/** O_NOFOLLOW where the platform has it (exclusive creates need no more; opens of existing files use `openNoFollow`). */
+export { NO_FOLLOW };
 
 /**
  * Makes `folder` (below `root`) and every folder on the way, refusing a folder that is a symbolic link

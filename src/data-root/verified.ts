@@ -6,12 +6,13 @@
  * It lives at `<data root>/.mission-data/verified.jsonl`, appended to with one `write` per line (O_APPEND),
  * so processes sharing a data root add to it safely; what one process appends, another reads on its next miss.
  */
-import { closeSync, constants, lstatSync, openSync, type Stats, writeSync } from 'node:fs';
-import { lstat, mkdir, open, readFile } from 'node:fs/promises';
+import { closeSync, constants, lstatSync, type Stats, writeSync } from 'node:fs';
+import { lstat, mkdir, type open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ExpectedChecksum } from '../core/checksums/checksum.js';
+import { openNoFollow, openNoFollowSync } from '../core/no-follow.js';
 import { replaceFile } from '../core/replace-file.js';
-import { NO_FOLLOW, writeNewFile } from './safe-writes.js';
+import { writeNewFile } from './safe-writes.js';
 import { STATE_FOLDER } from './state-folder.js';
 
 const RECORD_FILE = 'verified.jsonl';
@@ -150,7 +151,7 @@ export class VerifiedRecord {
     if (now === undefined || (now.size === this.#offset && this.#offset > 0)) return;
     let handle: Awaited<ReturnType<typeof open>>;
     try {
-      handle = await open(this.file, constants.O_RDONLY | NO_FOLLOW);
+      handle = await openNoFollow(this.file, constants.O_RDONLY);
     } catch {
       return;
     }
@@ -336,7 +337,7 @@ async function writeProbeRecord(path: string, probe: InodeProbe): Promise<void> 
 }
 
 function openAppend(file: string): number {
-  return openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW, 0o644);
+  return openNoFollowSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
 }
 
 /**

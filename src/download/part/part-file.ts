@@ -26,6 +26,7 @@ import {
 import { lstat } from 'node:fs/promises';
 import { LocalFileError } from '../../core/errors.js';
 import { hostId } from '../../core/host-id.js';
+import { openNoFollowSync } from '../../core/no-follow.js';
 import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
 import { partPath, recordPath } from '../../data-root/part-names.js';
 import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
@@ -136,14 +137,14 @@ export class PartFile {
       await Promise.all([removeFile(leftover.path), removeFile(recordPath(leftover.path))]);
     }
     if (adopted?.record) {
-      const fd = await openPart(ours, constants.O_RDWR | NO_FOLLOW);
+      const fd = await openPart(ours, constants.O_RDWR);
       const length = fstatSync(fd).size;
       const record = adopted.record;
       const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
       const parts = finishedRanges(record.parts, written, Math.min(length, record.size ?? length));
       return new PartFile(destination, ours, fd, { ...record, written, parts });
     }
-    const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+    const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
     let fd: number;
     try {
       fd = await openDescriptor(ours, flags);
@@ -341,9 +342,10 @@ function removeQuietly(path: string): void {
  * of one in the thread pool (two hand-overs between threads and a wake-up per file: 1,000 creations take 44 ms
  * of CPU here against 140 ms), and on a machine of two cores the pool's thread competes with the one receiving.
  */
+/** Opens a part, never through a link at its name (a link planted there is refused, on every system). */
 function openDescriptor(path: string, flags: number): Promise<number> {
   try {
-    return Promise.resolve(openSync(path, flags, 0o644));
+    return Promise.resolve(openNoFollowSync(path, flags, 0o644));
   } catch (error) {
     return Promise.reject(error);
   }

@@ -3,7 +3,7 @@
  * each holds, and whether the process that wrote one still works on it.
  */
 import { constants, lstatSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   type ChecksumAlgorithm,
@@ -11,9 +11,9 @@ import {
   type ExpectedChecksum,
 } from '../../core/checksums/checksum.js';
 import { isThisHost } from '../../core/host-id.js';
+import { openNoFollow } from '../../core/no-follow.js';
 import { processAlive } from '../../core/process-alive.js';
 import { partPidOf, recordPath } from '../../data-root/part-names.js';
-import { NO_FOLLOW } from '../../data-root/safe-writes.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
 export interface PartRecord {
@@ -110,9 +110,9 @@ export function finishedRanges(
 
 async function readRecord(partPath: string): Promise<PartRecord | undefined> {
   try {
-    const data = JSON.parse(
-      await readFile(recordPath(partPath), { encoding: 'utf8', flag: constants.O_RDONLY | NO_FOLLOW }),
-    ) as unknown;
+    const handle = await openNoFollow(recordPath(partPath), constants.O_RDONLY);
+    const text = await handle.readFile({ encoding: 'utf8' }).finally(() => handle.close());
+    const data = JSON.parse(text) as unknown;
     return validRecord(data) ? data : undefined;
   } catch {
     return undefined;

@@ -6,8 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, open, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, unlink, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
+import { openNoFollow } from '../../core/no-follow.js';
 import { replaceFile } from '../../core/replace-file.js';
 
 /** The dot-folder of the store holding one sidecar per object, at the object's key (`scan()` skips dot-entries). */
@@ -37,8 +38,6 @@ const MAX_SIDECAR_BYTES = 1024;
 
 /** Read size when hashing a stored object. */
 const HASH_CHUNK_BYTES = 1024 * 1024;
-
-const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** The strong validator of an object: its MD5 in lower-case hex, quoted (S3's form for single-part objects). */
 export function etagOf(md5: Buffer): string {
@@ -105,7 +104,7 @@ export function parseSidecar(text: string, size: number, mtimeMs: number): Diges
 export async function readSidecar(path: string, size: number, mtimeMs: number): Promise<Digests | undefined> {
   let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
+    handle = await openNoFollow(path, constants.O_RDONLY);
   } catch {
     return undefined;
   }

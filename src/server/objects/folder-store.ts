@@ -1,10 +1,11 @@
 /** The object store: objects are plain files under the store folder at their storage key. */
 import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, type Dirent, lstatSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StoreError } from '../../core/errors.js';
+import { openNoFollow } from '../../core/no-follow.js';
 import { realPath } from '../../core/real-path.js';
 import { removeFile } from '../../core/replace-file.js';
 import { type MissionFile, parseName, parsePath } from '../../naming/names.js';
@@ -49,8 +50,6 @@ export interface FolderStoreOptions {
   /** The secret pre-signed URLs are signed with; default the store's own (made on first use). */
   secret?: string | undefined;
 }
-
-const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** Files under one store folder, addressed only by keys that passed the naming rules, served by the server itself. */
 export class FolderStore implements ObjectStore, TakesUploads {
@@ -179,7 +178,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
     if (!(await this.#realFolder(key))) return undefined;
     let handle: FileHandle;
     try {
-      handle = await open(path, constants.O_RDONLY | NO_FOLLOW);
+      handle = await openNoFollow(path, constants.O_RDONLY);
     } catch {
       return undefined;
     }
