@@ -59,9 +59,10 @@ export function crc32HeaderOf(crc: number): string {
 /**
  * A download URL with a checksum of its object in its fragment (`#md5=<hex>`, else `#sha256=<hex>`: the form
  * package indexes give download URLs, PEP 503), which the client checks the bytes against (`http/stated-digest.ts`
- * reads it). MD5 first: it catches damage on the way or on disk as well as SHA-256 does, at about half the CPU of a
- * download, and it is what the store's own ETag and Content-MD5 state. HTTP never sends a fragment, so any client
- * can use the URL as it is. The URL unchanged when no checksum is known, or it has a fragment already.
+ * reads it). MD5 first: it catches damage on the way or on disk as well as SHA-256 does, it is what the store's own
+ * ETag and Content-MD5 state, and the client's order of checksums (`core/checksums/checksum.ts`) ranks it first.
+ * HTTP never sends a fragment, so any client can use the URL as it is. The URL unchanged when no checksum is known,
+ * or it has a fragment already.
  */
 export function withDigestFragment(url: string, digests: KnownDigests): string {
   if (url.includes('#')) return url;
