@@ -3,7 +3,7 @@ import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/
 import { withRetries } from '../core/failure-policy.js';
 import { type RequestSettings, requestSettings } from '../core/settings.js';
 import { parseHttpUrl } from '../core/urls.js';
-import type { ApiAnswer } from '../http/envelope.js';
+import { type ApiAnswer, isRecord, messageOf } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
 import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
 import { checkObjectUrl, getObjectWith, putObjectWith } from '../http/objects.js';
@@ -22,6 +22,27 @@ import { queryAllPages } from './query.js';
 import { describeValue, type ReceivedRecord } from './records.js';
 import { ServiceTransport } from './transport.js';
 import type { HttpClientOptions, HttpQueryOptions } from './types.js';
+
+/** The error name today's service gives a name held by an upload whose bytes are not confirmed yet. */
+export const UPLOAD_IN_PROGRESS = 'UploadInProgress';
+
+/** The words of a reserved name's 409, read only where the service states neither an error name nor Retry-After. */
+const NOT_STORED_YET = 'not stored yet';
+
+/**
+ * What a 409 of `/upload` says of the name, read from what the service states: today's routes name the error
+ * (`UploadInProgress` for a name an unfinished upload holds, `FileAlreadyExists` for a stored file); the
+ * specification's answer a string, and only a reserved name's answer carries `Retry-After` (when it is free again).
+ */
+export function takenNameCode(answer: ApiAnswer): 'E_NAME_RESERVED' | 'E_ALREADY_EXISTS' {
+  const stated = isRecord(answer.body) ? answer.body.error : undefined;
+  if (typeof stated === 'string')
+    return stated === UPLOAD_IN_PROGRESS ? 'E_NAME_RESERVED' : 'E_ALREADY_EXISTS';
+  if (answer.headers['retry-after'] !== undefined) return 'E_NAME_RESERVED';
+  // Last resort, for a service that states neither (a string 409 without Retry-After, as the specification's
+  // "already exists." is): the words the reference server's answers about a reserved name have always carried.
+  return messageOf(answer).includes(NOT_STORED_YET) ? 'E_NAME_RESERVED' : 'E_ALREADY_EXISTS';
+}
 
 /** The client of the service and of the object store behind its pre-signed URLs. */
 export class HttpClient {
@@ -66,8 +87,8 @@ export class HttpClient {
   }
 
   /**
-   * GET /upload/<key> -> the pre-signed PUT URL. 409 (the specification's string or today's
-   * `{"error": "FileAlreadyExists", "message": …}`) -> ApiError with code 'E_ALREADY_EXISTS'. With
+   * GET /upload/<key> -> the pre-signed PUT URL. 409 -> ApiError with code 'E_ALREADY_EXISTS' for a stored
+   * file, 'E_NAME_RESERVED' for a name an unfinished upload holds (see `takenNameCode`). With
    * `contentMd5` (base64) the request carries `Content-MD5`: a service that signs it into the URL lets only those
    * bytes in, and the same bytes asked again take back an upload whose answer was lost.
    */
@@ -91,7 +112,7 @@ export class HttpClient {
       contentMd5 ? { 'content-md5': contentMd5 } : undefined,
     );
     if (answer.status === 409)
-      throw apiError('GET', url, answer, { code: 'E_ALREADY_EXISTS', route: 'upload' });
+      throw apiError('GET', url, answer, { code: takenNameCode(answer), route: 'upload' });
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer, { route: 'upload' });
     const target = typeof answer.body === 'string' ? answer.body.trim() : undefined;
     if (target === undefined) {

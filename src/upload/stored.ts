@@ -115,29 +115,40 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The words a service's 409 carries when the name is held by an upload whose bytes are not stored yet. */
-const NOT_STORED_YET = 'not stored yet';
-
-/** True when a 409 says the name is reserved by an unfinished upload rather than stored. */
+/**
+ * True when a 409 says the name is reserved by an unfinished upload rather than stored: the service client read
+ * it from what the answer states (`takenNameCode`: the error name, else `Retry-After`).
+ */
 export function isNameReserved(error: ApiError): boolean {
-  return error.message.includes(NOT_STORED_YET);
+  return error.code === 'E_NAME_RESERVED';
 }
 
 /** What a reserved name's 409 said, without the request in front. */
 export function reservedMessage(error: ApiError): string {
   const at = error.message.indexOf(' reserved: ');
-  return at >= 0 ? `not stored: the name is${error.message.slice(at)}` : error.message;
+  if (at >= 0) return `not stored: the name is${error.message.slice(at)}`;
+  // Another service's words: said whole, after what the answer stated.
+  const said = error.message.replace(/^\S+ \S+: \d{3} /, '');
+  return `not stored: the name is reserved by an upload that has not finished (the service said: ${said})`;
 }
 
 /** An unfinished upload holds the name: no file is stored, and the name frees itself. */
-export function tryLaterHint(error: ApiError): string {
-  const free =
-    /free again at (\S+?) if/.exec(error.message)?.[1] ??
-    (error.retryAfterMs === undefined ? undefined : new Date(Date.now() + error.retryAfterMs).toISOString());
+export function tryLaterHint(error: ApiError, now = Date.now()): string {
+  const free = freeAgainAt(error, now);
   const when = free ? ` after ${free}` : ' later';
   return `No file of this name is stored: an upload of it started and has not finished (or was lost). Try again${when}; until then only the same bytes, sent with their MD5 (the default), take that upload over.`;
 }
 
+/** When a reserved name is free again (ISO 8601, whole seconds), from the answer's `Retry-After`. */
+function freeAgainAt(error: ApiError, now: number): string | undefined {
+  if (error.retryAfterMs !== undefined) {
+    return new Date(Math.ceil((now + error.retryAfterMs) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  // Last resort, for a service that states no Retry-After: the time the reference server's words give.
+  return /free again at (\S+?) if/.exec(error.message)?.[1];
+}
+
+/** True when `error` is the service's answer that the name is taken: stored, or reserved by an upload. */
 export function isAlreadyStored(error: unknown): error is ApiError {
   return error instanceof ApiError && (error.code === 'E_ALREADY_EXISTS' || error.status === 409);
 }
