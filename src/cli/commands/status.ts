@@ -3,11 +3,15 @@
  * missing, outdated or changed (extra files too with `--strict`).
  */
 
+import type { MissionDataClient } from '../../api.js';
 import { ExitCode } from '../../core/errors.js';
-import type { StatusEntry, StatusReport } from '../../coverage/types.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
+
+// The report as the library's entry hands it over: the command line reaches the engines through api.ts only.
+type StatusReport = Awaited<ReturnType<MissionDataClient['status']>>;
+type StatusEntry = StatusReport['entries'][number];
 
 /** How `status` prints: a line per file, or a JSON array of entries. */
 export type StatusFormat = 'text' | 'json';

@@ -4,19 +4,24 @@
  * so far.
  */
 
+import type { MissionDataClient } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import {
-  countStatuses,
-  type VerifyEntry,
-  type VerifyProgress,
-  type VerifyReport,
-  type VerifyStatus,
-} from '../../sync/verify.js';
+// Past api.ts until it exports `countStatuses` (the counts of a pass cut short): the command line's only way in
+// is the library's entry, and test/unit/cli-entry.test.ts lists this import as one waiting for it.
+import { countStatuses } from '../../sync/verify.js';
 import { formatBytes, formatPair, formatTimeLeft } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
 import { canAnimate, fitStatusLine, RateMeter } from '../status-line.js';
+
+// The report and its progress as the library's entry hands them over.
+type VerifyReport = Awaited<ReturnType<MissionDataClient['verify']>>;
+type VerifyEntry = VerifyReport['entries'][number];
+type VerifyStatus = VerifyEntry['status'];
+type VerifyProgress = Parameters<
+  NonNullable<NonNullable<Parameters<MissionDataClient['verify']>[1]>['onProgress']>
+>[0];
 
 /** The options commander hands to `verify`. */
 export interface VerifyCommandOptions extends GlobalOptions, QueryFilters {
