@@ -23,7 +23,8 @@ import type { UploadOptions, UploadPreview, UploadResult } from './upload/engine
  * Settings of `createClient`: every setting of the table by its name (`url`, `apiKey`, `token`, `dataDir`,
  * `retries`, `timeout` in seconds, `concurrency`, `connections`, `partSize` in MiB, `requireChecksum`), as a value
  * or its text; each one left out resolves as environment > configuration file > default (see the README's table).
- * A call's own options (`download(…, { concurrency })`) win over these.
+ * A call's own options win over these (`download(…, { concurrency })`, `upload(…, { concurrency })`; sizes there
+ * in bytes: `partSizeBytes`).
  */
 export type CreateClientOptions = {
   [Entry in (typeof SETTINGS)[number] as Entry['key']]?: ReturnType<Entry['parse']> | string | undefined;

@@ -3,15 +3,22 @@ import { abortedError } from './core/batch.js';
 import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
 import { describeProxy } from './core/proxy.js';
-import { type RequestSettings, requestSettings, SETTING_KEYS } from './core/settings.js';
+import {
+  type RequestSettings,
+  requestSettings,
+  SETTING_KEYS,
+  type TransferSettings,
+  transferSettings,
+  type WithRequests,
+  type WithTransfer,
+} from './core/settings.js';
 import { coverageParams, coverageReport, statusParams, statusReport } from './coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
-import type { DownloadOptions } from './download/types.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';
 import { FILTER_NAMES, hasFilter, toQueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
-import { downloadMatching, type MatchingDownload } from './sync/matching.js';
+import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
 import { checkSyncRequest, syncFiles } from './sync/run.js';
 import { verifyFiles, verifyParams } from './sync/verify.js';
 import {
@@ -31,27 +38,18 @@ export type { ArchiveGlob } from './naming/glob.js';
 export { ALREADY_STORED } from './upload/engine.js';
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
 
-/** How a batch of downloads runs, as the settings resolved it: what a call leaves out is taken from here. */
-interface TransferSettings {
-  concurrency: number;
-  connections: number | 'auto';
-  partSizeBytes: number;
-  requireChecksum: boolean;
-}
-
 /** A client's state once its settings are read: the configuration, the service client and what is handed down. */
 interface ClientState {
   config: Config;
   http: HttpClient;
   /** Resolved once; the service client and both engines are handed this object. */
   requests: RequestSettings;
+  /** Resolved once; both engines and sync are handed this object, and a call's own options win over it there. */
   transfer: TransferSettings;
 }
 
 /** Gives the client's state, reading the settings on first use. */
 type Ready = () => Promise<ClientState>;
-
-const MIB = 1024 * 1024;
 
 /** The settings of `options`, each as its text, as `loadConfig` takes flags. */
 function settingFlags(options: CreateClientOptions): ConfigFlags {
@@ -85,27 +83,7 @@ async function openClient(options: CreateClientOptions): Promise<ClientState> {
     proxy: config.proxy,
     ...requests,
   });
-  const transfer: TransferSettings = {
-    concurrency: config.concurrency,
-    connections: config.connections,
-    partSizeBytes: config.partSize * MIB,
-    requireChecksum: config.requireChecksum,
-  };
-  return { config, http, requests, transfer };
-}
-
-/** A call's download options, each transfer setting it leaves out taken from the client's. */
-function withTransfer<Options extends Omit<DownloadOptions, 'dataDir'>>(
-  given: Options,
-  { transfer }: ClientState,
-): Options {
-  return {
-    ...given,
-    concurrency: given.concurrency ?? transfer.concurrency,
-    connections: given.connections ?? transfer.connections,
-    partSize: given.partSize ?? transfer.partSizeBytes,
-    requireChecksum: given.requireChecksum ?? transfer.requireChecksum,
-  };
+  return { config, http, requests, transfer: transferSettings(config) };
 }
 
 /** The calls that read: `query`, `coverage`, `status`, `verify` and `config`. */
@@ -155,36 +133,33 @@ function transferCalls(
       const paths = list.map((target: string | ReceivedRecord) =>
         typeof target === 'string' ? target : target.file_path,
       );
-      const state = await ready();
-      const { config, http, requests } = state;
-      const options = { ...withTransfer(downloadOptions, state), dataDir: config.dataDir, requests };
+      const { config, http, requests, transfer } = await ready();
+      const options = { ...downloadOptions, dataDir: config.dataDir, requests, transfer };
       return unlessAborted(await downloadFiles(http, paths, options), downloadOptions.signal);
     },
     async downloadMatching(filters, matchingOptions = {}) {
-      const state = await ready();
-      const { config, http, requests } = state;
-      const options = { ...withTransfer(matchingOptions, state), dataDir: config.dataDir, requests };
+      const { config, http, requests, transfer } = await ready();
+      const options: MatchingOptions & { dataDir: string } & WithRequests & WithTransfer = {
+        ...matchingOptions,
+        dataDir: config.dataDir,
+        requests,
+        transfer,
+      };
       const done = await downloadMatching(http, filters, options);
       unlessAborted(done.results, matchingOptions.signal);
       return done;
     },
     async sync(filters, syncOptions = {}) {
       checkSyncRequest(filters, syncOptions);
-      const state = await ready();
-      const { config, http, requests } = state;
-      const options = {
-        ...withTransfer(syncOptions, state),
-        dataDir: config.dataDir,
-        url: config.url,
-        requests,
-      };
+      const { config, http, requests, transfer } = await ready();
+      const options = { ...syncOptions, dataDir: config.dataDir, url: config.url, requests, transfer };
       return syncFiles(http, filters, options);
     },
     async upload(paths, uploadOptions = {}) {
       const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
-      const { config, http, requests } = await ready();
-      const results = await uploadFiles(http, list, { ...uploadOptions, dataDir: config.dataDir, requests });
-      return unlessAborted(results, uploadOptions.signal);
+      const { config, http, requests, transfer } = await ready();
+      const options = { ...uploadOptions, dataDir: config.dataDir, requests, transfer };
+      return unlessAborted(await uploadFiles(http, list, options), uploadOptions.signal);
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The command line's options, declared once: those every client command shares (and which commands they act
- * on), the query filters (from the one table of filters), the value parsers, and each command's examples.
+ * The command line's options, declared once: the settings' options (and which commands take them, from what
+ * each does and what each setting acts on), the query filters (from the one table of filters), the value parsers, and each command's examples.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../core/errors.js';
@@ -12,7 +12,7 @@ import {
   SETTINGS_BY_GROUP,
   type SettingKey,
   type SettingSpec,
-  settingSpec,
+  type SettingTarget,
 } from '../core/settings.js';
 import { didYouMean } from '../naming/did-you-mean.js';
 import {
@@ -56,25 +56,49 @@ export const GLOBAL_OPTIONS: ReadonlyArray<() => Option> = [
 ];
 
 /**
- * The commands a global option acts on, where that is not every client command: help shows an option only
- * where it does something (`query` writes no file, so the data root means nothing to it).
+ * What each client command does, in the settings table's words: a command takes the settings that act on one of
+ * these (help shows an option only where it does something: `query` writes no file, so the data root means
+ * nothing to it). `config list` and `get` show the values the client commands would use; `set` and `unset` take
+ * the service and the data root as `list` does, and need no request settings: they ask nothing.
  */
-export const ACTS_ON: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  SETTINGS.flatMap((spec: SettingSpec) =>
-    spec.actsOn && isClientSetting(spec) ? [[`--${displayName(spec)}`, spec.actsOn]] : [],
-  ),
-);
+export const COMMAND_TARGETS: Readonly<Record<string, readonly SettingTarget[]>> = {
+  query: ['service', 'requests'],
+  download: ['service', 'requests', 'dataRoot', 'downloads'],
+  sync: ['service', 'requests', 'dataRoot', 'downloads'],
+  upload: ['service', 'requests', 'dataRoot', 'uploads'],
+  coverage: ['service', 'requests', 'dataRoot'],
+  status: ['service', 'requests', 'dataRoot'],
+  // Its repair downloads with the checksum always required, and the client's transfer settings otherwise.
+  verify: ['service', 'requests', 'dataRoot'],
+  list: ['service', 'requests', 'dataRoot'],
+  get: ['service', 'requests', 'dataRoot'],
+  set: ['service', 'dataRoot'],
+  unset: ['service', 'dataRoot'],
+};
 
-/** The long flag of each global option, made once (each command asks which of them it takes). */
-let globalLongs: ReadonlyMap<() => Option, string> | undefined;
+/** True when `spec` acts on something `command` does. */
+export function takesSetting(command: string, spec: Pick<SettingSpec, 'actsOn'>): boolean {
+  const targets = COMMAND_TARGETS[command];
+  if (targets === undefined)
+    throw new Error(`The client command ${command} has no entry in COMMAND_TARGETS.`);
+  return spec.actsOn.some((target) => targets.includes(target));
+}
 
-/** The global options of one client command (or `config` subcommand). */
+/** The setting of each global option (none for `--quiet`, `--debug`), found once: each command asks for its own. */
+let globalSpecs: ReadonlyMap<() => Option, SettingSpec | undefined> | undefined;
+
+/** The global options of one client command (or `config` subcommand): those acting on what it does. */
 export function globalOptionsFor(command: string): ReadonlyArray<() => Option> {
-  globalLongs ??= new Map(GLOBAL_OPTIONS.map((make) => [make, make().long ?? '']));
-  const longs = globalLongs;
+  globalSpecs ??= new Map(
+    GLOBAL_OPTIONS.map((make) => {
+      const long = make().long;
+      return [make, SETTINGS.find((spec: SettingSpec) => `--${displayName(spec)}` === long)];
+    }),
+  );
+  const specs = globalSpecs;
   return GLOBAL_OPTIONS.filter((make) => {
-    const users = ACTS_ON[longs.get(make) ?? ''];
-    return users === undefined || users.includes(command);
+    const spec = specs.get(make);
+    return spec === undefined || takesSetting(command, spec);
   });
 }
 
@@ -184,20 +208,24 @@ export function withOptions(command: Command, options: ReadonlyArray<() => Optio
   return command;
 }
 
-/** How a batch of downloads runs, for `download` and `sync` alike: files at once, connections and part size. */
-export const TRANSFER_OPTIONS: ReadonlyArray<() => Option> = SETTINGS_BY_GROUP.filter(
-  (spec) => spec.group === 'transfer',
-).map((spec) => () => settingOption(spec));
+/**
+ * A command's own options of the settings of `group` (`transfer`: how files are transferred; `checks`) that act
+ * on what it does, in the table's order; `help` words one for the command (`files uploaded at once`).
+ */
+export function settingOptionsFor(
+  command: string,
+  group: 'transfer' | 'checks',
+  help: Partial<Record<SettingKey, string>> = {},
+): ReadonlyArray<() => Option> {
+  return SETTINGS_BY_GROUP.filter((spec) => spec.group === group && takesSetting(command, spec)).map(
+    (spec) => () => settingOption(spec, help[spec.key as SettingKey]),
+  );
+}
 
 /** The settings' names as users type them, `url, api-key, …` and `last` before the last one. */
 export function settingNames(last: string): string {
   const names = SETTINGS.map(displayName);
   return `${names.slice(0, -1).join(', ')}${last}${names.at(-1)}`;
-}
-
-/** The option of the setting `key` (`--require-checksum`), for a command to place among its own. */
-export function optionOf(key: SettingKey, help?: string): Option {
-  return settingOption(settingSpec(key), help);
 }
 
 /**

@@ -1,18 +1,27 @@
 /**
  * The settings, declared once: each one's library and configuration-file name, flag, environment variables,
- * check, default (in its unit), help, and the commands it acts on. The command line declares its options from
- * this table, `config.ts` resolves each setting from it (flag > environment > configuration file > default),
- * the configuration file's schema, `config list` and the README's table are made from it.
+ * check, default (in its unit), help, and what it acts on. The command line declares its options from this
+ * table (each command takes the settings acting on what it does), `config.ts` resolves each setting from it
+ * (flag > environment > configuration file > default), the configuration file's schema, `config list` and the
+ * README's table are made from it; the request and transfer settings the engines are handed are made from its
+ * values here, each in the unit its name says.
  *
  * It imports nothing: the command line reads it at start-up, and `--help` must not load a value checker.
  */
 
 /**
  * Where a setting is declared on the command line, in the order help lists the groups: `service` (where and as
- * whom), `dataRoot`, `requests` (how patiently) are taken by every client command, before or after its name;
- * `transfer` by the commands that download, as a block; `checks` by those commands, each placing it.
+ * whom), `dataRoot`, `requests` (how patiently) are taken before or after a command's name; `transfer` as a block
+ * among the command's own options; `checks` each placed by the command.
  */
 export type SettingGroup = 'service' | 'dataRoot' | 'requests' | 'transfer' | 'checks';
+
+/**
+ * What a setting acts on, in the library's words (the command line says which of its commands do what):
+ * `service` which service is asked and as whom, `requests` how patiently, `dataRoot` the local files, `downloads`
+ * and `uploads` how files are transferred.
+ */
+export type SettingTarget = 'service' | 'requests' | 'dataRoot' | 'downloads' | 'uploads';
 
 /** A setting's value that is not right, as messages word it after the value: `must be …`. */
 export type ValueProblem = (value: string) => string | undefined;
@@ -55,8 +64,8 @@ export interface SettingSpec {
   commanderDefault?: boolean;
   /** Shown masked by `config list`: it authorizes requests. */
   secret?: boolean;
-  /** The commands it acts on, where that is not every command of its group. */
-  actsOn?: readonly string[];
+  /** What it acts on: a command takes the setting when it does one of these. */
+  actsOn: readonly SettingTarget[];
 }
 
 const nonEmpty: ValueProblem = (value) => (value.length >= 1 ? undefined : 'must not be empty');
@@ -96,6 +105,7 @@ export const SETTINGS = [
     problem: 'http-url',
     parse: (value: string): string => value.replace(/\/+$/, ''),
     default: 'https://api.dev.imap-mission.com',
+    actsOn: ['service'],
   },
   {
     key: 'apiKey',
@@ -107,6 +117,7 @@ export const SETTINGS = [
     problem: nonEmpty,
     parse: (value: string): string => value,
     secret: true,
+    actsOn: ['service'],
   },
   {
     key: 'dataDir',
@@ -120,7 +131,7 @@ export const SETTINGS = [
     parse: (value: string): string => value,
     default: 'data',
     helpDefault: './data',
-    actsOn: ['download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get', 'set', 'unset'],
+    actsOn: ['dataRoot'],
   },
   {
     key: 'token',
@@ -134,6 +145,7 @@ export const SETTINGS = [
       (/^[\x21-\x7e]+$/.test(value) ? undefined : 'must be printable characters without spaces'),
     parse: (value: string): string => value,
     secret: true,
+    actsOn: ['service'],
   },
   {
     key: 'retries',
@@ -147,7 +159,7 @@ export const SETTINGS = [
     parse: (value: string): number => Number(value),
     default: '3',
     helpDefault: true,
-    actsOn: ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
+    actsOn: ['requests'],
   },
   {
     key: 'timeout',
@@ -162,13 +174,13 @@ export const SETTINGS = [
     default: '30',
     unit: 'seconds',
     helpDefault: true,
-    actsOn: ['query', 'download', 'sync', 'upload', 'coverage', 'status', 'verify', 'list', 'get'],
+    actsOn: ['requests'],
   },
   {
     key: 'concurrency',
     flag: '-c, --concurrency <n>',
     env: ['MISSION_DATA_CONCURRENCY'],
-    title: 'files downloaded at once (1 to 64)',
+    title: 'files downloaded or uploaded at once (1 to 64)',
     help: 'files downloaded at once',
     group: 'transfer',
     problem: concurrencyProblem,
@@ -176,7 +188,7 @@ export const SETTINGS = [
     parse: (value: string): number => Number(value),
     default: '8',
     commanderDefault: true,
-    actsOn: ['download', 'sync'],
+    actsOn: ['downloads', 'uploads'],
   },
   {
     key: 'connections',
@@ -189,7 +201,7 @@ export const SETTINGS = [
     checkGiven: true,
     parse: (value: string): number | 'auto' => (value === 'auto' ? 'auto' : Number(value)),
     default: 'auto',
-    actsOn: ['download', 'sync'],
+    actsOn: ['downloads'],
   },
   {
     key: 'partSize',
@@ -204,7 +216,7 @@ export const SETTINGS = [
     default: '16',
     unit: 'MiB',
     commanderDefault: true,
-    actsOn: ['download', 'sync'],
+    actsOn: ['downloads'],
   },
   {
     key: 'requireChecksum',
@@ -217,7 +229,7 @@ export const SETTINGS = [
     checkGiven: true,
     parse: (value: string): boolean => value === 'true',
     default: 'false',
-    actsOn: ['download', 'sync'],
+    actsOn: ['downloads'],
   },
 ] as const satisfies readonly SettingSpec[];
 
@@ -227,10 +239,10 @@ export type Setting = (typeof SETTINGS)[number];
 /** A setting's library name. */
 export type SettingKey = Setting['key'];
 
-/** A setting every client command takes, before or after its name: where and as whom, the data root, requests. */
+/** A setting a command takes before or after its name: where and as whom, the data root, requests. */
 export type ClientSetting = Extract<Setting, { group: 'service' | 'dataRoot' | 'requests' }>;
 
-/** True for a setting every client command takes (the transfer settings and checks belong to some commands). */
+/** True for a setting taken before or after a command's name (the transfer settings and checks are its own options). */
 export function isClientSetting(spec: Pick<SettingSpec, 'group'>): boolean {
   return spec.group !== 'transfer' && spec.group !== 'checks';
 }
@@ -327,3 +339,76 @@ export function requestSettings(
     log: given.log,
   };
 }
+
+/**
+ * How files are transferred: made once from the settings' values (`transferSettings`) and handed down whole to
+ * the download and upload engines and to sync. Sizes in bytes: the table's `partSize` is in MiB for people.
+ */
+export interface TransferSettings {
+  /** Files downloaded or uploaded at once (at least 1). */
+  concurrency: number;
+  /** Connections one large download is fetched over, in parts; `auto`: measured. */
+  connections: number | 'auto';
+  /** Bytes per part of a large download. */
+  partSizeBytes: number;
+  /** Fail a download whose store states no checksum to check it against. */
+  requireChecksum: boolean;
+}
+
+/** A call's own transfer options: each one given wins over the settings handed down. */
+export type TransferOverrides = { [Key in keyof TransferSettings]?: TransferSettings[Key] | undefined };
+
+/** What the library hands a transfer engine: the transfer settings the client resolved, whole. */
+export interface WithTransfer {
+  /** Absent: the table's defaults (an engine called by the library itself, such as verify's repair). */
+  transfer?: TransferSettings | undefined;
+}
+
+/** The transfer settings' values as the table gives them (the resolved configuration, a command's flags). */
+type TransferValues = {
+  [Key in 'concurrency' | 'connections' | 'partSize' | 'requireChecksum']?:
+    | SettingValue<Extract<Setting, { key: Key }>>
+    | undefined;
+};
+
+const MIB = 1024 * 1024;
+
+/**
+ * The transfer settings given in the table's units, in the library's: the one place the part size turns from
+ * MiB into bytes. Those not given stay unset.
+ */
+export function transferOverrides(values: TransferValues): TransferOverrides {
+  return {
+    concurrency: values.concurrency,
+    connections: values.connections,
+    partSizeBytes: values.partSize === undefined ? undefined : values.partSize * MIB,
+    requireChecksum: values.requireChecksum,
+  };
+}
+
+/** `base` (by default the table's defaults) with each override given in its place. */
+export function transferFor(
+  base: TransferSettings | undefined,
+  overrides: TransferOverrides = {},
+): TransferSettings {
+  const from = base ?? DEFAULT_TRANSFER;
+  return {
+    concurrency: Math.max(1, Math.floor(overrides.concurrency ?? from.concurrency)),
+    connections: overrides.connections ?? from.connections,
+    partSizeBytes: overrides.partSizeBytes ?? from.partSizeBytes,
+    requireChecksum: overrides.requireChecksum ?? from.requireChecksum,
+  };
+}
+
+/** The transfer settings of the table's values (a resolved configuration), each left out from its default. */
+export function transferSettings(values: TransferValues = {}): TransferSettings {
+  return transferFor(undefined, transferOverrides(values));
+}
+
+/** The transfer settings of the table's defaults. */
+const DEFAULT_TRANSFER = transferOverrides({
+  concurrency: settingDefault('concurrency'),
+  connections: settingDefault('connections'),
+  partSize: settingDefault('partSize'),
+  requireChecksum: settingDefault('requireChecksum'),
+}) as TransferSettings;

@@ -8,7 +8,12 @@
 import { lstat } from 'node:fs/promises';
 import { BatchStop, linkSignal, runPool } from '../core/batch.js';
 import { realPath } from '../core/real-path.js';
-import { settingDefault, type WithRequests } from '../core/settings.js';
+import {
+  type TransferSettings,
+  transferFor,
+  type WithRequests,
+  type WithTransfer,
+} from '../core/settings.js';
 import { LearnedConnections } from '../data-root/learned-connections.js';
 import { DownloadRuns } from '../data-root/runs.js';
 import { checkWritableRoot } from '../data-root/safe-writes.js';
@@ -16,12 +21,10 @@ import { allVerified, VerifiedRecord } from '../data-root/verified.js';
 import { downloadOne } from './batch/file-download.js';
 import { type Batch, FolderCache, Lookups, type PlannedDownload, planDownloads } from './batch/plan.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
-import {
-  DEFAULT_DOWNLOAD_CONCURRENCY,
-  type DownloadHttp,
-  type DownloadOptions,
-  type DownloadResult,
-} from './types.js';
+import type { DownloadHttp, DownloadOptions, DownloadResult } from './types.js';
+
+/** What the download engine is handed: the call's options, the client's request and transfer settings. */
+export type DownloadRequest = DownloadOptions & WithRequests & WithTransfer;
 
 /**
  * Downloads files into the data root. `targets` are storage paths or bare names, validated with the naming
@@ -31,7 +34,7 @@ import {
 export async function downloadFiles(
   http: DownloadHttp,
   targets: readonly string[],
-  options: DownloadOptions & WithRequests,
+  options: DownloadRequest,
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
   // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
@@ -42,9 +45,10 @@ export async function downloadFiles(
   if (unwritable !== undefined) return await heldInPlace(files, options, unwritable);
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY));
+  const transfer = transferOf(options);
+  const { concurrency } = transfer;
   const link = linkSignal(options.signal, concurrency);
-  const batch = await openBatch(http, options, link?.signal);
+  const batch = await openBatch(http, options, transfer, link?.signal);
   const lookups = new Lookups(batch, files, concurrency);
   try {
     await runPool(files.length, concurrency, async (index) => {
@@ -95,19 +99,36 @@ async function heldInPlace(
   return held;
 }
 
+/**
+ * The transfer settings of a batch: those handed down, each the call gave in its place (a library caller of the
+ * engine gives them as options, and the part size under its former name too).
+ */
+function transferOf(options: DownloadRequest): TransferSettings {
+  return transferFor(options.transfer, {
+    ...options,
+    partSizeBytes: options.partSizeBytes ?? options.partSize,
+  });
+}
+
 /** What the files of one batch share: the record, the runs of the data root, the connections learned. */
 async function openBatch(
   http: DownloadHttp,
-  options: DownloadOptions & WithRequests,
+  options: DownloadRequest,
+  transfer: TransferSettings,
   linked: AbortSignal | undefined,
 ): Promise<Batch> {
   const batch: Batch = {
     http,
-    // Connections are measured unless fixed: on a link that caps each connection more of them pay (40 MiB/s
-    // each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it costs what 8 do.
+    // The batch reads the transfer settings as options (`partSize` in bytes) until it is handed them whole.
+    // Connections are measured unless fixed (the table's default): on a link that caps each connection more of
+    // them pay (40 MiB/s each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it
+    // costs what 8 do.
     options: {
       ...options,
-      connections: options.connections ?? settingDefault('connections'),
+      concurrency: transfer.concurrency,
+      connections: transfer.connections,
+      partSize: transfer.partSizeBytes,
+      requireChecksum: transfer.requireChecksum,
       ...(linked ? { signal: linked } : {}),
     },
     requests: options.requests,

@@ -1,5 +1,5 @@
 /** What the download engine takes and gives: its options, progress events and results. */
-import { settingDefault } from '../core/settings.js';
+import type { TransferOverrides } from '../core/settings.js';
 import type { HttpClient } from '../service/client.js';
 
 /** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
@@ -18,8 +18,11 @@ export interface DownloadProgress {
   waitingFor?: number;
 }
 
-/** How to download. */
-export interface DownloadOptions {
+/**
+ * How to download. The transfer options (`concurrency`, `connections`, `partSizeBytes`, `requireChecksum`) given
+ * win over the client's transfer settings (`createClient`, the environment, the configuration file).
+ */
+export interface DownloadOptions extends TransferOverrides {
   /** The local data root; every destination is resolved below it from the file's name. */
   dataDir: string;
   /** Download files again even when a verified copy is in place (otherwise it is skipped). */
@@ -38,6 +41,11 @@ export interface DownloadOptions {
    */
   connections?: number | 'auto' | undefined;
   /** Bytes per part of a large file; default 16 MiB. Files of at least two parts are split. */
+  partSizeBytes?: number | undefined;
+  /**
+   * @deprecated The former name of `partSizeBytes` (bytes too), taken while callers move to that name; where both
+   * are given, `partSizeBytes` wins.
+   */
   partSize?: number | undefined;
   /**
    * Fail a file (`E_UNVERIFIED`) whose store states no checksum to check it against (an encrypted or multipart
@@ -71,6 +79,3 @@ export interface DownloadResult {
 
 /** The part of the HTTP client the download engine uses. */
 export type DownloadHttp = Pick<HttpClient, 'resolveDownload' | 'getObject'>;
-
-/** Default number of files downloaded at once. */
-export const DEFAULT_DOWNLOAD_CONCURRENCY = settingDefault('concurrency');

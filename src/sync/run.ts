@@ -7,7 +7,7 @@ import { lstat, rm } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import { removeFile } from '../core/replace-file.js';
-import type { WithRequests } from '../core/settings.js';
+import { transferFor } from '../core/settings.js';
 import { dayKey, scanLocalCopy, recordPath as storagePathOf } from '../coverage/run.js';
 import { partPath, recordPath } from '../data-root/part-names.js';
 import { checkWritableRoot, localError } from '../data-root/safe-writes.js';
@@ -23,7 +23,7 @@ import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../na
 import { compareVersions } from '../naming/versions.js';
 import type { ReceivedRecord } from '../service/records.js';
 import { chooseNewest } from './newest.js';
-import type { SyncFile, SyncHttp, SyncOptions, SyncResult } from './types.js';
+import type { SyncFile, SyncHttp, SyncOptions, SyncRequest, SyncResult } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -61,7 +61,7 @@ function refusesIngestionFilter(error: unknown): boolean {
 export async function syncFiles(
   http: SyncHttp,
   filters: QueryFilters,
-  options: SyncOptions & { dataDir: string; url: string } & WithRequests,
+  options: SyncRequest,
 ): Promise<SyncResult> {
   checkSyncRequest(filters, options);
   const { dataDir } = options;
@@ -101,7 +101,7 @@ class SyncRun {
   constructor(
     readonly http: SyncHttp,
     readonly filters: QueryFilters,
-    readonly options: SyncOptions & { dataDir: string; url: string } & WithRequests,
+    readonly options: SyncRequest,
     readonly identity: SyncIdentity,
   ) {}
 
@@ -182,10 +182,8 @@ class SyncRun {
     options.onStart?.(targets.length);
     const results = await downloadFiles(this.http, targets, {
       dataDir: options.dataDir,
-      concurrency: options.concurrency,
-      connections: options.connections,
-      partSize: options.partSize,
-      requireChecksum: options.requireChecksum,
+      // The client's transfer settings, whole, with those the call gave in their place.
+      transfer: transferFor(options.transfer, options),
       requests: options.requests,
       signal: options.signal,
       onProgress: options.onProgress,

@@ -1,10 +1,14 @@
 /** What a sync takes and gives: its options, the files it considered and what the run did. */
+import type { WithRequests, WithTransfer } from '../core/settings.js';
 import type { DownloadOptions, DownloadProgress, DownloadResult } from '../download/types.js';
 import type { HttpClient } from '../service/client.js';
 
-/** How to sync. */
+/** How to sync: the transfer options given win over the client's transfer settings, as for a download. */
 export interface SyncOptions
-  extends Pick<DownloadOptions, 'concurrency' | 'connections' | 'partSize' | 'requireChecksum' | 'signal'> {
+  extends Pick<
+    DownloadOptions,
+    'concurrency' | 'connections' | 'partSizeBytes' | 'requireChecksum' | 'signal'
+  > {
   /** Every version of each product, not only the newest. */
   allVersions?: boolean | undefined;
   /** Compare the whole selection with the archive (not only what is new), and notice held files deleted or changed. */
@@ -70,3 +74,6 @@ export interface SyncResult {
 
 /** The part of the HTTP client a sync uses. */
 export type SyncHttp = Pick<HttpClient, 'query' | 'resolveDownload' | 'getObject'>;
+
+/** What `syncFiles` is handed: the call's options, where and from whom, and the client's settings, whole. */
+export type SyncRequest = SyncOptions & { dataDir: string; url: string } & WithRequests & WithTransfer;

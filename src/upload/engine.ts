@@ -10,7 +10,7 @@ import {
 import { ApiError } from '../core/errors.js';
 import { Attempts } from '../core/failure-policy.js';
 import { type ProgressPace, progressPace } from '../core/pace.js';
-import type { WithRequests } from '../core/settings.js';
+import { transferFor, type WithRequests, type WithTransfer } from '../core/settings.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
 import { locate, type PlannedUpload, planUploads, refuseMisplaced, uploadKey } from './plan.js';
@@ -48,7 +48,10 @@ export interface UploadOptions {
   dataDir: string;
   /** The working directory relative paths are looked up in next; default the process's. */
   cwd?: string | undefined;
-  /** Files uploaded at once; default 4. */
+  /**
+   * Files uploaded at once; default the client's transfer settings' (the `concurrency` setting: 8 unless the
+   * environment or the configuration file says otherwise).
+   */
   concurrency?: number | undefined;
   signal?: AbortSignal | undefined;
   /** Progress of each file: at most every 100 ms per file (and per pass of an upload), its end, and `done`. */
@@ -83,9 +86,6 @@ export interface UploadResult {
 /** The part of the HTTP client the upload engine uses. */
 export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
 
-/** Default number of files uploaded at once. */
-export const DEFAULT_UPLOAD_CONCURRENCY = 4;
-
 /** How an upload the store held already, with the same bytes, is reported. */
 export const ALREADY_STORED = 'already stored (same bytes)';
 
@@ -98,14 +98,14 @@ export const ALREADY_STORED = 'already stored (same bytes)';
 export async function uploadFiles(
   http: UploadHttp,
   paths: readonly string[],
-  options: UploadOptions & WithRequests,
+  options: UploadOptions & WithRequests & WithTransfer,
 ): Promise<UploadResult[]> {
   const planned = planUploads(paths);
   const cwd = options.cwd ?? process.cwd();
   if (!options.ignoreFolder) await refuseMisplaced(planned, options.dataDir, cwd);
   options.onStart?.(planned.length);
   const results: UploadResult[] = new Array(planned.length);
-  const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
+  const { concurrency } = transferFor(options.transfer, { concurrency: options.concurrency });
   const link = linkSignal(options.signal, concurrency);
   const perFile: UploadOptions & WithRequests = link ? { ...options, signal: link.signal } : options;
   const stop = new BatchStop();

@@ -9,6 +9,7 @@ import type {
   MissionDataClient,
 } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
+import { transferOverrides } from '../../core/settings.js';
 import { locateFile } from '../../naming/layout.js';
 import { nameWarning } from '../../naming/names.js';
 import { hasFilter, type QueryFilters } from '../../naming/query-vocabulary.js';
@@ -40,7 +41,7 @@ export interface DownloadCommandOptions extends GlobalOptions, QueryFilters {
   verbose?: boolean | undefined;
   /** Connections per large file. */
   connections?: number | 'auto' | undefined;
-  /** Part size of a large file, in MiB. */
+  /** Part size of a large file, in MiB (`--part-size`). */
   partSize?: number | undefined;
   /** What stdout gets: local paths (`paths`, the default off a terminal) or one JSON record per file. */
   outputFormat?: DownloadOutputFormat | undefined;
@@ -261,16 +262,9 @@ async function globMatches(
   return [...new Set(found)];
 }
 
-/** How the transfer goes, from the command's options. */
+/** How the transfer goes, from the command's options: the transfer flags given, in the library's units. */
 function transferOptions(options: DownloadCommandOptions, io: CommandIO) {
-  return {
-    force: Boolean(options.force),
-    concurrency: options.concurrency,
-    connections: options.connections,
-    requireChecksum: options.requireChecksum,
-    partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
-    signal: io.signal,
-  };
+  return { ...transferOverrides(options), force: Boolean(options.force), signal: io.signal };
 }
 
 /** The reporter's hooks a download call takes. */

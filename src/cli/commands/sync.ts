@@ -10,6 +10,7 @@ import {
   UsageError,
   ValidationError,
 } from '../../core/errors.js';
+import { transferOverrides } from '../../core/settings.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import type { SyncFile, SyncResult } from '../../sync/types.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
@@ -33,6 +34,7 @@ export interface SyncCommandOptions extends GlobalOptions, QueryFilters {
   outputFormat?: 'paths' | 'json' | undefined;
   concurrency?: number | undefined;
   connections?: number | 'auto' | undefined;
+  /** Part size of a large file, in MiB (`--part-size`). */
   partSize?: number | undefined;
   requireChecksum?: boolean | undefined;
   verbose?: boolean | undefined;
@@ -196,10 +198,7 @@ async function syncWithProgress(
       full: options.full,
       prune: options.prune,
       dryRun: options.dryRun,
-      concurrency: options.concurrency,
-      connections: options.connections,
-      partSize: options.partSize === undefined ? undefined : options.partSize * 1024 * 1024,
-      requireChecksum: options.requireChecksum,
+      ...transferOverrides(options),
       signal: io.signal,
       // A stopped watch leaves no part file behind.
       keepParts: !watching,

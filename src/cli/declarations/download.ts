@@ -1,51 +1,40 @@
 /** `mission-data download`: files by name, path or query, into the local data root. */
 import { Option } from 'commander';
-import {
-  EXAMPLES,
-  FILTER_OPTIONS,
-  optionOf,
-  TRANSFER_OPTIONS,
-  withChoices,
-  withOptions,
-} from '../options.js';
+import { EXAMPLES, FILTER_OPTIONS, settingOptionsFor, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const download: CommandDeclaration = {
   name: 'download',
   client: true,
   examples: EXAMPLES.download,
-  declare: (command, { run, io }) =>
-    withOptions(
-      withOptions(
-        command
-          .description('download files into the local data root')
-          .argument(
-            '[paths...]',
-            "file names, storage paths or globs of them; '-' reads them from stdin (lines, or query's JSON or CSV)",
-          ),
-        FILTER_OPTIONS,
+  declare: (command, { run, io }) => {
+    command
+      .description('download files into the local data root')
+      .argument(
+        '[paths...]',
+        "file names, storage paths or globs of them; '-' reads them from stdin (lines, or query's JSON or CSV)",
+      );
+    withOptions(command, FILTER_OPTIONS)
+      .option('-f, --force', 'replace files that exist already')
+      .option('--only-missing', 'with query options: fetch only the files `status` lists as missing')
+      .option(
+        '--update',
+        'with query options: fetch what `status` lists: missing, newer versions, changed files',
       )
-        .option('-f, --force', 'replace files that exist already')
-        .option('--only-missing', 'with query options: fetch only the files `status` lists as missing')
-        .option(
-          '--update',
-          'with query options: fetch what `status` lists: missing, newer versions, changed files',
-        )
-        .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing')
-        .addOption(optionOf('requireChecksum'))
-        .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
-        .addOption(
-          withChoices(
-            new Option(
-              '--output-format <format>',
-              'stdout: local paths, one per line (the default off a terminal), or a JSON record per file',
-            ),
-            ['paths', 'json'],
-            'output formats',
+      .option('--dry-run', 'print what would be downloaded, checked or skipped; fetch nothing');
+    withOptions(command, settingOptionsFor('download', 'checks'))
+      .option('--verbose', 'a line for every file, unchanged ones (verified copies) included')
+      .addOption(
+        withChoices(
+          new Option(
+            '--output-format <format>',
+            'stdout: local paths, one per line (the default off a terminal), or a JSON record per file',
           ),
+          ['paths', 'json'],
+          'output formats',
         ),
-      TRANSFER_OPTIONS,
-    )
+      );
+    withOptions(command, settingOptionsFor('download', 'transfer'))
       .addHelpText(
         'after',
         '\nWith query options instead of paths, downloads every matching file.\n' +
@@ -56,5 +45,6 @@ export const download: CommandDeclaration = {
       )
       .action((paths: string[], options) =>
         run(async () => (await import('../commands/download.js')).download(paths, options, io)),
-      ),
+      );
+  },
 };

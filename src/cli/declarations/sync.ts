@@ -4,8 +4,7 @@ import {
   duration,
   EXAMPLES,
   FILTER_OPTIONS,
-  optionOf,
-  TRANSFER_OPTIONS,
+  settingOptionsFor,
   withChoices,
   withOptions,
 } from '../options.js';
@@ -15,40 +14,40 @@ export const sync: CommandDeclaration = {
   name: 'sync',
   client: true,
   examples: EXAMPLES.sync,
-  declare: (command, { run, io }) =>
-    withOptions(
-      withOptions(
-        command.description(
-          'keep the data root in step with the archive: fetch what is new since the last run (stdout: paths fetched)',
-        ),
-        FILTER_OPTIONS,
+  declare: (command, { run, io }) => {
+    command.description(
+      'keep the data root in step with the archive: fetch what is new since the last run (stdout: paths fetched)',
+    );
+    withOptions(command, FILTER_OPTIONS)
+      .option('--all-versions', 'keep every version of each product (default: only the newest)')
+      .option('--full', 'compare the whole selection, noticing held files deleted or changed locally')
+      .option(
+        '--prune',
+        'remove older versions a newer held version supersedes (only files this tool verified)',
       )
-        .option('--all-versions', 'keep every version of each product (default: only the newest)')
-        .option('--full', 'compare the whole selection, noticing held files deleted or changed locally')
-        .option(
-          '--prune',
-          'remove older versions a newer held version supersedes (only files this tool verified)',
-        )
-        .option('--dry-run', 'say what would be fetched and removed; fetch and remove nothing')
-        .option(
-          '--watch <duration>',
-          'run again every DURATION (30s, 10m, 1h or seconds) until stopped',
-          duration,
-        )
-        .addOption(
-          withChoices(
-            new Option(
-              '--output-format <format>',
-              'stdout: local paths of the files fetched (default), or json: an array of a record per file considered (under --watch, a JSON line per file)',
-            ),
-            ['paths', 'json'],
-            'output formats',
+      .option('--dry-run', 'say what would be fetched and removed; fetch and remove nothing')
+      .option(
+        '--watch <duration>',
+        'run again every DURATION (30s, 10m, 1h or seconds) until stopped',
+        duration,
+      )
+      .addOption(
+        withChoices(
+          new Option(
+            '--output-format <format>',
+            'stdout: local paths of the files fetched (default), or json: an array of a record per file considered (under --watch, a JSON line per file)',
           ),
-        )
-        .addOption(optionOf('requireChecksum', 'fail a file the store states no checksum for'))
-        .option('--verbose', 'a line for every file, unchanged ones (verified copies) included'),
-      TRANSFER_OPTIONS,
-    )
+          ['paths', 'json'],
+          'output formats',
+        ),
+      );
+    withOptions(
+      command,
+      settingOptionsFor('sync', 'checks', {
+        requireChecksum: 'fail a file the store states no checksum for',
+      }),
+    ).option('--verbose', 'a line for every file, unchanged ones (verified copies) included');
+    withOptions(command, settingOptionsFor('sync', 'transfer'))
       .addHelpText(
         'after',
         '\nExit status: 0 when every file this run selected was fetched and verified or is\n' +
@@ -59,5 +58,6 @@ export const sync: CommandDeclaration = {
           '\n\nOn a terminal, stdout lists the files fetched relative to the working folder,\n' +
           'and the summary comes last; --watch prints one line per run.',
       )
-      .action((options) => run(async () => (await import('../commands/sync.js')).sync(options, io))),
+      .action((options) => run(async () => (await import('../commands/sync.js')).sync(options, io)));
+  },
 };

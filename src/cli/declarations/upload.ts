@@ -1,20 +1,21 @@
 /** `mission-data upload`: files, each named and placed as the naming rules say. */
 import { Option } from 'commander';
-import { EXAMPLES, positiveInteger, withChoices } from '../options.js';
+import { EXAMPLES, settingOptionsFor, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const upload: CommandDeclaration = {
   name: 'upload',
   client: true,
   examples: EXAMPLES.upload,
-  declare: (command, { run, io }) =>
+  declare: (command, { run, io }) => {
     command
       .description('upload files, each named and placed as the naming rules say')
       .argument(
         '<paths...>',
         'files inside the data root (or relative to the working directory, or absolute)',
-      )
-      .option('-c, --concurrency <n>', 'files uploaded at once', positiveInteger('--concurrency', 16), 4)
+      );
+    withOptions(command, settingOptionsFor('upload', 'transfer', { concurrency: 'files uploaded at once' }));
+    withOptions(command, settingOptionsFor('upload', 'checks'))
       .option(
         '--no-checksum',
         'do not send Content-MD5 (skips reading each file twice; faster on fast links)',
@@ -37,5 +38,6 @@ export const upload: CommandDeclaration = {
       )
       .action((paths: string[], options) =>
         run(async () => (await import('../commands/upload.js')).upload(paths, options, io)),
-      ),
+      );
+  },
 };
