@@ -129,4 +129,34 @@ describe('pump', () => {
     await part.commit();
     expect((await readFile(join(dir, 'file.cdf'))).equals(expected)).toBe(true);
   });
+
+  it('pauses a lent body while the part file is behind: after a slow write, and only then, until the loop turned', async () => {
+    const chunks = [0, 1, 2, 3].map((n) => Buffer.alloc(512 * 1024, n));
+    const answers: unknown[] = [];
+    let slow = false;
+    const write = part.write.bind(part);
+    part.write = (buffers, size, position) => {
+      const until = performance.now() + (slow ? 20 : 0);
+      while (performance.now() < until);
+      write(buffers, size, position);
+    };
+    // A lent body (as the wire client's): hands each chunk over and keeps what the taker answers.
+    const body: AnswerBody = {
+      transient: true,
+      async consume(onChunk) {
+        for (const [n, chunk] of chunks.entries()) {
+          slow = n === 2;
+          answers.push(onChunk(chunk));
+          await answers.at(-1);
+        }
+        return undefined;
+      },
+      destroy: () => undefined,
+      dump: async () => undefined,
+      text: async () => '',
+    };
+    const outcome = await pump({ body, part, from: 0, total: 2 * 1024 * 1024, report: noReport });
+    expect(outcome).toEqual({ position: 2 * 1024 * 1024 });
+    expect(answers.map((answer) => answer instanceof Promise)).toEqual([false, false, true, false]);
+  });
 });

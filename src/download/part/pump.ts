@@ -21,6 +21,12 @@ const stagingPool: Buffer[] = [];
 /** Buffers kept in the pool at most (as many as bodies are received at once, usually). */
 const STAGING_POOL_MAX = 64;
 
+/**
+ * A write that held the thread this long (a slow data root: NFS, a USB disk) puts the part file behind: see
+ * `BodyPump.onData`. A write of 1 MiB to a normal disk's page cache takes well under a millisecond.
+ */
+const SLOW_WRITE_MS = 10;
+
 /** Progress is reported at most once per this many bytes received. */
 const PROGRESS_STEP_BYTES = 64 * 1024;
 
@@ -88,6 +94,13 @@ export interface PumpJob {
  * to (the body goes on into the next part, no new request); without one the body is dropped there. Always
  * settles: a body already ended or destroyed (by an abort that came before this call) ends it at once, as does a
  * signal already aborted.
+ *
+ * Backpressure: the body's socket is paused while the part file is behind. Writes stay synchronous (on a normal
+ * disk that costs the least CPU; handing them to threads cost more on 2 cores), so the file is behind only
+ * after a write that held the thread (`SLOW_WRITE_MS`): the body then waits until the event loop has turned once
+ * (its socket paused, its idle timer stopped). One body never holds the loop for more than one slow write in a
+ * row, and the other connections are read, and their timers heard, in between: a slow disk slows the transfers,
+ * it does not make them look stalled.
  */
 export function pump(job: PumpJob): Promise<PumpOutcome> {
   return new BodyPump(job).run();
@@ -115,7 +128,15 @@ class BodyPump {
   private resolve!: (outcome: PumpOutcome) => void;
   private reject!: (error: Error) => void;
   private readonly onAbort = () => this.job.body.destroy(abortedError(this.job.signal as AbortSignal));
-  private readonly onData = (data: Buffer) => this.take(data);
+  /** Whether the last write was slow (see `pump`): the body is to wait a turn of the event loop. */
+  private behind = false;
+  /** Takes a chunk; returns a promise (the body pauses until it settles) when the part file is behind. */
+  private readonly onData = (data: Buffer): Promise<void> | undefined => {
+    this.take(data);
+    if (!this.behind) return undefined;
+    this.behind = false;
+    return new Promise((resolve) => setImmediate(resolve));
+  };
 
   constructor(job: PumpJob) {
     this.job = job;
@@ -225,7 +246,9 @@ class BodyPump {
   private flush(): void {
     if (this.pendingBytes === 0) return;
     const chunks = this.staged > 0 ? [(this.staging as Buffer).subarray(0, this.staged)] : this.pending;
+    const started = performance.now();
     this.part.write(chunks, this.pendingBytes, this.position);
+    if (performance.now() - started >= SLOW_WRITE_MS) this.behind = true;
     this.position += this.pendingBytes;
     this.checksum?.flushed?.(this.position);
     this.pending = [];

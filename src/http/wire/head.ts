@@ -1,6 +1,6 @@
 /**
- * The text of an HTTP/1.1 exchange: the request head written, the response head read, and a chunked body's
- * framing taken apart. Pure functions over bytes; the connection (`connection.ts`) decides when to call them.
+ * The text of an HTTP/1.1 exchange: the request head written and the response head read (a chunked body's
+ * framing is `chunked.ts`'s). Pure functions over bytes; the reader (`answer-reader.ts`) decides when to call them.
  */
 
 /** A response head this client will not read: the message says why, the code is Node's parser's (llhttp). */
@@ -35,16 +35,27 @@ const UNSAFE_VALUE = /[\r\n\0]/;
 /** A header name: an HTTP token. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The request head, ready to write (latin1): request line, Host, the caller's headers, blank line. */
-export function requestHead(method: string, url: URL, headers: Record<string, string>): string {
+/**
+ * The request head, ready to write (latin1): request line, Host, the caller's headers, and for a request with a
+ * body of `bodySize` bytes its Content-Length, stated here from that size (a caller's own is left out: the
+ * length sent is the length declared), blank line.
+ */
+export function requestHead(
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  bodySize?: number,
+): string {
   let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name))
       throw new WireError(`invalid header name ${JSON.stringify(name)}`, 'ERR_INVALID_HTTP_TOKEN');
     if (UNSAFE_VALUE.test(value))
       throw new WireError(`invalid value of the header ${name}`, 'ERR_INVALID_CHAR');
+    if (bodySize !== undefined && name.length === 14 && name.toLowerCase() === 'content-length') continue;
     head += `${name}: ${value}\r\n`;
   }
+  if (bodySize !== undefined) head += `content-length: ${bodySize}\r\n`;
   return `${head}\r\n`;
 }
 
@@ -191,60 +202,4 @@ function framingOf(
     );
   }
   return { kind: 'length', length: Number(only) };
-}
-
-/**
- * Takes a chunked body apart as its bytes arrive, in any split: `feed` hands the data of each chunk (views of
- * the bytes given, no copy) to `onData` and says how many of the given bytes belong to the body, so bytes after
- * its end are known. Trailers are read and dropped.
- */
-export class ChunkedDecoder {
-  /** What the next bytes are: a size line, data, the CRLF after data, trailer lines, or nothing (done). */
-  #state: 'size' | 'data' | 'data-end' | 'trailer' | 'done' = 'size';
-  #line = '';
-  #left = 0;
-
-  get done(): boolean {
-    return this.#state === 'done';
-  }
-
-  /** Feeds bytes; returns how many of them were part of the body (all but what follows its end). */
-  feed(bytes: Buffer, onData: (data: Buffer) => void): number {
-    let at = 0;
-    while (at < bytes.length && this.#state !== 'done') {
-      if (this.#state === 'data') {
-        const take = Math.min(this.#left, bytes.length - at);
-        onData(bytes.subarray(at, at + take));
-        at += take;
-        this.#left -= take;
-        if (this.#left === 0) this.#state = 'data-end';
-        continue;
-      }
-      const newline = bytes.indexOf(10, at);
-      const end = newline === -1 ? bytes.length : newline + 1;
-      this.#line += bytes.toString('latin1', at, end);
-      at = end;
-      if (this.#line.length > 4096)
-        throw new WireError('a chunk size or trailer line is too long', 'HPE_CHUNK_EXTENSIONS_OVERFLOW');
-      if (newline === -1) break;
-      const line = this.#line.replace(/\r?\n$/, '');
-      this.#line = '';
-      if (this.#state === 'data-end') {
-        if (line !== '') throw new WireError('a chunk is longer than its size says', 'HPE_STRICT');
-        this.#state = 'size';
-      } else if (this.#state === 'size') {
-        const size = /^([0-9a-fA-F]{1,12})[ \t]*(;.*)?$/.exec(line);
-        if (!size)
-          throw new WireError(
-            `unreadable chunk size ${JSON.stringify(line.slice(0, 40))}`,
-            'HPE_INVALID_CHUNK_SIZE',
-          );
-        this.#left = Number.parseInt(size[1] as string, 16);
-        this.#state = this.#left === 0 ? 'trailer' : 'data';
-      } else if (line === '') {
-        this.#state = 'done';
-      }
-    }
-    return at;
-  }
 }

@@ -43,7 +43,8 @@ export class WireClient implements ConnectionOwner {
       try {
         return await connection.exchange(request);
       } catch (error) {
-        // A kept-alive connection the server closed as the request went out: once more, on a fresh one.
+        // A kept-alive connection the server closed as the request went out, before any byte of an answer: once
+        // more, on a fresh one. Once part of an answer came, the server had the request: it is not sent again.
         if (kept && connection.unanswered() && !request.signal?.aborted && isClosedEarly(error)) continue;
         throw error;
       }

@@ -1,15 +1,18 @@
-/** The body of an answer of the wire client, lent from its connection's read buffer (see `connection.ts`). */
+/**
+ * The body of an answer of the wire client, lent from its connection's read buffer (see `answer-reader.ts`), and
+ * its backpressure: the socket reads on only while someone takes the bytes as they come.
+ */
 import type { AnswerBody } from '../body.js';
 import { WireError } from './head.js';
 
 /** The rest of a body that `dump` reads to keep the connection; a longer rest closes it instead. */
 const DUMP_LIMIT_BYTES = 256 * 1024;
 
-/** What a body needs of its connection. */
+/** What a body needs of the reader of its connection. */
 export interface BodySource {
   /** Whether bytes read stay in the buffer while the socket is paused (plain TCP; not TLS). */
   readonly lendsWhilePaused: boolean;
-  /** Someone consumes the body now: reading goes on. */
+  /** The body takes bytes again: reading goes on (and with it the idle timer). */
   resume(): void;
   /** What waited in the buffer was taken: an answer read whole is done with. */
   drained(): void;
@@ -18,63 +21,78 @@ export interface BodySource {
 }
 
 /**
+ * What takes a body's bytes: each chunk is used (or copied) before the call returns. Returning a promise says
+ * the taker is behind (its part file's writes are slow): nothing more comes until the promise settles.
+ */
+export type ChunkTaker = (chunk: Buffer) => unknown;
+
+/** Whether a taker's answer says it is behind (a callback may return anything else, ignored). */
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/**
  * The body of an answer. Its chunks are views of the connection's read buffer: `consume`'s callback must use
- * each before it returns. Bytes that arrive before anyone consumes are copied aside (and the socket paused).
+ * each before it returns. The socket is paused (and its idle timer stopped) while nobody takes the bytes: before
+ * `consume`, and while its callback's promise is pending; bytes read meanwhile wait in `#held`.
  */
 export class WireBody implements AnswerBody {
   /** Chunks are valid only during the callback that hands them over. */
   readonly transient = true;
-  #sink: ((chunk: Buffer) => void) | undefined;
+  #taker: ChunkTaker | undefined;
+  /** Bytes read while nobody took them, in order. */
   #held: Buffer[] = [];
-  #ended = false;
-  #error: unknown;
-  #settle: ((error: unknown) => void) | undefined;
-  #consumed = false;
   /** Whether `#held` holds views of the connection's buffer (kept intact while the socket is paused). */
   #holdingViews = false;
+  /** Whether the taker said it is behind and has not caught up yet. */
+  #behind = false;
+  #consumed = false;
+  /** How the body ended (set once): undefined while it goes on; `{ error: undefined }` when whole. */
+  #end: { error: unknown } | undefined;
+  /** Whether `consume`'s promise was settled (or the body destroyed): nothing more is handed over. */
+  #settled = false;
+  #settle: ((error: unknown) => void) | undefined;
+  readonly #caughtUp = () => {
+    this.#behind = false;
+    this.#handOver();
+  };
 
   constructor(
-    private readonly connection: BodySource,
+    private readonly source: BodySource,
     /** Bytes of the body still to come, when its length is known. */
     private readonly remaining: () => number | undefined,
   ) {}
 
   /** Hands every byte to `onChunk` in order; resolves to undefined when the body ended whole, or its error. */
-  consume(onChunk: (chunk: Buffer) => void): Promise<unknown> {
+  consume(onChunk: ChunkTaker): Promise<unknown> {
     if (this.#consumed) return Promise.reject(new Error('a body is consumed once'));
     this.#consumed = true;
     return new Promise((resolve) => {
       this.#settle = resolve;
-      const held = this.#held;
-      this.#held = [];
-      // Bytes that came before the body ended (whole or not) are good; a destroy from `onChunk` stops them.
-      const endedBefore = this.#ended;
-      for (const chunk of held) {
-        if (this.#ended && !endedBefore) break;
-        onChunk(chunk);
-      }
-      this.#holdingViews = false;
-      if (this.#ended) {
-        resolve(this.#error);
+      if (this.#settled) {
+        resolve(this.#end?.error);
         return;
       }
-      this.#sink = onChunk;
-      // An answer read whole while it waited for its reader: the connection may serve again (which ends this body).
-      this.connection.drained();
-      if (!this.#ended) this.connection.resume();
+      this.#taker = onChunk;
+      this.#handOver();
     });
   }
 
-  /** Stops the body; `consume` resolves to `error` (a plain "destroyed" when none). */
+  /** Stops the body: nothing more is handed over; `consume` resolves to `error` (a plain "destroyed" when none). */
   destroy(error?: Error): void {
-    if (this.#ended) return;
-    this.end(error ?? new WireError('the body was destroyed before its end', 'UND_ERR_ABORTED'));
-    this.connection.abandon();
+    if (this.#settled) return;
+    this.#end ??= {
+      error: error ?? new WireError('the body was destroyed before its end', 'UND_ERR_ABORTED'),
+    };
+    this.#held = [];
+    this.#holdingViews = false;
+    this.#finish();
+    this.source.abandon();
   }
 
   /** Reads the rest and drops it, so the connection can serve again; closes it instead when much is left. */
   async dump(): Promise<void> {
-    if (this.#ended) return;
+    if (this.#end) return;
     if (this.#consumed || (this.remaining() ?? Number.POSITIVE_INFINITY) > DUMP_LIMIT_BYTES) {
       this.destroy();
       return;
@@ -102,19 +120,21 @@ export class WireBody implements AnswerBody {
   }
 
   /**
-   * From the connection: bytes of the body (`own`: in the connection's own buffer). Returns false when nobody
-   * consumes yet and more is to come (the socket is to pause).
+   * From the reader: bytes of the body (`own`: in the connection's own buffer). Returns false when the socket
+   * is to pause: nobody takes them yet, or the taker is behind.
    */
   push(chunk: Buffer, own: boolean): boolean {
-    if (this.#ended) return true;
-    if (this.#sink) {
-      this.#sink(chunk);
-      return true;
+    if (this.#end) return true;
+    if (this.#taker !== undefined && !this.#behind && this.#held.length === 0) {
+      const later = this.#taker(chunk);
+      if (later === undefined || !isPromise(later)) return true;
+      this.#wait(later);
+      return false;
     }
-    // Nobody reads yet: the socket pauses. A plain socket reads nothing more into its buffer meanwhile (and an
-    // answer read whole has the next reads land elsewhere), so the bytes stay where they are; TLS may hand over
-    // more decrypted bytes in the same turn, and the spare buffer is everyone's, so those bytes are copied.
-    if (own && this.connection.lendsWhilePaused) {
+    // The socket pauses. A plain socket reads nothing more into its buffer meanwhile (and an answer read whole
+    // has the next reads land elsewhere), so the bytes stay where they are; TLS may hand over more decrypted
+    // bytes in the same turn, and the spare buffer is everyone's, so those bytes are copied.
+    if (own && this.source.lendsWhilePaused) {
       this.#held.push(chunk);
       this.#holdingViews = true;
     } else {
@@ -123,17 +143,54 @@ export class WireBody implements AnswerBody {
     return false;
   }
 
-  /** Whether bytes of the body wait, unread, in the connection's buffer. */
+  /** Whether bytes of the body wait, untaken, in the connection's buffer. */
   get holdingViews(): boolean {
     return this.#holdingViews;
   }
 
-  /** From the connection (or `destroy`): the body ended, whole or with `error`. */
+  /**
+   * From the reader: the body ended, whole or with `error`. Bytes that came before it ended are handed over
+   * first (they are good: a resume starts after them), then `consume` resolves.
+   */
   end(error?: unknown): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.#error = error;
-    this.#sink = undefined;
-    this.#settle?.(error);
+    if (this.#end) return;
+    this.#end = { error };
+    if (!this.#behind) this.#handOver();
+  }
+
+  /** The taker is behind: reading stops until `later` settles. */
+  #wait(later: PromiseLike<unknown>): void {
+    this.#behind = true;
+    later.then(this.#caughtUp, this.#caughtUp);
+  }
+
+  /** Hands what waited to the taker (until it is behind again), then reading goes on or the body settles. */
+  #handOver(): void {
+    const taker = this.#taker;
+    if (taker === undefined || this.#settled) return;
+    while (this.#held.length > 0) {
+      if (this.#settled) return;
+      const later = taker(this.#held.shift() as Buffer);
+      if (later !== undefined && isPromise(later)) {
+        this.#wait(later);
+        return;
+      }
+    }
+    this.#holdingViews = false;
+    if (this.#end) {
+      this.#finish();
+      return;
+    }
+    // An answer read whole while it waited for its taker: the connection may serve again (which ends this body).
+    this.source.drained();
+    if (!this.#end) this.source.resume();
+  }
+
+  #finish(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#taker = undefined;
+    this.#held = [];
+    this.#settle?.(this.#end?.error);
   }
 }
