@@ -1,5 +1,4 @@
 /** What the download engine takes and gives: its options, progress events and results. */
-import type { TransferOverrides } from '../core/settings.js';
 import type { HttpClient } from '../service/client.js';
 
 /** Progress of one file: sent while bytes arrive, and once more with `done` when the file is settled. */
@@ -22,7 +21,7 @@ export interface DownloadProgress {
  * How to download. The transfer options (`concurrency`, `connections`, `partSizeBytes`, `requireChecksum`) given
  * win over the client's transfer settings (`createClient`, the environment, the configuration file).
  */
-export interface DownloadOptions extends TransferOverrides {
+export interface DownloadOptions {
   /** The local data root; every destination is resolved below it from the file's name. */
   dataDir: string;
   /** Download files again even when a verified copy is in place (otherwise it is skipped). */

@@ -168,6 +168,25 @@ describe('createClient', () => {
     );
   });
 
+  it("hands its transfer settings to every transfer call, a call's own options winning", async () => {
+    const objectUrl = 'http://store.test/objects/one?sig=1';
+    const dispatcher = new MswDispatcher([
+      http.get(`${API}/query`, () => HttpResponse.json([RECORD])),
+      http.get(`${API}/download/*`, () =>
+        HttpResponse.json({ statusCode: 302, body: { download_url: objectUrl } }),
+      ),
+      // No ETag and no x-amz-checksum-*: a file the store states no checksum for.
+      http.get('http://store.test/objects/*', () => new HttpResponse('file bytes')),
+    ]);
+    const client = clientWith(dispatcher, { env: { MISSION_DATA_REQUIRE_CHECKSUM: 'true' } });
+    const unverified = { status: 'failed', error: { code: 'E_UNVERIFIED' } };
+    expect(await client.download(PATH)).toMatchObject([unverified]);
+    expect((await client.downloadMatching({ instrument: 'mag' })).results).toMatchObject([unverified]);
+    expect((await client.sync({ instrument: 'mag' })).files).toMatchObject([unverified]);
+    const [taken] = await client.download(PATH, { requireChecksum: false });
+    expect(taken).toMatchObject({ status: 'downloaded', verified: false });
+  });
+
   it('download takes names, storage paths and query records, into the data root', async () => {
     const objectUrl = 'http://store.test/objects/one?sig=1';
     const dispatcher = new MswDispatcher([

@@ -13,7 +13,7 @@ import {
   type MissionDataError,
   ValidationError,
 } from '../../src/core/errors.js';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings, transferSettings } from '../../src/core/settings.js';
 import { readableBody } from '../../src/http/body.js';
 import { HttpClient } from '../../src/service/client.js';
 import {
@@ -337,6 +337,35 @@ describe('uploadFiles', () => {
       concurrency: 1,
     });
     expect(results.map((result) => result.status)).toEqual(['failed', 'uploaded']);
+  });
+
+  it("takes the files at once from the transfer settings handed down, the call's own winning", async () => {
+    const keys: string[] = [];
+    for (let day = 1; day <= 9; day += 1) {
+      const date = `202401${String(day).padStart(2, '0')}`;
+      const key = `imap/mag/l1a/2024/01/imap_mag_l1a_norm_${date}_${date}_v01-00.cdf`;
+      await place(join(dataDir, key), date);
+      keys.push(key);
+    }
+    const client = fakeClient();
+    const put = client.putObject;
+    let inFlight = 0;
+    let most = 0;
+    client.putObject = async (url, options) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((done) => setTimeout(done, 20));
+      inFlight -= 1;
+      return put(url, options);
+    };
+    const transfer = transferSettings({ concurrency: 3 });
+    const handed = await uploadFiles(client, keys, { requests: REQUESTS, transfer, dataDir, cwd: home });
+    expect(handed.every((result) => result.status === 'uploaded')).toBe(true);
+    expect(most).toBe(3);
+    most = 0;
+    client.stored.length = 0;
+    await uploadFiles(client, keys, { requests: REQUESTS, transfer, concurrency: 2, dataDir, cwd: home });
+    expect(most).toBe(2);
   });
 
   it('sends the same file given twice once', async () => {
