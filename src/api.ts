@@ -31,10 +31,16 @@ import {
 } from './upload/engine.js';
 
 export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
+// What the command line prints of the reports, by the library's own functions, and the types it names.
+export { formatCalendarHtml } from './coverage/calendar-html.js';
+export { formatCoverageCsv, formatCoverageJson } from './coverage/calendar-records.js';
+export { formatCalendar } from './coverage/calendar-text.js';
 // The types of the calls below, and the one word of upload results the command line prints, for the command
 // line, which reaches the engines only through this module.
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export type { ArchiveGlob } from './naming/glob.js';
+export type { SyncFile, SyncResult } from './sync/types.js';
+export { countStatuses } from './sync/verify.js';
 export { ALREADY_STORED } from './upload/engine.js';
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
 

@@ -1,12 +1,8 @@
 /** `mission-data coverage`: the days the archive holds for each product, as a calendar, JSON, CSV or a web page. */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { formatCalendar, formatCalendarHtml, formatCoverageCsv, formatCoverageJson } from '../../api.js';
 import { ExitCode, LocalFileError } from '../../core/errors.js';
-// Past api.ts until it exports the calendars' formats: the command line's only way in is the library's entry,
-// and test/unit/cli-entry.test.ts lists these three imports as waiting for it.
-import { formatCalendarHtml } from '../../coverage/calendar-html.js';
-import { formatCoverageCsv, formatCoverageJson } from '../../coverage/calendar-records.js';
-import { formatCalendar } from '../../coverage/calendar-text.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';

@@ -1,6 +1,6 @@
 /** `mission-data sync`: keeps the data root in step with the archive for a filter set, once or every DURATION. */
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { MissionDataClient } from '../../api.js';
+import type { MissionDataClient, SyncFile, SyncResult } from '../../api.js';
 import {
   AbortedError,
   BusyError,
@@ -12,7 +12,6 @@ import {
 } from '../../core/errors.js';
 import { transferOverrides } from '../../core/settings.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import type { SyncFile, SyncResult } from '../../sync/types.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';

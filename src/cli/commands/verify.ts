@@ -5,11 +5,9 @@
  */
 
 import type { MissionDataClient } from '../../api.js';
+import { countStatuses } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-// Past api.ts until it exports `countStatuses` (the counts of a pass cut short): the command line's only way in
-// is the library's entry, and test/unit/cli-entry.test.ts lists this import as one waiting for it.
-import { countStatuses } from '../../sync/verify.js';
 import { formatBytes, formatPair, formatTimeLeft } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
