@@ -10,8 +10,9 @@ import type { DownloadTargets } from './naming/download-targets.js';
 import type { QueryFilters } from './naming/query-vocabulary.js';
 import type { ReceivedRecord } from './service/records.js';
 
+export type { QueryRecord, SpiceRecord } from './naming/query-records.js';
 /** What a query answers with, for callers of `MissionDataClient.query`. */
-export type { QueryFilters, QueryRecord, QueryTable, SpiceRecord } from './naming/query-vocabulary.js';
+export type { QueryFilters, QueryTable } from './naming/query-vocabulary.js';
 export type { NewerFormRecord, ReceivedRecord } from './service/records.js';
 
 import type { MatchingDownload, MatchingOptions } from './sync/matching.js';

@@ -15,7 +15,8 @@ import {
 import { coverageParams, coverageReport, statusParams, statusReport } from './coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';
-import { FILTER_NAMES, hasFilter, toQueryParams } from './naming/query-vocabulary.js';
+import { hasFilter, toQueryParams } from './naming/query-params.js';
+import { FILTER_NAMES } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
 import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';

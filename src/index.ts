@@ -78,7 +78,8 @@ export {
   parsePathOrName,
   parseScienceName,
 } from './naming/names.js';
-export type { QueryFilters, QueryRecord, QueryTable, SpiceRecord } from './naming/query-vocabulary.js';
+export type { QueryRecord, SpiceRecord } from './naming/query-records.js';
+export type { QueryFilters, QueryTable } from './naming/query-vocabulary.js';
 export type { SpiceKernelType } from './naming/spice.js';
 export { SPICE_KERNEL_TYPES } from './naming/spice.js';
 export { compareVersions, type ParsedVersion, parseVersion, versionRank } from './naming/versions.js';

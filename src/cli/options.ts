@@ -15,12 +15,11 @@ import {
   type SettingTarget,
 } from '../core/settings.js';
 import { didYouMean } from '../naming/did-you-mean.js';
+import { filterTables, hasFilter } from '../naming/query-params.js';
 import {
   FILTER_NAMES,
   type FilterName,
   type FilterSpec,
-  filterTables,
-  hasFilter,
   QUERY_FILTERS,
   type QueryFilters,
 } from '../naming/query-vocabulary.js';

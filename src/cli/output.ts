@@ -5,7 +5,7 @@
  * 8-25 ms for JSON (measured on this project's 2-core machine), far beyond a 2x budget, and it cannot leave out
  * columns to fit a terminal anyway. This renderer is a few string joins per row.
  */
-import type { QueryRecord, SpiceRecord } from '../naming/query-vocabulary.js';
+import type { QueryRecord, SpiceRecord } from '../naming/query-records.js';
 import { isSpiceRecord, type ReceivedRecord } from '../service/records.js';
 import type { OutputFormat } from './options.js';
 

@@ -1,13 +1,8 @@
 /** `coverage` and `status` as library calls: the filters checked, one query of the archive, one scan of the root. */
 import { ValidationError } from '../core/errors.js';
 import { VerifiedRecord } from '../data-root/verified.js';
-import {
-  FILTER_NAMES,
-  hasFilter,
-  type QueryFilters,
-  type QueryParams,
-  toQueryParams,
-} from '../naming/query-vocabulary.js';
+import { hasFilter, toQueryParams } from '../naming/query-params.js';
+import { FILTER_NAMES, type QueryFilters, type QueryParams } from '../naming/query-vocabulary.js';
 import type { HttpClient } from '../service/client.js';
 import { buildCoverage } from './coverage.js';
 import { scanLocalCopy } from './local-copy.js';

@@ -3,7 +3,13 @@
  * its query record. `TODAY_GRAMMARS` is the order a name of today's generation is tried in (ARCHIVE-TODAY §1.6:
  * science, ancillary, SPICE, quicklook, dependency, release): the next kind the mission adds is one entry there.
  */
-import type { FileKind, Generation, MissionFile, Refusal } from './file-types.js';
+import {
+  type FileKind,
+  type Generation,
+  isProductFile,
+  type MissionFile,
+  type Refusal,
+} from './file-types.js';
 import { ANCILLARY_FOLDER } from './mission.js';
 import { readSpiceName } from './spice.js';
 import {
@@ -49,7 +55,7 @@ const under = (word: string, files: string): FolderRole => ({ under: word, files
 
 /** A science product's record of today: no `end_date` (the archive's client tells tables apart by it). */
 function productRecord(file: MissionFile): RecordFields {
-  if (file.kind !== 'science' && file.kind !== 'quicklook' && file.kind !== 'dependency') return {};
+  if (!isProductFile(file)) return {};
   const version = parseVersion(file.version);
   return {
     file_path: file.path,

@@ -7,9 +7,9 @@
 import { ValidationError } from '../core/errors.js';
 import {
   type Generation,
+  isProductFile,
   isRefusal,
   type MissionFile,
-  type ProductFile,
   type Refusal,
   type ScienceFile,
   type SpiceFile,
@@ -105,15 +105,11 @@ function checkNameLength(name: string): void {
  * §4.2): a science descriptor of digits only is most likely an ancillary file's first date. Undefined otherwise.
  */
 export function nameWarning(file: MissionFile): string | undefined {
-  if (file.generation !== 'today' || !isProduct(file) || !/^\d+$/.test(file.descriptor)) return undefined;
+  if (file.generation !== 'today' || !isProductFile(file) || !/^\d+$/.test(file.descriptor)) return undefined;
   return (
     `${file.name} is read as a ${file.kind} file with the descriptor ${file.descriptor} (all digits), ` +
     'as the archive reads it; if it is an ancillary file with two dates, its name cannot say so.'
   );
-}
-
-function isProduct(file: MissionFile): file is ProductFile {
-  return file.kind === 'science' || file.kind === 'quicklook' || file.kind === 'dependency';
 }
 
 /**

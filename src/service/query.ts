@@ -5,13 +5,8 @@
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
-import {
-  checkQueryParams,
-  QUERY_TABLES,
-  type QueryParams,
-  type QueryTable,
-  spiceQuerySearch,
-} from '../naming/query-vocabulary.js';
+import { checkQueryParams, spiceQuerySearch } from '../naming/query-params.js';
+import { QUERY_TABLES, type QueryParams, type QueryTable } from '../naming/query-vocabulary.js';
 import {
   DEFAULT_PAGE_SIZE,
   type DialectChoices,

@@ -10,7 +10,8 @@ import { tableOf } from '../naming/grammars.js';
 import { type LocatedFile, locateFile } from '../naming/layout.js';
 import { parseName } from '../naming/names.js';
 import { unsafePathReason } from '../naming/path-safety.js';
-import type { QueryRecord, QueryTable, SpiceRecord } from '../naming/query-vocabulary.js';
+import type { QueryRecord, SpiceRecord } from '../naming/query-records.js';
+import type { QueryTable } from '../naming/query-vocabulary.js';
 
 /** A whole number or null, where today's records carry one (`repointing`, `cr`, the version's parts). */
 const wholeOrNull = z.optional(z.nullable(z.int()));

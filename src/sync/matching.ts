@@ -8,7 +8,8 @@ import type { WithRequests } from '../core/settings.js';
 import { recordPaths, statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';
-import { FILTER_NAMES, hasFilter, type QueryFilters, toQueryParams } from '../naming/query-vocabulary.js';
+import { hasFilter, toQueryParams } from '../naming/query-params.js';
+import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import { chooseNewest } from './newest.js';
 import type { SyncHttp } from './types.js';
 

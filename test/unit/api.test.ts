@@ -16,7 +16,7 @@ import type {
   UploadProgress,
 } from '../../src/index.js';
 import * as library from '../../src/index.js';
-import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-records.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';

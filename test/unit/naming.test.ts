@@ -9,7 +9,7 @@ import {
   parseScienceName,
 } from '../../src/naming/names.js';
 import { unsafePathReason } from '../../src/naming/path-safety.js';
-import { queryValueProblem, unknownQueryParameterMessage } from '../../src/naming/query-vocabulary.js';
+import { queryValueProblem, unknownQueryParameterMessage } from '../../src/naming/query-params.js';
 import { compareVersions } from '../../src/naming/versions.js';
 
 const FILENAME = (name: string) =>

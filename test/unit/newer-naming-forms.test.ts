@@ -14,7 +14,7 @@ import { formatCsv, formatJson, formatTable } from '../../src/cli/output.js';
 import { newerFormsWarning } from '../../src/cli/query-warnings.js';
 import { ProtocolError, ValidationError } from '../../src/core/errors.js';
 import { resolveLocalPath } from '../../src/naming/layout.js';
-import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-records.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 import { MAG_RECORD } from '../helpers/records.js';
 import { makeTempDir } from '../server/helpers.js';

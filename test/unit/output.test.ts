@@ -7,7 +7,7 @@ import {
   formatTable,
   foundLine,
 } from '../../src/cli/output.js';
-import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-records.js';
 
 const MAG: QueryRecord = {
   file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf',

@@ -5,7 +5,7 @@
  */
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-records.js';
 import { HttpClient } from '../../src/service/client.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { csvColumns, formatCsv, formatJson, formatTable, parseCsv } from '../../src/cli/output.js';
-import type { QueryRecord, SpiceRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord, SpiceRecord } from '../../src/naming/query-records.js';
 
 const REPOINTED: QueryRecord = {
   file_path: 'imap/hi/l1b/2025/01/imap_hi_l1b_45sensor-de_20250101-repoint00012_v002.0001.cdf',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatJson, formatTable } from '../../src/cli/output.js';
-import type { QueryRecord } from '../../src/naming/query-vocabulary.js';
+import type { QueryRecord } from '../../src/naming/query-records.js';
 
 function record(index: number): QueryRecord {
   const day = String(1 + (index % 28)).padStart(2, '0');

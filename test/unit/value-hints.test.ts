@@ -8,7 +8,7 @@ import { closestChoices, didYouMean, editDistance } from '../../src/naming/did-y
 import { ANY_DATA_LEVELS, ANY_INSTRUMENTS, DATA_LEVELS, INSTRUMENTS } from '../../src/naming/mission.js';
 import { calendarDateProblem, messages, namePartHint } from '../../src/naming/name-parts.js';
 import { parseName } from '../../src/naming/names.js';
-import { clientValueProblem, queryValueProblem, toQueryParams } from '../../src/naming/query-vocabulary.js';
+import { clientValueProblem, queryValueProblem, toQueryParams } from '../../src/naming/query-params.js';
 
 function validationError(run: () => unknown): ValidationError {
   try {

@@ -5,13 +5,12 @@
  */
 
 import { isCalendarDate } from '../../naming/name-parts.js';
+import { QUERY_PARAMETERS, queryValueProblem } from '../../naming/query-params.js';
 import {
   type FilterSpec,
   QUERY_FILTERS,
-  QUERY_PARAMETERS,
   type QueryParameter,
   type QueryTable,
-  queryValueProblem,
 } from '../../naming/query-vocabulary.js';
 import type { Dialect } from '../context.js';
 import type { IndexQuery, QueryPage } from '../metadata/metadata-index.js';
