@@ -11,6 +11,7 @@
  *   (retries + 1) x the timeout, plus the backoff;
  * - what it ends (`batchWideReason`): one file, or the batch, when every remaining file would meet it too.
  */
+import { FAULTS } from './dispatch-faults.js';
 import { AbortedError, ApiError, isMissionDataError, MissionDataError, NetworkError } from './errors.js';
 
 /** Transport failures that mean the connection broke or went quiet: worth another attempt. */
@@ -20,11 +21,10 @@ export const CONNECTION_DROP_CODES: ReadonlySet<string> = new Set([
   'ECONNABORTED',
   'ETIMEDOUT',
   'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
+  FAULTS.closed,
+  FAULTS.connectTimeout,
+  FAULTS.answerTimeout,
+  FAULTS.bodyTimeout,
 ]);
 
 /** The `code` of an error, looking through `cause` and aggregated errors (happy-eyeballs connects). */

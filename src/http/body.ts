@@ -1,15 +1,14 @@
 /**
- * The body of an answer, whichever client received it: the wire client's (chunks lent from the connection's
- * read buffer, valid only while they are handed over) or undici's (a stream of buffers of their own).
+ * The body of an answer, whichever client received it, under one contract: a chunk is valid only during the call
+ * that hands it over (the wire client's are views of its connection's read buffer; undici's are its own buffers,
+ * which the contract does not promise), so a taker uses or copies each before returning.
  */
 import { finished, type Readable } from 'node:stream';
 
 /** An answer's body: consumed once, dumped, or destroyed. */
 export interface AnswerBody {
-  /** True when a chunk is valid only during the call that hands it over (use it or copy it before returning). */
-  readonly transient: boolean;
   /**
-   * Hands every byte to `onChunk`, in order, as it arrives; resolves to undefined when the body ended whole, or
+   * Hands every byte to `onChunk`, in order, as it arrives (each chunk valid only during the call); resolves to undefined when the body ended whole, or
    * to the error that ended it early (a drop, a stall, `destroy`). Called once.
    */
   consume(onChunk: (chunk: Buffer) => void): Promise<unknown>;
@@ -31,7 +30,6 @@ export interface SentAnswer {
 /** undici's body (a Readable with `dump`) as an `AnswerBody`. */
 export function readableBody(readable: Readable & { dump?: () => Promise<unknown> }): AnswerBody {
   return {
-    transient: false,
     consume(onChunk) {
       return new Promise((resolve) => {
         readable.on('data', onChunk);

@@ -38,9 +38,9 @@ export interface UploadBody {
   open: () => Readable;
   /**
    * Reads bytes from `position` into `into` synchronously, returning how many (the form the wire client sends
-   * from, with no stream between the file and the socket); without it, the stream is sent.
+   * from, with no stream between the file and the socket).
    */
-  read?: ((into: Buffer, position: number) => number) | undefined;
+  read: (into: Buffer, position: number) => number;
   /** Called before the last bytes are sent: throws when the file is no longer as it was measured. */
   check?: (() => void) | undefined;
   /** The bytes sent in the current attempt. */
@@ -61,7 +61,6 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   upload?: UploadBody | undefined;
   signal?: AbortSignal | undefined;
-  highWaterMark?: number | undefined;
 }
 
 /** What an object transfer needs of the service client: one request (its retries are the caller's). */
@@ -101,8 +100,8 @@ export async function putObjectWith(
   options: PutObjectOptions,
 ): Promise<{ etag: string | undefined }> {
   const target = parseObjectUrl(url, 'PUT');
-  // Object stores reject chunked PUTs: the length is always declared.
-  const headers: Record<string, string> = { 'content-length': String(options.size) };
+  // Object stores reject chunked PUTs: the dispatch states the length from the upload's size.
+  const headers: Record<string, string> = {};
   if (options.contentMd5) headers['content-md5'] = options.contentMd5;
   // The options are the upload's body too (`PutObjectOptions` extends `UploadBody`).
   const response = await sendFollowing(transport, 'PUT', target, headers, options.signal, options);
@@ -141,7 +140,6 @@ async function sendFollowing(
       headers: signedHeadersOnly(url, headers),
       upload,
       signal,
-      ...(method === 'GET' ? { highWaterMark: OBJECT_HIGH_WATER_MARK } : {}),
     });
     const location = response.headers.location;
     const next = Array.isArray(location) ? location[0] : location;

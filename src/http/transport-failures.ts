@@ -1,3 +1,4 @@
+import { FAULTS } from '../core/dispatch-faults.js';
 import {
   AbortedError,
   type ErrorCode,
@@ -159,21 +160,21 @@ const BY_CODE: Readonly<Record<string, (failed: FailedExchange) => Error>> = {
       'E_HOST_NOT_FOUND',
       f.unreachable(`Check the service URL in use (${f.url.origin}).`),
     ),
-  UND_ERR_CONNECT_TIMEOUT: connectTimeout,
+  [FAULTS.connectTimeout]: connectTimeout,
   ETIMEDOUT: connectTimeout,
-  UND_ERR_HEADERS_TIMEOUT: (f) =>
+  [FAULTS.answerTimeout]: (f) =>
     f.network(
       `${f.where}: no answer from the ${f.peer} within ${f.limit}.`,
       'E_TIMEOUT',
       `The ${f.peer} may be overloaded; try again later.`,
     ),
-  UND_ERR_BODY_TIMEOUT: (f) =>
+  [FAULTS.bodyTimeout]: (f) =>
     f.network(
       `${f.where}: the ${f.peer}'s answer stalled (no data for ${f.limit}).`,
       'E_TIMEOUT',
       'The bytes received so far are kept; run the command again to resume.',
     ),
-  UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: (f) =>
+  [FAULTS.sizeChanged]: (f) =>
     new LocalFileError(`${f.where}: the file's size changed while it was being sent.`, {
       cause: f.failure.error,
     }),
@@ -189,7 +190,7 @@ const CONNECT_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
+  FAULTS.connectTimeout,
 ]);
 
 /**
@@ -229,7 +230,7 @@ function proxyConnectError(
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return network(`${where}: the host of ${named} was not found.`, 'E_HOST_NOT_FOUND');
   }
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (code === FAULTS.connectTimeout) {
     const seconds = Math.round(timeoutMs / 100) / 10;
     return network(`${where}: could not connect to ${named} within ${seconds} s.`, 'E_TIMEOUT');
   }

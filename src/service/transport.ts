@@ -1,6 +1,6 @@
 /**
- * How the service client's requests travel: one connection pool (made on first use, or the dispatcher a caller
- * injected), one timeout for the connection, the first byte and every gap between bytes, the request log, and an
+ * How the service client's requests travel: one dispatch (the wire client, or undici for a proxy or an injected
+ * dispatcher), one timeout for the connection, the first byte and every gap between bytes, the request log, and an
  * API GET read whole and asked again as the failure policy says. What the routes mean is `client.ts`'s business.
  */
 import type { Dispatcher } from 'undici';
@@ -8,12 +8,13 @@ import { errorCode, isRetryable, withRetries } from '../core/failure-policy.js';
 import type { ProxySettings } from '../core/proxy.js';
 import type { RequestSettings } from '../core/settings.js';
 import { displayUrl } from '../core/urls.js';
-import { readableBody, type SentAnswer } from '../http/body.js';
+import type { SentAnswer } from '../http/body.js';
+import type { Dispatch } from '../http/dispatch.js';
 import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
 import { apiError, requestIdOf } from '../http/failures.js';
-import { countBytes, type ObjectTransport, type OutgoingRequest } from '../http/objects.js';
+import type { ObjectTransport, OutgoingRequest } from '../http/objects.js';
 import { transportError } from '../http/transport-failures.js';
-import { createAgent, loadTransport } from '../http/undici.js';
+import { UndiciDispatch } from '../http/undici-dispatch.js';
 import { WireClient } from '../http/wire/pool.js';
 
 /** API answers are small JSON documents; anything bigger is not the service. */
@@ -29,51 +30,32 @@ export interface TransportOptions {
 }
 
 /**
- * Requests to the service and to the object store behind its pre-signed URLs. They go over the wire client's
- * own connections (`http/wire/`: a socket reading into one buffer, no stream between it and the file), except
- * where undici does what the wire client does not: through a proxy, on a dispatcher the caller injected, and for
- * a PUT whose bytes come only as a stream.
+ * Requests to the service and to the object store behind its pre-signed URLs, over the one dispatch chosen when
+ * the client is made (`http/dispatch.ts`): the wire client's own connections, or undici through a proxy or on a
+ * dispatcher the caller injected. Which one carries a request changes nothing here: both state failures alike.
  */
 export class ServiceTransport implements ObjectTransport {
   readonly #options: TransportOptions;
-  #agent: Promise<Dispatcher> | undefined;
-  #wire: WireClient | undefined;
+  readonly #dispatch: Dispatch;
   #closed = false;
 
   constructor(options: TransportOptions) {
     this.#options = options;
+    const { dispatcher, proxy } = options;
+    const timeoutMs = options.requests.timeoutMs;
+    this.#dispatch =
+      dispatcher || proxy?.http || proxy?.https
+        ? new UndiciDispatch({ timeoutMs, proxy, dispatcher })
+        : new WireClient({ timeoutMs });
   }
 
   /** Closes the connections this transport opened (an injected dispatcher stays open: its owner closes it). */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
-    if (this.#wire) {
-      const { connections, requests, reused } = this.#wire.stats;
-      if (requests > 0) {
-        this.#options.requests.log?.(
-          `connections: ${requests} requests over ${connections} connections (${reused} on a kept-alive one)`,
-        );
-      }
-      this.#wire.close();
-    }
-    const agent = this.#agent;
-    this.#agent = undefined;
-    if (agent) await (await agent).close();
-  }
-
-  #dispatcher(): Promise<Dispatcher> {
-    if (this.#options.dispatcher) return Promise.resolve(this.#options.dispatcher);
-    if (this.#closed) return Promise.reject(new Error('This client is closed.'));
-    this.#agent ??= createAgent({ timeoutMs: this.#options.requests.timeoutMs, proxy: this.#options.proxy });
-    return this.#agent;
-  }
-
-  /** The wire client, when it may carry requests here: no proxy in force and no dispatcher injected. */
-  #wireClient(): WireClient | undefined {
-    const proxy = this.#options.proxy;
-    if (this.#options.dispatcher || proxy?.http || proxy?.https || this.#closed) return undefined;
-    this.#wire ??= new WireClient({ timeoutMs: this.#options.requests.timeoutMs });
-    return this.#wire;
+    const summary = this.#dispatch.summary();
+    if (summary) this.#options.requests.log?.(summary);
+    await this.#dispatch.close();
   }
 
   /** One request, transport errors translated; the caller reads or dumps the body. */
@@ -82,35 +64,8 @@ export class ServiceTransport implements ObjectTransport {
     const shown = peer === 'service' ? url.href : displayUrl(url);
     const started = Date.now();
     try {
-      const wire = upload === undefined || upload.read !== undefined ? this.#wireClient() : undefined;
-      let answer: SentAnswer;
-      if (wire) {
-        answer = await wire.request({
-          method,
-          url,
-          headers: outgoing.headers,
-          upload: upload?.read ? { ...upload, read: upload.read } : undefined,
-          signal,
-        });
-      } else {
-        const [dispatcher, { request }] = await Promise.all([this.#dispatcher(), loadTransport()]);
-        const response = await request.call(dispatcher, {
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
-          method,
-          headers: outgoing.headers,
-          body: upload ? countBytes(upload.open(), upload.onBytes) : null,
-          signal,
-          headersTimeout: this.#options.requests.timeoutMs,
-          bodyTimeout: this.#options.requests.timeoutMs,
-          ...(outgoing.highWaterMark ? { highWaterMark: outgoing.highWaterMark } : {}),
-        });
-        answer = {
-          statusCode: response.statusCode,
-          headers: response.headers,
-          body: readableBody(response.body),
-        };
-      }
+      if (this.#closed) throw new Error('This client is closed.');
+      const answer = await this.#dispatch.request({ method, url, headers: outgoing.headers, upload, signal });
       const id = requestIdOf(answer.headers['x-request-id']);
       this.#options.requests.log?.(
         `${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms${id ? `, request id ${id}` : ''})`,

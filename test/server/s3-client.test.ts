@@ -15,6 +15,7 @@ import { downloadFiles } from '../../src/download/engine.js';
 import { HttpClient } from '../../src/service/client.js';
 import { startS3Store } from '../helpers/backends.js';
 import { bytesFor, scienceName } from '../helpers/e2e.js';
+import { bytesUpload } from '../helpers/uploads.js';
 
 /** Retries as the client's, with backoff short enough for a test. */
 const REQUESTS = requestSettings({ retries: 1, retryBaseMs: 5 });
@@ -96,8 +97,7 @@ describe('the client against s3rver (SigV4)', () => {
     const key = 'uploads/put.bin';
     const url = await getSignedUrl(s3, new PutObjectCommand({ Bucket: BUCKET, Key: key }), { expiresIn: 60 });
     const body = bytesFor('put', 10_000);
-    const { Readable } = await import('node:stream');
-    const answer = await http.putObject(url, { size: body.length, open: () => Readable.from([body]) });
+    const answer = await http.putObject(url, bytesUpload(body));
     expect(answer.etag).toBeDefined();
     const stored = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     expect(Buffer.from(await stored.Body!.transformToByteArray()).equals(body)).toBe(true);

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -22,6 +22,7 @@ import { storeFailureAnswer } from '../../src/server/routes/object-put-route.js'
 import { HttpClient } from '../../src/service/client.js';
 import { mountTmpfs, unmount } from '../helpers/disk.js';
 import { linuxOnly, unixOnly } from '../helpers/platform.js';
+import { fileUpload } from '../helpers/uploads.js';
 import {
   eventually,
   makeTempDir,
@@ -68,7 +69,7 @@ async function uploadWithClient(url: string, name: string, source: string, size:
   const client = new HttpClient({ url, retryBaseMs: 1 });
   try {
     const target = await client.presignUpload(name);
-    await client.putObject(target, { size, open: () => createReadStream(source) });
+    await client.putObject(target, fileUpload(source, size));
     return undefined;
   } catch (error) {
     return error;

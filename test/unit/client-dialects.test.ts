@@ -13,6 +13,7 @@ import type { RequestLogEntry } from '../../src/server/index.js';
 import { HttpClient } from '../../src/service/client.js';
 import type { HttpClientOptions } from '../../src/service/types.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { bytesUpload } from '../helpers/uploads.js';
 import { makeTempDir, putStoreFile, startTestServer, type TestServer } from '../server/helpers.js';
 
 /**
@@ -377,13 +378,7 @@ describe('API key and token routes', () => {
     const client = httpClient('http://api.test', { dispatcher, apiKey: 'k', token: 't' });
     await client.query({ instrument: 'mag' });
     const target = await client.presignUpload(NEW);
-    await client.putObject(target, {
-      size: 1,
-      open: () =>
-        (async function* () {
-          yield Buffer.from('x');
-        })() as never,
-    });
+    await client.putObject(target, bytesUpload(Buffer.from('x')));
     await client.getObject(await client.resolveDownload(SWE)).then((answer) => answer.body.dump());
     const seen = dispatcher.requests.map((request) => [
       request.method,

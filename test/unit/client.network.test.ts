@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandLineHint } from '../../src/cli/hints.js';
 import { NetworkError } from '../../src/core/errors.js';
 import { HttpClient } from '../../src/service/client.js';
 import { MAG_RECORD } from '../helpers/records.js';
+import { bytesUpload } from '../helpers/uploads.js';
 
 const servers: Server[] = [];
 const clients: HttpClient[] = [];
@@ -123,22 +123,8 @@ describe('the client over real sockets', () => {
       });
     });
     const size = 3 * 1024 * 1024 + 17;
-    const chunk = Buffer.alloc(64 * 1024, 1);
     const client = newClient(url, { apiKey: 'secret-key' });
-    const result = await client.putObject(`${url}/objects/a?sig=1`, {
-      size,
-      open: () =>
-        Readable.from(
-          (function* () {
-            let left = size;
-            while (left > 0) {
-              const next = chunk.subarray(0, Math.min(left, chunk.length));
-              left -= next.length;
-              yield next;
-            }
-          })(),
-        ),
-    });
+    const result = await client.putObject(`${url}/objects/a?sig=1`, bytesUpload(Buffer.alloc(size, 1)));
     expect(result.etag).toBe('"x"');
     expect(received).toHaveLength(1);
     expect(received[0]?.bytes).toBe(size);

@@ -15,6 +15,7 @@ import { parseRetryAfter, readEnvelope } from '../../src/http/envelope.js';
 import { HttpClient } from '../../src/service/client.js';
 import type { HttpClientOptions } from '../../src/service/types.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { bytesUpload } from '../helpers/uploads.js';
 
 const API = 'http://api.test';
 const STORE = 'http://store.test';
@@ -375,7 +376,7 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: 'E_NETWORK' });
     expect(error.message).toBe(
-      `GET ${API}/query?instrument=mag&offset=0&limit=10000: the connection was closed or reset (UND_ERR_SOCKET). (gave up after 4 attempts)`,
+      `GET ${API}/query?instrument=mag&offset=0&limit=10000: the connection was closed or reset (HTTP_CONNECTION_CLOSED). (gave up after 4 attempts)`,
     );
   });
 
@@ -603,7 +604,7 @@ describe('the API key', () => {
       { apiKey: 'key-123' },
     );
     const target = await c.presignUpload(PATH);
-    await c.putObject(target, { size: content.length, open: () => Readable.from([content]) });
+    await c.putObject(target, bytesUpload(content));
     await c.getObject(await c.resolveDownload(PATH)).then((r) => r.body.dump());
     await c.query({ instrument: 'mag' });
     const seen = dispatcher.requests.map((r) => [
@@ -644,9 +645,8 @@ describe('object transfers', () => {
       ),
     ]);
     const result = await c.putObject(OBJECT_URL, {
-      size: content.length,
+      ...bytesUpload(content, [content.subarray(0, 100_000), content.subarray(100_000)]),
       contentMd5: md5,
-      open: () => Readable.from([content.subarray(0, 100_000), content.subarray(100_000)]),
       onBytes: (n) => sent.push(n),
     });
     expect(result).toEqual({ etag: '"abc"' });
@@ -673,7 +673,7 @@ describe('object transfers', () => {
     ]);
     const put = () =>
       c.putObject(OBJECT_URL, {
-        size: content.length,
+        ...bytesUpload(content),
         open: () => {
           opened += 1;
           return Readable.from([content]);
@@ -689,9 +689,7 @@ describe('object transfers', () => {
     const { http: c } = client([
       http.put(`${STORE}/objects/*`, () => new HttpResponse('Signature expired', { status: 403 })),
     ]);
-    const error = await failure(
-      c.putObject(OBJECT_URL, { size: 1, open: () => Readable.from([Buffer.from('x')]) }),
-    );
+    const error = await failure(c.putObject(OBJECT_URL, bytesUpload(Buffer.from('x'))));
     expect(error.message).toBe(`PUT ${STORE}/objects/${PATH}?…: 403 Signature expired`);
     expect(error.message).not.toContain('secret-signature');
     expect((error as ApiError).hint).toMatch(/expired/);
@@ -737,16 +735,14 @@ describe('object transfers', () => {
     const { http: c } = client([
       http.put(`${STORE}/objects/*`, () => new HttpResponse(xml, { status: 403 })),
     ]);
-    const error = await failure(
-      c.putObject(OBJECT_URL, { size: 1, open: () => Readable.from([Buffer.from('x')]) }),
-    );
+    const error = await failure(c.putObject(OBJECT_URL, bytesUpload(Buffer.from('x'))));
     expect(error.message).toBe(`PUT ${STORE}/objects/${PATH}?…: 403 AccessDenied: Request has expired`);
   });
 
   it('refuses object URLs that are not http(s)', async () => {
     const { http: c } = client([]);
     await expect(c.getObject('file:///etc/passwd')).rejects.toBeInstanceOf(ProtocolError);
-    await expect(c.putObject('ftp://x/y', { size: 0, open: () => Readable.from([]) })).rejects.toBeInstanceOf(
+    await expect(c.putObject('ftp://x/y', bytesUpload(Buffer.alloc(0)))).rejects.toBeInstanceOf(
       ProtocolError,
     );
   });

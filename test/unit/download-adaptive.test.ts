@@ -50,7 +50,6 @@ function countingClient(url: string) {
         return {
           ...response,
           body: {
-            transient: body.transient,
             consume: (onChunk) => body.consume(onChunk).finally(close),
             destroy: (error) => {
               body.destroy(error);

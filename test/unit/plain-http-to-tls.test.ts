@@ -1,5 +1,7 @@
 /** `http://` to a server that speaks TLS (issue 36): the reset or garbled answer it gets comes with a hint. */
+
 import { describe, expect, it } from 'vitest';
+import { FAULTS } from '../../src/core/dispatch-faults.js';
 import type { Peer } from '../../src/core/errors.js';
 import { transportError } from '../../src/http/transport-failures.js';
 
@@ -15,7 +17,7 @@ const failure = (url: string, code: string, peer: Peer = 'service') =>
 
 describe('a plain http URL whose connection is reset or answered with no HTTP', () => {
   it('hints at https for the service', () => {
-    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'HPE_INVALID_CONSTANT']) {
+    for (const code of ['ECONNRESET', FAULTS.closed, 'HPE_INVALID_CONSTANT']) {
       expect(failure('http://archive.example:8443/query', code).hint).toBe(
         'If the server at archive.example:8443 speaks https, use an https:// URL.',
       );

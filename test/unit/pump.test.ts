@@ -97,7 +97,6 @@ describe('pump', () => {
     for (let i = 0; i < total; i += 1) expected[i] = (i * 7 + (i >> 11)) % 256;
     const shared = Buffer.alloc(1024 * 1024);
     const body: AnswerBody = {
-      transient: true,
       async consume(onChunk) {
         let at = 0;
         for (const size of sizes) {
@@ -142,7 +141,6 @@ describe('pump', () => {
     };
     // A lent body (as the wire client's): hands each chunk over and keeps what the taker answers.
     const body: AnswerBody = {
-      transient: true,
       async consume(onChunk) {
         for (const [n, chunk] of chunks.entries()) {
           slow = n === 2;

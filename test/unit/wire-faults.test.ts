@@ -5,6 +5,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FAULTS } from '../../src/core/dispatch-faults.js';
 import { WireClient } from '../../src/http/wire/pool.js';
 import type { WireAnswer } from '../../src/http/wire/types.js';
 
@@ -96,7 +97,7 @@ describe('the wire client, when things go wrong', () => {
     expect(seen.filter((request) => request.path === '/second').map((request) => request.connection)).toEqual(
       [1],
     );
-    expect(failed).toMatchObject({ code: 'UND_ERR_SOCKET' });
+    expect(failed).toMatchObject({ code: FAULTS.closed });
     expect((failed as Error).message).toBe("other side closed after part of the answer's head (GET /second)");
   });
 

@@ -4,18 +4,15 @@
  */
 import { abortedError } from '../../core/batch.js';
 import type { ChecksumFeed } from '../../core/checksums/checksum.js';
+import { FAULTS } from '../../core/dispatch-faults.js';
 import { NetworkError, ProtocolError } from '../../core/errors.js';
 import { errorCode } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
 import type { PartFile } from './part-file.js';
 
-/** Received chunks are written in batches of this size (see `pump`). */
-const WRITE_BATCH_BYTES = 1024 * 1024;
-/** Keeps a batch of tiny chunks below the platform's iovec limit. */
-const WRITE_BATCH_CHUNKS = 512;
-/** A lent chunk at least this large is written as it is; smaller ones (TLS hands over 16 KiB) are gathered. */
+/** A chunk at least this large is written as it is; smaller ones (TLS hands over 16 KiB) are gathered. */
 const DIRECT_WRITE_BYTES = 256 * 1024;
-/** Where the small lent chunks of one body are gathered for one write: taken from a pool, given back at its end. */
+/** Where the small chunks of one body are gathered for one write: taken from a pool, given back at its end. */
 const STAGING_BYTES = 1024 * 1024;
 const stagingPool: Buffer[] = [];
 /** Buffers kept in the pool at most (as many as bodies are received at once, usually). */
@@ -38,7 +35,7 @@ export function bodyEndedEarly(shown: string, outcome: PumpOutcome, total: numbe
   const got = `received ${outcome.position} of ${total ?? 'an unknown number of'} bytes`;
   const hint = 'Run the download again: it resumes where this one stopped.';
   const cause = outcome.error;
-  if (errorCode(cause) === 'UND_ERR_BODY_TIMEOUT') {
+  if (errorCode(cause) === FAULTS.bodyTimeout) {
     return new NetworkError(`GET ${shown}: the object store's answer stalled; ${got}.`, {
       code: 'E_TIMEOUT',
       cause,
@@ -85,11 +82,10 @@ export interface PumpJob {
 }
 
 /**
- * Copies a body to the part file from `from`. A body whose chunks are lent (the wire client's: views of its read
- * buffer) has each large chunk written as it comes (one system call per read of the socket: a plain socket reads
- * up to 1 MiB at once), and its small ones (a TLS record is 16 KiB) copied into a staging buffer written once it
- * holds ~1 MiB; one whose chunks are its own (undici's) is written in batches of ~1 MiB, one `writev` each
- * instead of a system call per 64 KiB network chunk. Errors of the body are returned (the caller may resume); errors writing the file and bodies longer than
+ * Copies a body to the part file from `from`. A body's chunks are lent (valid only during the call that hands
+ * them over: the wire client's are views of its read buffer): each large chunk is written as it comes (one system
+ * call per read of the socket: a plain socket reads up to 1 MiB at once), and the small ones (a TLS record is
+ * 16 KiB, undici's chunks 64 KiB) are copied into a staging buffer written once it holds ~1 MiB. Errors of the body are returned (the caller may resume); errors writing the file and bodies longer than
  * announced are thrown. At `limit` the bytes so far are written and `extend` may give a further limit to carry on
  * to (the body goes on into the next part, no new request); without one the body is dropped there. Always
  * settles: a body already ended or destroyed (by an abort that came before this call) ends it at once, as does a
@@ -111,13 +107,11 @@ class BodyPump {
   private readonly job: PumpJob;
   private readonly part: PartFile;
   private readonly checksum: PumpJob['checksum'];
-  /** Lent chunks are gone once their callback returns: written, or copied into the staging buffer, before then. */
-  private readonly lent: boolean;
   /** Bytes of the object on disk. */
   private position: number;
   /** Where the body is to stop (exclusive), when it is to. */
   private end: number | undefined;
-  /** Chunks of its own taken and not yet written. */
+  /** A large chunk on its way to the file (written before its callback returns). */
   private pending: Buffer[] = [];
   /** Bytes taken and not yet written (pending or staged). */
   private pendingBytes = 0;
@@ -142,7 +136,6 @@ class BodyPump {
     this.job = job;
     this.part = job.part;
     this.checksum = job.checksum;
-    this.lent = job.body.transient;
     this.position = job.from;
     this.end = job.limit;
     this.reported = job.from;
@@ -189,13 +182,6 @@ class BodyPump {
       this.reported = received;
       this.job.report(received);
     }
-    if (!this.lent && (this.pendingBytes >= WRITE_BATCH_BYTES || this.pending.length >= WRITE_BATCH_CHUNKS)) {
-      try {
-        this.flush();
-      } catch (error) {
-        this.fail(error as Error);
-      }
-    }
   }
 
   /** The last bytes before the limit, written; true when `extend` gives a further limit to carry on to. */
@@ -221,13 +207,8 @@ class BodyPump {
     return true;
   }
 
-  /** Takes a chunk to write: kept as it is (its own), written at once (lent and large), or staged (lent, small). */
+  /** Takes a chunk to write, before its callback returns: written at once (large), or staged (small). */
   private add(chunk: Buffer): void {
-    if (!this.lent) {
-      this.pending.push(chunk);
-      this.pendingBytes += chunk.length;
-      return;
-    }
     if (chunk.length >= DIRECT_WRITE_BYTES) {
       this.flush();
       this.pending.push(chunk);

@@ -16,9 +16,10 @@
  * kernel that the server sent in time.
  */
 import type { Socket } from 'node:net';
+import { FAULTS } from '../../core/dispatch-faults.js';
 import { ChunkedDecoder } from './chunked.js';
 import { headEnd, MAX_HEAD_BYTES, parseHead, type ResponseHead, WireError } from './head.js';
-import { CODES, type WireAnswer } from './types.js';
+import type { WireAnswer } from './types.js';
 import { type BodySource, WireBody } from './wire-body.js';
 
 /** What one read of the socket may take at most (and what a connection holds in memory for reading). */
@@ -143,7 +144,7 @@ export class AnswerReader implements BodySource {
 
   /** From the body: whoever held it gave up on the rest. */
   abandon(): void {
-    if (this.#phase === 'body') this.#host.failed(new WireError('the body was abandoned', 'UND_ERR_ABORTED'));
+    if (this.#phase === 'body') this.#host.failed(new WireError('the body was abandoned', FAULTS.abandoned));
     else this.drained();
   }
 
@@ -156,8 +157,8 @@ export class AnswerReader implements BodySource {
       if (this.#reads !== reads || this.#phase !== phase || this.#paused) return;
       this.#host.failed(
         phase === 'head'
-          ? new WireError(`no answer within ${this.#timeoutMs} ms`, CODES.headersTimeout)
-          : new WireError(`no data for ${this.#timeoutMs} ms`, CODES.bodyTimeout),
+          ? new WireError(`no answer within ${this.#timeoutMs} ms`, FAULTS.answerTimeout)
+          : new WireError(`no data for ${this.#timeoutMs} ms`, FAULTS.bodyTimeout),
       );
     });
   }
@@ -202,7 +203,7 @@ export class AnswerReader implements BodySource {
       if (this.#phase === 'body') return this.#keepReading(this.#onBodyBytes(landed.subarray(0, nread), own));
       // Bytes nobody asked for (between exchanges): the stream is out of step; it serves no more.
       if (this.#phase !== 'closed') {
-        this.#host.failed(new WireError('the server sent bytes between answers', CODES.closed));
+        this.#host.failed(new WireError('the server sent bytes between answers', FAULTS.closed));
       }
     } catch (error) {
       this.#host.failed(error);
@@ -231,7 +232,7 @@ export class AnswerReader implements BodySource {
         if (this.#fill >= MAX_HEAD_BYTES) {
           throw new WireError(
             `the answer's head is larger than ${MAX_HEAD_BYTES / 1024} KiB`,
-            CODES.headersOverflow,
+            FAULTS.headTooLarge,
           );
         }
         return true;

@@ -6,12 +6,12 @@
  */
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { FAULTS } from '../../core/dispatch-faults.js';
 import { AnswerReader, type ReaderHost } from './answer-reader.js';
 import { requestHead, WireError } from './head.js';
 import { sendBuffers, sendUpload } from './send-upload.js';
 import {
   abortError,
-  CODES,
   type WireAnswer,
   type WireRequest,
   type WireTimeouts,
@@ -101,7 +101,7 @@ export class WireConnection {
       const connected = () => done();
       const onAbort = () => done(abortError(signal));
       const timer = setTimeout(
-        () => done(new WireError(`connect timeout (${timeouts.timeoutMs} ms)`, CODES.connectTimeout)),
+        () => done(new WireError(`connect timeout (${timeouts.timeoutMs} ms)`, FAULTS.connectTimeout)),
         timeouts.timeoutMs,
       );
       socket.once('error', done);
@@ -151,7 +151,7 @@ export class WireConnection {
 
   /** Closes the connection (between exchanges, or giving up on one). */
   close(): void {
-    this.#fail(new WireError('the connection was closed', CODES.closed));
+    this.#fail(new WireError('the connection was closed', FAULTS.closed));
   }
 
   /** What the reader tells: made once per connection. */
@@ -206,7 +206,7 @@ export class WireConnection {
     const exchange = this.#exchange;
     const at = this.#reader.waitingFor;
     if (exchange === undefined || at === undefined) {
-      this.#fail(new WireError('other side closed', CODES.closed));
+      this.#fail(new WireError('other side closed', FAULTS.closed));
       return;
     }
     const when =
@@ -215,7 +215,7 @@ export class WireConnection {
         : this.#reader.answered
           ? "after part of the answer's head"
           : 'before any answer';
-    this.#fail(new WireError(`other side closed ${when} (${exchange.shown})`, CODES.closed));
+    this.#fail(new WireError(`other side closed ${when} (${exchange.shown})`, FAULTS.closed));
   }
 
   /** Ends the connection; an exchange in progress fails with `error` (its head's promise, or its body). */

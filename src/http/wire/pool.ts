@@ -4,6 +4,8 @@
  * carry (the server closed it while it sat idle, before any byte of an answer) is sent once more on a new one,
  * as browsers and curl do.
  */
+import { FAULTS } from '../../core/dispatch-faults.js';
+import type { Dispatch } from '../dispatch.js';
 import { type ConnectionOwner, WireConnection } from './connection.js';
 import type { WireAnswer, WireRequest, WireTimeouts } from './types.js';
 
@@ -14,7 +16,7 @@ const MAX_KEEP_ALIVE_MS = 60_000;
 /** Kept-alive connections are given up this long before the server said it would close them. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 
-export class WireClient implements ConnectionOwner {
+export class WireClient implements ConnectionOwner, Dispatch {
   readonly #idle = new Map<string, WireConnection[]>();
   readonly #open = new Set<WireConnection>();
   readonly #timeouts: WireTimeouts;
@@ -51,8 +53,15 @@ export class WireClient implements ConnectionOwner {
     }
   }
 
+  /** What the connections did, for the request log. */
+  summary(): string | undefined {
+    const { connections, requests, reused } = this.stats;
+    if (requests === 0) return undefined;
+    return `connections: ${requests} requests over ${connections} connections (${reused} on a kept-alive one)`;
+  }
+
   /** Closes every connection; requests in progress fail. */
-  close(): void {
+  async close(): Promise<void> {
     this.#closed = true;
     for (const connection of [...this.#open]) connection.close();
     this.#idle.clear();
@@ -97,5 +106,5 @@ export class WireClient implements ConnectionOwner {
 /** Whether `error` is a connection closed or reset under a request (not a timeout, not a refusal). */
 function isClosedEarly(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+  return code === FAULTS.closed || code === 'ECONNRESET' || code === 'EPIPE';
 }

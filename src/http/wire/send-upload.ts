@@ -1,5 +1,6 @@
 /** Sending an upload's bytes after the request head: positioned reads into two buffers that take turns. */
 import type { Socket } from 'node:net';
+import { FAULTS } from '../../core/dispatch-faults.js';
 import { WireError } from './head.js';
 import type { WireUpload } from './types.js';
 
@@ -38,8 +39,7 @@ export async function sendUpload(
       read += got;
     }
     if (read < length || position + length === upload.size) upload.check?.();
-    if (read < length)
-      throw new WireError('the source ended before its size', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH');
+    if (read < length) throw new WireError('the source ended before its size', FAULTS.sizeChanged);
     writing[turn] = new Promise((resolve) => socket.write(buffer.subarray(0, length), () => resolve()));
     position += length;
     upload.onBytes?.(position);

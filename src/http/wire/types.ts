@@ -33,15 +33,6 @@ export interface WireAnswer {
   body: WireBody;
 }
 
-/** Error codes (the ones undici uses, so a failure reads alike whichever client sent the request). */
-export const CODES = {
-  connectTimeout: 'UND_ERR_CONNECT_TIMEOUT',
-  headersTimeout: 'UND_ERR_HEADERS_TIMEOUT',
-  bodyTimeout: 'UND_ERR_BODY_TIMEOUT',
-  closed: 'UND_ERR_SOCKET',
-  headersOverflow: 'UND_ERR_HEADERS_OVERFLOW',
-} as const;
-
 /** The error of a request its signal stopped. */
 export function abortError(signal: AbortSignal | undefined): Error {
   return Object.assign(new Error('This operation was aborted', { cause: signal?.reason }), {

@@ -2,6 +2,8 @@
  * The body of an answer of the wire client, lent from its connection's read buffer (see `answer-reader.ts`), and
  * its backpressure: the socket reads on only while someone takes the bytes as they come.
  */
+
+import { FAULTS } from '../../core/dispatch-faults.js';
 import type { AnswerBody } from '../body.js';
 import { WireError } from './head.js';
 
@@ -37,8 +39,6 @@ function isPromise(value: unknown): value is PromiseLike<unknown> {
  * `consume`, and while its callback's promise is pending; bytes read meanwhile wait in `#held`.
  */
 export class WireBody implements AnswerBody {
-  /** Chunks are valid only during the callback that hands them over. */
-  readonly transient = true;
   #taker: ChunkTaker | undefined;
   /** Bytes read while nobody took them, in order. */
   #held: Buffer[] = [];
@@ -82,7 +82,7 @@ export class WireBody implements AnswerBody {
   destroy(error?: Error): void {
     if (this.#settled) return;
     this.#end ??= {
-      error: error ?? new WireError('the body was destroyed before its end', 'UND_ERR_ABORTED'),
+      error: error ?? new WireError('the body was destroyed before its end', FAULTS.abandoned),
     };
     this.#held = [];
     this.#holdingViews = false;

@@ -1,0 +1,29 @@
+/**
+ * How a request travels: one interface, and the one client behind it, chosen once per service client
+ * (`service/transport.ts`). The wire client (`wire/pool.ts`: its own connections, a socket read into one buffer, no stream between it and the file)
+ * carries everything it can; undici (`undici-dispatch.ts`) carries what it cannot: requests through a proxy, and
+ * those on a dispatcher a caller injected. Both state their failures in one vocabulary (`core/dispatch-faults.ts`)
+ * and hand over bodies under one contract (`body.ts`), so nothing above this line knows which one carried a request.
+ */
+import type { SentAnswer } from './body.js';
+import type { UploadBody } from './objects.js';
+
+/** One request as a dispatch sends it. */
+export interface DispatchRequest {
+  method: 'GET' | 'PUT';
+  url: URL;
+  /** Lower-case names. `content-length` is the dispatch's to state, from the upload's size. */
+  headers: Record<string, string>;
+  upload?: UploadBody | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** What carries requests. */
+export interface Dispatch {
+  /** Sends a request; resolves once the answer's head is read. A failure's `code` is one of `FAULTS` or Node's. */
+  request(request: DispatchRequest): Promise<SentAnswer>;
+  /** Closes the connections it opened (never an injected dispatcher's); requests in progress fail. */
+  close(): Promise<void>;
+  /** What its connections did, for the request log, once requests were sent. */
+  summary(): string | undefined;
+}
