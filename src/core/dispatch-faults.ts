@@ -23,6 +23,22 @@ export const FAULTS = {
 
 export type FaultCode = (typeof FAULTS)[keyof typeof FAULTS];
 
+/** Each fault in words, the same whichever client met it. */
+const WORDS: Readonly<Record<FaultCode, string>> = {
+  [FAULTS.connectTimeout]: 'no connection within the timeout',
+  [FAULTS.answerTimeout]: 'no answer within the timeout',
+  [FAULTS.bodyTimeout]: 'no data within the timeout',
+  [FAULTS.closed]: 'the server closed the connection',
+  [FAULTS.headTooLarge]: "the answer's head is too large",
+  [FAULTS.abandoned]: 'the body was given up',
+  [FAULTS.sizeChanged]: "the source's size changed",
+};
+
+/** The words of a fault of this vocabulary, or undefined for any other code. */
+export function faultWords(code: string | undefined): string | undefined {
+  return code !== undefined && Object.hasOwn(WORDS, code) ? WORDS[code as FaultCode] : undefined;
+}
+
 /** A failed exchange in the shared vocabulary: `code` is one of `FAULTS`, `cause` what the client saw. */
 export class DispatchFault extends Error {
   constructor(

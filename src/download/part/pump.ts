@@ -4,7 +4,7 @@
  */
 import { abortedError } from '../../core/batch.js';
 import type { ChecksumFeed } from '../../core/checksums/checksum.js';
-import { FAULTS } from '../../core/dispatch-faults.js';
+import { FAULTS, faultWords } from '../../core/dispatch-faults.js';
 import { NetworkError, ProtocolError } from '../../core/errors.js';
 import { errorCode } from '../../core/failure-policy.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
@@ -43,7 +43,9 @@ export function bodyEndedEarly(shown: string, outcome: PumpOutcome, total: numbe
       hint,
     });
   }
-  const why = cause instanceof Error ? ` (${cause.message})` : '';
+  // In the words of the shared vocabulary when the fault is one of it: the same whichever client met it.
+  const words = faultWords(errorCode(cause)) ?? (cause instanceof Error ? cause.message : undefined);
+  const why = words ? ` (${words})` : '';
   return new NetworkError(`GET ${shown}: the connection ended early; ${got}${why}.`, {
     code: 'E_INCOMPLETE',
     cause,
