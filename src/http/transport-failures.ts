@@ -35,6 +35,8 @@ export interface TransportFailure {
   signal?: AbortSignal | undefined;
   /** The limits that were in force, for timeout messages. */
   timeoutMs: number;
+  /** Whether the answer's head had arrived (its body was being read): a plain-http hint is then beside the point. */
+  answered?: boolean | undefined;
   /** The proxies in force: a connection that fails to one is the proxy's failure, not the peer's. */
   proxy?: ProxySettings | undefined;
 }
@@ -98,7 +100,7 @@ class FailedExchange {
   /** What to try when the peer cannot be reached: the service's address is configured, the store's is not. */
   unreachable(question: string): string {
     return this.peer === 'service'
-      ? `${question} This is the service URL in use.`
+      ? `${question} ${this.url.origin} is the service URL in use.`
       : // The service handed out this address: changing the configured URL cannot fix it.
         `The service sent this address of its object store (${this.url.origin}), which cannot be reached; the store may be down or the service misconfigured. Try again later.`;
   }
@@ -118,9 +120,10 @@ class FailedExchange {
         cause: this.failure.error,
       });
     }
-    // A TLS server that is sent plain http resets the connection or answers with bytes that are no HTTP.
+    // A TLS server that is sent plain http resets the connection or answers with bytes that are no HTTP, before
+    // any answer: a connection that breaks once an answer came is no sign of it.
     const maybeTls =
-      this.peer === 'service' && url.protocol === 'http:'
+      this.peer === 'service' && url.protocol === 'http:' && !this.failure.answered
         ? `If the server at ${url.host} speaks https, use an https:// URL.`
         : undefined;
     if (code && CONNECTION_DROP_CODES.has(code)) {
@@ -152,13 +155,13 @@ const BY_CODE: Readonly<Record<string, (failed: FailedExchange) => Error>> = {
     f.network(
       `${f.where}: connection refused (nothing is listening at ${f.url.host}).`,
       'E_CONNECTION_REFUSED',
-      f.unreachable(`Is the service running at ${f.url.origin}?`),
+      f.unreachable('Is the service running?'),
     ),
   ENOTFOUND: (f) =>
     f.network(
-      `${f.where}: the host ${f.url.host} was not found.`,
+      `${f.where}: the host ${f.url.hostname} was not found.`,
       'E_HOST_NOT_FOUND',
-      f.unreachable(`Check the service URL in use (${f.url.origin}).`),
+      f.unreachable('Check the host name, and the network (DNS, a VPN).'),
     ),
   [FAULTS.connectTimeout]: connectTimeout,
   ETIMEDOUT: connectTimeout,

@@ -110,6 +110,7 @@ export class ServiceTransport implements ObjectTransport {
             url,
             error,
             peer: 'service',
+            answered: true,
             signal,
             timeoutMs: this.#options.requests.timeoutMs,
           });

@@ -57,9 +57,7 @@ describe('the client over real sockets', () => {
       `GET ${url}/query?instrument=mag&offset=0&limit=10000: connection refused (nothing is listening at ${new URL(url).host}). (gave up after 2 attempts)`,
     );
     // The library names the URL; the command line adds how to change it.
-    expect((error as NetworkError).hint).toBe(
-      `Is the service running at ${url}? This is the service URL in use.`,
-    );
+    expect((error as NetworkError).hint).toBe(`Is the service running? ${url} is the service URL in use.`);
     const hint = commandLineHint(error) ?? '';
     expect(hint).toContain(url);
     expect(hint).toContain('--url');
