@@ -8,10 +8,12 @@ import { finished, type Readable } from 'node:stream';
 /** An answer's body: consumed once, dumped, or destroyed. */
 export interface AnswerBody {
   /**
-   * Hands every byte to `onChunk`, in order, as it arrives (each chunk valid only during the call); resolves to undefined when the body ended whole, or
-   * to the error that ended it early (a drop, a stall, `destroy`). Called once.
+   * Hands every byte to `onChunk`, in order, as it arrives (each chunk valid only during the call); resolves to
+   * undefined when the body ended whole, or to the error that ended it early (a drop, a stall, `destroy`). Called
+   * once. Backpressure: a promise returned by `onChunk` says the taker is behind; nothing more comes, and the idle
+   * timer does not run, until it settles.
    */
-  consume(onChunk: (chunk: Buffer) => void): Promise<unknown>;
+  consume(onChunk: (chunk: Buffer) => unknown): Promise<unknown>;
   /** Stops the body (closing its connection when bytes were still to come); `consume` resolves to `error`. */
   destroy(error?: Error): void;
   /** Reads the rest and drops it, so the connection can serve another request. */
@@ -27,15 +29,30 @@ export interface SentAnswer {
   body: AnswerBody;
 }
 
+/** Whether a taker's answer says it is behind. */
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
 /** undici's body (a Readable with `dump`) as an `AnswerBody`. */
 export function readableBody(readable: Readable & { dump?: () => Promise<unknown> }): AnswerBody {
   return {
     consume(onChunk) {
       return new Promise((resolve) => {
-        readable.on('data', onChunk);
+        const take = (chunk: Buffer) => {
+          const behind = onChunk(chunk);
+          if (!isPromise(behind)) return;
+          // A paused stream pauses undici's parser, whose body timeout does not run meanwhile.
+          readable.pause();
+          const resume = () => {
+            if (!readable.destroyed) readable.resume();
+          };
+          behind.then(resume, resume);
+        };
+        readable.on('data', take);
         // `finished` also hears a body that ended or was destroyed before these listeners were added.
         finished(readable, (error) => {
-          readable.off('data', onChunk);
+          readable.off('data', take);
           resolve(error === undefined || error === null ? undefined : (readable.errored ?? error));
         });
       });

@@ -12,6 +12,8 @@ import { HttpClient } from '../../src/service/client.js';
 import { DISPATCH_PATHS } from '../helpers/dispatch-paths.js';
 
 const TIMEOUT_MS = 300;
+/** The body of `/whole`: more than one socket read's worth, so the rest waits while the taker is behind. */
+const WHOLE_BYTES = 4 * 1024 * 1024;
 
 let server: Server;
 let base: string;
@@ -31,6 +33,11 @@ beforeAll(async () => {
       response.write(Buffer.alloc(10), () => response.socket?.destroy());
     } else if (route === '/cut-head') {
       request.socket.end('HTTP/1.1 200 OK\r\ncontent-le');
+    } else if (route === '/whole') {
+      // The first bytes, then the rest once the client has had time to fall behind.
+      response.writeHead(200, { 'content-length': String(WHOLE_BYTES) });
+      response.write('x'.repeat(1000));
+      setTimeout(() => response.end('x'.repeat(WHOLE_BYTES - 1000)), 50);
     } else {
       response.end('ok');
     }
@@ -98,4 +105,45 @@ describe('one vocabulary over both dispatch paths', () => {
     expect(wire.cause).toBe(code);
     expect(undici).toEqual(wire);
   });
+});
+
+describe('backpressure over both dispatch paths', () => {
+  it.each(DISPATCH_PATHS.map((path) => [path.name, path] as const))(
+    'over %s, a taker behind for twice the timeout gets the whole body, with no stall',
+    async (_name, path) => {
+      const client = new HttpClient({
+        url: base,
+        timeoutMs: TIMEOUT_MS,
+        retries: 0,
+        dispatcher: path.open(),
+      });
+      try {
+        const answer = await client.getObject(`${base}/whole?signature=s`);
+        let taken = '';
+        let paused = false;
+        let behind = false;
+        let cameWhileBehind = 0;
+        const error = await answer.body.consume((chunk) => {
+          if (behind) cameWhileBehind += chunk.length;
+          taken += chunk.toString();
+          if (paused) return undefined;
+          paused = true;
+          behind = true;
+          return new Promise<void>((done) =>
+            setTimeout(() => {
+              behind = false;
+              done();
+            }, 2 * TIMEOUT_MS),
+          );
+        });
+        expect(error).toBeUndefined();
+        expect(taken).toBe('x'.repeat(WHOLE_BYTES));
+        // Nothing is handed over while the taker is behind.
+        expect(cameWhileBehind).toBe(0);
+      } finally {
+        await client.close();
+        await path.close();
+      }
+    },
+  );
 });
