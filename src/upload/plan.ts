@@ -1,5 +1,5 @@
 /** What `upload` will send and where each file is found: names checked, files located, folders compared. */
-import { statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { runPool } from '../core/batch.js';
@@ -136,8 +136,27 @@ export function uploadCandidates(
   return [...new Set(places)];
 }
 
+/** What a path found on disk is, when it is neither a regular file nor a folder. */
+function specialKind(info: Stats): string {
+  if (info.isFIFO()) return 'a FIFO (named pipe)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  return 'neither a file nor a folder';
+}
+
+/** The failure of an upload whose path is a FIFO, a socket or a device: nothing of it is read or sent. */
+function notRegularFile(path: string, info: Stats): LocalFileError {
+  return new LocalFileError(
+    `${path} is not a regular file but ${specialKind(info)}: nothing of it was read or sent.`,
+    { hint: 'Upload takes regular files: write the data to a file first, then upload that file.' },
+  );
+}
+
 /**
- * Finds and measures the file of `plan`; with `checkFolder`, a file in a folder that disagrees with its name is a
+ * Finds and measures the file of `plan`: the first of its candidate places that holds something other than a
+ * folder. A FIFO, a socket or a device there is a `LocalFileError` (`E_LOCAL_FILE`: not a regular file), as a path
+ * found nowhere is one (`E_FILE_NOT_FOUND`). With `checkFolder`, a file in a folder that disagrees with its name is a
  * `ValidationError` (code `E_WRONG_FOLDER`) naming the path it belongs at.
  */
 export async function locate(
@@ -148,7 +167,7 @@ export async function locate(
 ): Promise<MeasuredFile> {
   const tried = uploadCandidates(plan.argument, dataDir, cwd, plan.file);
   for (const path of tried) {
-    let info: Awaited<ReturnType<typeof stat>>;
+    let info: Stats;
     try {
       info = await stat(path);
     } catch (error) {
@@ -156,7 +175,10 @@ export async function locate(
       if (code === 'ENOENT' || code === 'ENOTDIR') continue;
       throw new LocalFileError(`Cannot read ${path}: ${(error as Error).message}`, { cause: error });
     }
-    if (!info.isFile()) continue;
+    if (info.isDirectory()) continue;
+    // Only a regular file has bytes to measure and send; a FIFO, a socket or a device is never opened (reading a
+    // FIFO would wait for a writer).
+    if (!info.isFile()) throw notRegularFile(path, info);
     const misplaced = checkFolder ? misplacedFile(dataDir, path, plan.file) : undefined;
     if (misplaced) throw new ValidationError([misplaced], { code: 'E_WRONG_FOLDER' });
     return { path, size: info.size, mtimeMs: info.mtimeMs };

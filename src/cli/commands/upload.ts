@@ -1,6 +1,6 @@
 /** `mission-data upload`: stores local files under the names the naming rules give them. */
 import { ALREADY_STORED, type MissionDataClient, type UploadPreview, type UploadResult } from '../../api.js';
-import { AbortedError, ExitCode } from '../../core/errors.js';
+import { AbortedError, ExitCode, isMissionDataError } from '../../core/errors.js';
 import { lastSegment } from '../../core/platform-paths.js';
 import { nameWarning, parseName } from '../../naming/names.js';
 import { formatBytes } from '../format.js';
@@ -170,9 +170,14 @@ function printPreview(
     return `would upload ${preview.localPath} as ${preview.key} (${formatBytes(preview.size ?? 0)})\n`;
   });
   const ready = previews.length - missing;
+  // A path found but not a regular file (a FIFO, a device) is no missing file: counted apart.
+  const notFound = previews.filter(
+    (preview) => isMissionDataError(preview.error) && preview.error.code === 'E_FILE_NOT_FOUND',
+  ).length;
+  const unsendable = missing - notFound;
   const summary =
     `Dry run: ${ready} file${ready === 1 ? '' : 's'} (${formatBytes(bytes)}) named and placed as the rules say` +
-    `${missing > 0 ? `, ${missing} not found` : ''}.\n` +
+    `${notFound > 0 ? `, ${notFound} not found` : ''}${unsendable > 0 ? `, ${unsendable} cannot be sent` : ''}.\n` +
     'Nothing was sent; whether the service holds them already is not checked.\n';
   if (options.outputFormat === 'json') {
     const records = previews.map((preview) => ({
