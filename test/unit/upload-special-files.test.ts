@@ -1,6 +1,7 @@
 /**
- * What `upload` does with a path that is not a regular file: a FIFO (named pipe) is said to be one, and nothing
- * of it is read (reading would wait for a writer) or asked of the service; the batch's other files go on.
+ * What `upload` does with files out of the ordinary: a path that is not a regular file (a FIFO, or named pipe) is
+ * said to be one, and nothing of it is read (reading would wait for a writer) or asked of the service, the batch's
+ * other files going on; an empty file is warned of, by a dry run too, and sent.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -123,5 +124,17 @@ describe.skipIf(FIFO.missing)(FIFO.title('a FIFO given to upload'), () => {
         'Dry run: 0 files (0 B) named and placed as the rules say, 1 not found, 1 cannot be sent.\n' +
         'Nothing was sent; whether the service holds them already is not checked.\n',
     );
+  });
+});
+
+describe('an empty file', () => {
+  it('is warned of by a dry run on stderr, one line, and counted as a file to send', async () => {
+    const empty = join(dataDir, KEY);
+    await writeFile(empty, '');
+    const dry = await run(['upload', '--dry-run', empty]);
+    expect(dry.status).toBe(0);
+    expect(dry.stderr).toBe(`Warning: ${empty} is empty (0 bytes); it would be uploaded as it is.\n`);
+    expect(dry.stdout).toContain(`would upload ${empty} as ${KEY} (0 B)\n`);
+    expect(dry.stdout).toContain('Dry run: 1 file (0 B) named and placed as the rules say.\n');
   });
 });

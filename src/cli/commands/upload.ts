@@ -79,6 +79,11 @@ function nameWarnings(paths: readonly string[]): string[] {
   return warnings;
 }
 
+/** The warning of an empty file: `<path> is empty (0 bytes); uploading it as it is.` */
+function emptyWarning(localPath: string, action: 'uploading it' | 'it would be uploaded'): string {
+  return `${localPath} is empty (0 bytes); ${action} as it is.`;
+}
+
 /** The progress and summary of an upload of `files` files, on stderr. */
 function uploadReporter(
   files: number,
@@ -114,12 +119,13 @@ async function uploadWithProgress(
   io: CommandIO,
   reporter: TransferReporter,
 ): Promise<UploadResult[]> {
-  // An empty science file is most often one whose writing failed: it is sent, as asked, but not in silence.
+  // An empty science file is most often one whose writing failed: it is sent, as asked (as `aws s3 cp` and
+  // rclone send one), but not in silence.
   const warned = new Set<string>();
   const warnIfEmpty = (key: string, localPath: string, total: number) => {
     if (total !== 0 || warned.has(key)) return;
     warned.add(key);
-    reporter.warn(`${localPath} is empty (0 bytes); uploading it as it is.`);
+    reporter.warn(emptyWarning(localPath, 'uploading it'));
   };
   // Names are checked inside the library before any file is read or any request is made.
   return client
@@ -161,6 +167,12 @@ function printPreview(
 ): number {
   let bytes = 0;
   let missing = 0;
+  // Told as the upload itself tells it, on stderr.
+  for (const preview of previews) {
+    if (preview.localPath !== undefined && preview.size === 0) {
+      io.stderr.write(`Warning: ${emptyWarning(preview.localPath, 'it would be uploaded')}\n`);
+    }
+  }
   const lines = previews.map((preview) => {
     if (preview.localPath === undefined) {
       missing += 1;
