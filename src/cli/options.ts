@@ -153,6 +153,17 @@ export const FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((fi
 });
 
 /**
+ * The query filters of a command that compares files by name (`status`, `verify`): the ingestion days stay
+ * declared, so that `refuseIngestionFilters` says why they do not apply, but are left out of the help.
+ */
+export const NAME_FILTER_OPTIONS: ReadonlyArray<() => Option> = QUERY_FILTERS.map((filter, at) => () => {
+  const option = (FILTER_OPTIONS[at] as () => Option)();
+  return filter.name === 'ingestionStartDate' || filter.name === 'ingestionEndDate'
+    ? option.hideHelp()
+    : option;
+});
+
+/**
  * A hint for a selection that matched nothing when a filter the archive writes in lower case was given in
  * another (`--descriptor NORM`): the service compares as written, so it matched nothing rather than failing.
  */

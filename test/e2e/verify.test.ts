@@ -126,7 +126,7 @@ describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
         ),
       );
       for (const name of NAMES.slice(2)) expect(lines).toContain(`ok ${pathOf(name)}`);
-      expect(found.stderr).toMatch(/3 ok, 2 corrupt, 0 unverifiable, 0 unreadable, 0 extra/);
+      expect(found.stderr).toMatch(/3 ok, 2 corrupt \(/);
 
       // The record no longer vouches for the flipped file: status now calls it changed, as verify found it.
       const after = await cli(['status', ...SCOPE]);

@@ -86,15 +86,26 @@ export function parseSince(value: string): Date {
   return date;
 }
 
+/** `3 ok, 0 corrupt, 1 extra`: ok and corrupt always (what a nightly run looks for), the others when not zero. */
 function countsText(counts: Record<VerifyStatus, number>): string {
-  return `${counts.ok} ok, ${counts.corrupt} corrupt, ${counts.unverifiable} unverifiable, ${counts.unreadable} unreadable, ${counts.extra} extra`;
+  const others = (['unverifiable', 'unreadable', 'extra'] as const)
+    .filter((status) => counts[status] > 0)
+    .map((status) => `, ${counts[status]} ${status}`);
+  return `${counts.ok} ok, ${counts.corrupt} corrupt${others.join('')}`;
 }
 
-/** The counts, for stderr. */
+/** The counts, for stderr, in lines of at most 80 columns: the counts, the bytes hashed, what was repaired or left out. */
 export function verifySummary(report: VerifyReport, seconds: number): string {
-  const repaired = report.repaired > 0 ? ` ${report.repaired} repaired.` : '';
-  const notDue = report.notDue > 0 ? ` ${report.notDue} verified since the date given, left out.` : '';
-  return `${countsText(report.counts)} (${formatBytes(report.bytes)} hashed in ${seconds.toFixed(1)} s).${repaired}${notDue}\n`;
+  const counts = countsText(report.counts);
+  const hashed = `${formatBytes(report.bytes)} hashed in ${seconds.toFixed(1)} s`;
+  const together = `${counts} (${hashed}).`;
+  const lines = together.length <= 80 ? [together] : [`${counts}.`, `${hashed}.`];
+  const more = [
+    report.repaired > 0 ? `${report.repaired} repaired.` : '',
+    report.notDue > 0 ? `${report.notDue} verified since the date given, left out.` : '',
+  ].filter(Boolean);
+  if (more.length > 0) lines.push(more.join(' '));
+  return `${lines.join('\n')}\n`;
 }
 
 /** True when no file stays corrupt (with `strict`: every file in scope was also compared and read). */

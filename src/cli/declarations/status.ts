@@ -1,6 +1,6 @@
 /** `mission-data status`: the local data root compared with the archive. */
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { EXAMPLES, NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const status: CommandDeclaration = {
@@ -12,7 +12,7 @@ export const status: CommandDeclaration = {
       command.description(
         'compare the local data root with the archive: missing, outdated, extra and changed files (exit 1 when any but extra)',
       ),
-      FILTER_OPTIONS,
+      NAME_FILTER_OPTIONS,
     )
       .addOption(
         withChoices(

@@ -1,6 +1,6 @@
 /** `mission-data verify`: every held file hashed and compared with the checksum it was verified with. */
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { EXAMPLES, NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const verify: CommandDeclaration = {
@@ -12,7 +12,7 @@ export const verify: CommandDeclaration = {
       command.description(
         'hash every local file in scope and compare it with the checksum it was verified with, or the archive states (exit 1 when a file is corrupt)',
       ),
-      FILTER_OPTIONS,
+      NAME_FILTER_OPTIONS,
     )
       .addOption(
         withChoices(
@@ -23,7 +23,7 @@ export const verify: CommandDeclaration = {
       )
       .option(
         '--repair',
-        'fetch each corrupt file again; its old bytes are replaced only once the new verify',
+        'fetch each corrupt file again; its old bytes are replaced only once the new copy verifies',
       )
       .option(
         '--download',
@@ -39,7 +39,7 @@ export const verify: CommandDeclaration = {
       )
       .option(
         '--threads <n>',
-        'files hashed at once, each on a thread of its own',
+        'files hashed at once, each on a thread of its own (default: 2, or 1 on a single core)',
         positiveInteger('--threads', 64),
       )
       .option(
