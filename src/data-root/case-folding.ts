@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { stateFolder } from './state-folder.js';
+import { STATE_NAMES, stateFolder } from './state-folder.js';
 
 /** Answers whether the file system of a data root folds case; a test gives a fake one. */
 export type CaseProbe = (root: string) => boolean;
@@ -31,7 +31,7 @@ export function foldsCase(root: string): boolean {
 
 function probeCaseFolding(root: string): boolean {
   const folder = stateFolder(root);
-  const name = `CASE-PROBE-${process.pid}-${Math.random().toString(36).slice(2, 8).toUpperCase()}.TMP`;
+  const name = `${STATE_NAMES.caseProbe}${process.pid}-${Math.random().toString(36).slice(2, 8).toUpperCase()}.TMP`;
   const probe = join(folder, name);
   try {
     mkdirSync(folder, { recursive: true });

@@ -9,10 +9,10 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { replaceFileSync } from '../core/replace-file.js';
-import { STATE_FOLDER } from './state-folder.js';
+import { STATE_NAMES, stateFolder } from './state-folder.js';
 
 /** The file under the state folder. */
-export const CONNECTIONS_FILE = 'connections.json';
+export const CONNECTIONS_FILE = STATE_NAMES.learnedConnections;
 
 /** How long a measured number is trusted. */
 export const FORGET_AFTER_MS = 30 * 24 * 3_600_000;
@@ -48,7 +48,7 @@ export class LearnedConnections {
 
   /** The record of the data root whose real path is `root` (its state folder made by the batch already). */
   static read(root: string, limits: ConnectionLimits, nowMs = Date.now()): LearnedConnections {
-    const learned = new LearnedConnections(join(root, STATE_FOLDER, CONNECTIONS_FILE), limits);
+    const learned = new LearnedConnections(join(stateFolder(root), CONNECTIONS_FILE), limits);
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(learned.path as string, 'utf8'));

@@ -30,3 +30,40 @@ export function partPidOf(destination: string, name: string): number | undefined
   const rest = name.slice(prefix.length);
   return /^\d+$/.test(rest) ? Number(rest) : undefined;
 }
+
+/** A part file and the record kept beside it. */
+export interface PartPaths {
+  /** The process that writes it. */
+  pid: number;
+  part: string;
+  record: string;
+}
+
+/**
+ * The part files of one destination, as every run names them: the download engine asks here for the paths of
+ * its own part and of the parts other runs write or left, and never spells a part's name itself.
+ */
+export class PartFiles {
+  constructor(readonly destination: string) {}
+
+  /** This process's part. */
+  get ours(): PartPaths {
+    return this.of(process.pid);
+  }
+
+  /** The part process `pid` writes. */
+  of(pid: number): PartPaths {
+    const part = partPath(this.destination, pid);
+    return { pid, part, record: recordPath(part) };
+  }
+
+  /** The parts among `names`, a listing of the destination's folder (records and other files left out). */
+  among(names: Iterable<string>): PartPaths[] {
+    const found: PartPaths[] = [];
+    for (const name of names) {
+      const pid = partPidOf(this.destination, name);
+      if (pid !== undefined) found.push(this.of(pid));
+    }
+    return found;
+  }
+}

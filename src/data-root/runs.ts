@@ -19,10 +19,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { hostId } from '../core/host-id.js';
 import { processAlive } from '../core/process-alive.js';
-import { STATE_FOLDER } from './state-folder.js';
+import { STATE_NAMES, stateFolder } from './state-folder.js';
 import type { LockAges } from './sync-lock.js';
 
-const RUNS_FOLDER = 'runs';
 /**
  * A folder changed more recently than this is listed again at every look (see above): a clock tick or two where
  * the file system keeps fractions of a second (ext4, XFS, tmpfs: ticks of 10 ms at most), two seconds where its
@@ -74,7 +73,7 @@ export class DownloadRuns {
    * behaves as a run alone, as before). `ages` shortens the refresh and stale ages for tests.
    */
   static join(root: string, ages: LockAges = {}): DownloadRuns | undefined {
-    const folder = join(root, STATE_FOLDER, RUNS_FOLDER);
+    const folder = join(stateFolder(root), STATE_NAMES.runs);
     const entry = `${process.pid}-${Math.random().toString(36).slice(2, 8)}@${hostTag(hostId())}`;
     try {
       mkdirSync(folder, { recursive: true });

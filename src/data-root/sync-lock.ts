@@ -5,15 +5,17 @@
  * The owner touches the lock while it runs (every 30 s), and a lock untouched for 2 minutes is stale whatever it
  * says: its owner is gone (killed, the machine restarted or asleep). A pid alone cannot say so: Windows hands a dead
  * owner's pid to a new process within minutes, and another host's process cannot be asked. A lock of this host
- * whose pid runs no process is taken over at once.
+ * whose pid runs no process is taken over at once, unless this very process holds it now: a lock naming this
+ * process's pid is otherwise an earlier process's (a restarted container runs as the same pid again).
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readFile, rm, utimes } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { BusyError } from '../core/errors.js';
 import { hostId, isThisHost } from '../core/host-id.js';
 import { processAlive } from '../core/process-alive.js';
 import { NO_FOLLOW } from './safe-writes.js';
+import { STATE_NAMES } from './state-folder.js';
 
 /** How often, and after how long untouched a lock is stale; tests shorten them. */
 export interface LockAges {
@@ -52,15 +54,26 @@ async function readOwner(file: string): Promise<LockOwner | undefined> {
   return undefined;
 }
 
-/** Whether a lock still holds: `ageMs` is the time since its owner last touched it. */
-function lockHolds(owner: LockOwner | undefined, ageMs: number, staleMs: number): boolean {
+/** True when two owners are one taking of the lock: the same process of the same host, since the same time. */
+const sameOwner = (a: LockOwner | undefined, b: LockOwner) =>
+  a?.pid === b.pid && a.host === b.host && a.since === b.since;
+
+/** The locks this process holds now, by file (resolved), each with the owner it wrote. */
+const heldHere = new Map<string, LockOwner>();
+
+/** True when the lock at `file` naming `owner` is one this process took and holds now. */
+function isHeldHere(file: string, owner: LockOwner): boolean {
+  return sameOwner(heldHere.get(resolve(file)), owner);
+}
+
+/** Whether the lock at `file` still holds: `ageMs` is the time since its owner last touched it. */
+function lockHolds(file: string, owner: LockOwner | undefined, ageMs: number, staleMs: number): boolean {
   if (ageMs >= staleMs) return false;
   if (!owner) return ageMs < UNREADABLE_LOCK_MS;
   if (!isThisHost(owner.host)) return true;
-  return owner.pid !== process.pid && processAlive(owner.pid);
+  if (owner.pid === process.pid) return isHeldHere(file, owner);
+  return processAlive(owner.pid);
 }
-
-const sameOwner = (a: LockOwner | undefined, b: LockOwner) => a?.pid === b.pid && a.host === b.host;
 
 /** Touches the lock every `refreshMs` while its owner runs; the returned function stops it. */
 function keepFresh(file: string, owner: LockOwner, refreshMs: number): () => void {
@@ -122,15 +135,17 @@ export async function acquireLock(
 ): Promise<SyncLock> {
   const { refreshMs = REFRESH_MS, staleMs = STALE_MS } = ages;
   await mkdir(folder, { recursive: true });
-  const file = join(folder, `${name}.lock`);
+  const file = join(folder, `${name}${STATE_NAMES.lockSuffix}`);
   const owner: LockOwner = { pid: process.pid, host: hostId(), since: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt += 1) {
     if (await createLock(file, owner)) {
       const stop = keepFresh(file, owner, refreshMs);
+      heldHere.set(resolve(file), owner);
       return {
         file,
         async release() {
           stop();
+          if (heldHere.get(resolve(file)) === owner) heldHere.delete(resolve(file));
           // Only our own lock: one taken over meanwhile is not ours to remove.
           if (sameOwner(await readOwner(file), owner)) await rm(file, { force: true });
         },
@@ -139,7 +154,7 @@ export async function acquireLock(
     const stats = await lstat(file).catch(() => undefined);
     if (!stats) continue;
     const holder = await readOwner(file);
-    if (lockHolds(holder, Date.now() - stats.mtimeMs, staleMs)) throw busy(file, what, holder, staleMs);
+    if (lockHolds(file, holder, Date.now() - stats.mtimeMs, staleMs)) throw busy(file, what, holder, staleMs);
     // The owner is gone: take the lock over.
     await rm(file, { force: true });
   }

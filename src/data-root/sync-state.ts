@@ -10,7 +10,7 @@ import { replaceFile } from '../core/replace-file.js';
 import * as z from '../core/zod.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import { writeNewFile } from './safe-writes.js';
-import { stateFolder } from './state-folder.js';
+import { STATE_NAMES, stateFolder } from './state-folder.js';
 
 /** The `format` every state file names, so a file of something else is told apart from a damaged one. */
 export const STATE_FORMAT = 'mission-data-sync/1';
@@ -68,7 +68,7 @@ export function syncId(identity: SyncIdentity): string {
     normalFilters(identity.filters),
     identity.allVersions,
   ]);
-  return `sync-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  return `${STATE_NAMES.syncPrefix}${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
 /** A fresh state: nothing held, no cursor. */

@@ -13,11 +13,8 @@ import type { ExpectedChecksum } from '../core/checksums/checksum.js';
 import { openNoFollow, openNoFollowSync } from '../core/no-follow.js';
 import { replaceFile } from '../core/replace-file.js';
 import { writeNewFile } from './safe-writes.js';
-import { STATE_FOLDER } from './state-folder.js';
+import { STATE_NAMES, stateFolder } from './state-folder.js';
 
-const RECORD_FILE = 'verified.jsonl';
-/** A file of the state folder never renamed or rewritten, whose inode number shows whether the root keeps them. */
-const INODE_PROBE_FILE = 'inode-probe';
 /**
  * Lines gathered before one append: a killed run loses at most these (the files are then checked against the
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
@@ -73,11 +70,14 @@ export class VerifiedRecord {
    * checked against the store, which is slower but never trusts a file it should not.
    */
   static async open(root: string): Promise<VerifiedRecord> {
-    const folder = join(root, STATE_FOLDER);
+    const folder = stateFolder(root);
     await mkdir(folder).catch(() => undefined);
     const stats = await lstat(folder).catch(() => undefined);
     if (!stats?.isDirectory()) return new VerifiedRecord(undefined);
-    const record = new VerifiedRecord(join(folder, RECORD_FILE), await inodesStayPut(folder, true));
+    const record = new VerifiedRecord(
+      join(folder, STATE_NAMES.verifiedRecord),
+      await inodesStayPut(folder, true),
+    );
     await record.refresh();
     if (record.#lines > COMPACT_ABOVE_LINES && record.#lines > 2 * record.#entries.size)
       await record.#compact();
@@ -89,11 +89,11 @@ export class VerifiedRecord {
    * file. For reports on a data root (`status`), which must leave it as they found it.
    */
   static async read(root: string): Promise<VerifiedRecord> {
-    const folder = join(root, STATE_FOLDER);
+    const folder = stateFolder(root);
     const stats = await lstat(folder).catch(() => undefined);
     const held = stats?.isDirectory() === true;
     const record = new VerifiedRecord(
-      held ? join(folder, RECORD_FILE) : undefined,
+      held ? join(folder, STATE_NAMES.verifiedRecord) : undefined,
       held ? await inodesStayPut(folder, false) : true,
     );
     await record.refresh();
@@ -286,7 +286,7 @@ interface InodeProbe {
  * it). Any failure answers true: the inode then counts, which costs requests, never trust.
  */
 async function inodesStayPut(folder: string, create: boolean): Promise<boolean> {
-  const probe = join(folder, INODE_PROBE_FILE);
+  const probe = join(folder, STATE_NAMES.inodeProbe);
   const known = await readProbe(`${probe}.json`);
   if (known?.stable === false) return false;
   const stats = await lstat(probe).catch(() => undefined);
