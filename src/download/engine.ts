@@ -7,17 +7,13 @@
 
 import { lstat } from 'node:fs/promises';
 import { BatchStop, linkSignal, runPool } from '../core/batch.js';
-import { realPath } from '../core/real-path.js';
 import {
   type TransferSettings,
   transferFor,
   type WithRequests,
   type WithTransfer,
 } from '../core/settings.js';
-import { LearnedConnections } from '../data-root/learned-connections.js';
-import { DownloadRuns } from '../data-root/runs.js';
-import { checkWritableRoot } from '../data-root/safe-writes.js';
-import { allVerified, VerifiedRecord } from '../data-root/verified.js';
+import { DataRoot } from '../data-root/index.js';
 import { downloadOne } from './batch/file-download.js';
 import { type Batch, FolderCache, Lookups, type PlannedDownload, planDownloads } from './batch/plan.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
@@ -38,19 +34,20 @@ export async function downloadFiles(
 ): Promise<DownloadResult[]> {
   const files = planDownloads(targets, options.dataDir);
   // Before anything is asked of the service: a data root that cannot take files is one error, not one per file.
-  const unwritable = await checkWritableRoot(options.dataDir).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (unwritable !== undefined) return await heldInPlace(files, options, unwritable);
+  let root: DataRoot;
+  try {
+    root = await DataRoot.open(options.dataDir, { writable: true });
+  } catch (unwritable) {
+    return await heldInPlace(files, options, unwritable);
+  }
   options.onStart?.(files.length);
   const results: DownloadResult[] = new Array(files.length);
   const transfer = transferOf(options);
   const { concurrency } = transfer;
   const link = linkSignal(options.signal, concurrency);
-  const batch = await openBatch(http, options, transfer, link?.signal);
-  const lookups = new Lookups(batch, files, concurrency);
   try {
+    const batch = await openBatch(http, root, options, transfer, link?.signal);
+    const lookups = new Lookups(batch, files, concurrency);
     await runPool(files.length, concurrency, async (index) => {
       const result = await downloadOne(batch, files[index] as PlannedDownload, lookups.take(index));
       batch.stop.note(result.error);
@@ -67,9 +64,7 @@ export async function downloadFiles(
     });
   } finally {
     link?.dispose();
-    batch.verified.close();
-    batch.runs?.leave();
-    batch.learned?.save();
+    await root.close();
   }
   return results;
 }
@@ -83,7 +78,9 @@ async function heldInPlace(
   options: DownloadOptions,
   unwritable: unknown,
 ): Promise<DownloadResult[]> {
-  const held = options.force ? undefined : await allVerified(options.dataDir, files);
+  if (options.force) throw unwritable;
+  const root = await DataRoot.open(options.dataDir);
+  const held = await root.allVerified(files).finally(() => root.close());
   if (!held) throw unwritable;
   options.onStart?.(files.length);
   for (const done of held) {
@@ -110,38 +107,33 @@ function transferOf(options: DownloadRequest): TransferSettings {
   });
 }
 
-/** What the files of one batch share: the record, the runs of the data root, the connections learned. */
+/**
+ * What the files of one batch share, all of it asked of the data root `root` (closed at the batch's end): the
+ * record, this run's entry among the runs of the data root, the connections learned.
+ */
 async function openBatch(
   http: DownloadHttp,
+  root: DataRoot,
   options: DownloadRequest,
   transfer: TransferSettings,
   linked: AbortSignal | undefined,
 ): Promise<Batch> {
-  const batch: Batch = {
+  return {
     http,
-    // The batch reads the transfer settings as options (`partSize` in bytes) until it is handed them whole.
-    // Connections are measured unless fixed (the table's default): on a link that caps each connection more of
-    // them pay (40 MiB/s each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it
-    // costs what 8 do.
-    options: {
-      ...options,
-      concurrency: transfer.concurrency,
-      connections: transfer.connections,
-      partSize: transfer.partSizeBytes,
-      requireChecksum: transfer.requireChecksum,
-      ...(linked ? { signal: linked } : {}),
-    },
+    options: { force: options.force, signal: linked ?? options.signal, onProgress: options.onProgress },
+    transfer,
     requests: options.requests,
     folders: new FolderCache(options.dataDir),
     stop: new BatchStop(),
-    verified: await VerifiedRecord.open(options.dataDir),
-    realRoot: await realPath(options.dataDir),
-    learned: undefined,
+    root,
+    verified: await root.verified(),
+    // Connections are measured unless fixed (the table's default): on a link that caps each connection more of
+    // them pay (40 MiB/s each: 1.9 s for 1 GiB against 3.6 s on 8, and aria2c -x 16's 2.6 s), and on loopback it
+    // costs what 8 do.
+    learned: transfer.connections === 'auto' ? root.learnedConnections(LIMITS) : undefined,
     // Before the first part is claimed: another run that starts now or later sees this one at its files' turns.
-    runs: DownloadRuns.join(options.dataDir),
+    runs: root.joinRuns(),
   };
-  if (batch.options.connections === 'auto') batch.learned = LearnedConnections.read(batch.realRoot, LIMITS);
-  return batch;
 }
 
 /** What a download would do with one file: fetch it, skip it (a verified copy is in place) or check it first. */
@@ -166,8 +158,9 @@ export async function previewDownloads(
   options: Pick<DownloadOptions, 'dataDir' | 'force'>,
 ): Promise<DownloadPreview[]> {
   const files = planDownloads(targets, options.dataDir);
-  const verified = await VerifiedRecord.open(options.dataDir);
+  const root = await DataRoot.open(options.dataDir);
   try {
+    const verified = await root.verified();
     return await Promise.all(
       files.map(async ({ file, localPath, refused }): Promise<DownloadPreview> => {
         if (refused) return { path: file.path, localPath, action: 'refuse', error: refused.message };
@@ -184,7 +177,7 @@ export async function previewDownloads(
       }),
     );
   } finally {
-    verified.close();
+    await root.close();
   }
 }
 

@@ -5,7 +5,7 @@
 import type { Stats } from 'node:fs';
 import type { ExpectedChecksum } from '../../core/checksums/checksum.js';
 import { digestOfFile } from '../../core/checksums/file-digest.js';
-import { localError } from '../../data-root/safe-writes.js';
+import { localError } from '../../data-root/index.js';
 import { discardBody } from '../../http/body.js';
 import { statedChecksum } from '../../http/stated-digest.js';
 import type { ObjectSource } from '../part/object-state.js';

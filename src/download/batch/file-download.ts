@@ -10,16 +10,13 @@ import { abortedError, failureOf, notStartedError } from '../../core/batch.js';
 import { isMissionDataError, LocalFileError } from '../../core/errors.js';
 import { REFETCHES_AFTER_MISMATCH, sleep } from '../../core/failure-policy.js';
 import { progressPace } from '../../core/pace.js';
-import type { LearnedConnections } from '../../data-root/learned-connections.js';
-import { folderStaysInside } from '../../data-root/safe-writes.js';
-import { sumOf } from '../../data-root/verified.js';
+import { folderStaysInside, type LearnedConnections, sumOf } from '../../data-root/index.js';
 import { ChecksumMismatch } from '../object/object-checksum.js';
 import { renewingSource } from '../object/object-url.js';
 import { receiveObject } from '../object/receive.js';
 import { initialState, type ObjectSource, stateRecord } from '../part/object-state.js';
 import { PartBusy, PartFile } from '../part/part-file.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from '../ranged/adaptive.js';
-import { DEFAULT_PART_SIZE } from '../ranged/ranged.js';
 import type { DownloadProgress, DownloadResult } from '../types.js';
 import { sameAsStored } from './existing-file.js';
 import type { Batch, Lookup, PlannedDownload } from './plan.js';
@@ -230,22 +227,22 @@ class FileDownload {
     url: string,
     pace: ReturnType<typeof progressPace<DownloadProgress>>,
   ): Promise<ObjectReceived> {
-    const { batch, options, signal, localPath, path } = this;
+    const { batch, signal, localPath, path } = this;
+    const { transfer } = batch;
     for (let refetches = 0; ; refetches += 1) {
       try {
         return await receiveObject({
           http: source,
           url,
-          requireChecksum: options.requireChecksum,
+          requireChecksum: transfer.requireChecksum,
           part,
           state: this.state as OnDisk,
           signal,
           retryPolicy: batch.requests,
           ranged: {
-            connections:
-              options.connections === 'auto' ? 1 : Math.max(1, Math.floor(options.connections ?? 1)),
+            connections: transfer.connections === 'auto' ? 1 : Math.max(1, Math.floor(transfer.connections)),
             adaptive: batch.learned ? measuredFrom(batch.learned, url) : undefined,
-            partSize: Math.max(64 * 1024, Math.floor(options.partSize ?? DEFAULT_PART_SIZE)),
+            partSize: Math.max(64 * 1024, Math.floor(transfer.partSizeBytes)),
           },
           onBytes: (bytes, total) => {
             const final = total !== undefined && bytes >= total;
@@ -264,7 +261,7 @@ class FileDownload {
   /** Moves the verified part into place, and records it as verified when the store stated a checksum. */
   private async putInPlace(part: PartFile, received: ObjectReceived): Promise<void> {
     const { batch, localPath } = this;
-    if (!folderStaysInside(batch.realRoot, localPath)) {
+    if (!folderStaysInside(batch.root.realPath, localPath)) {
       throw new LocalFileError(
         `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
         { code: 'E_UNSAFE_PATH' },

@@ -7,13 +7,17 @@ import { lstatSync, type Stats } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
 import { LocalFileError, ValidationError } from '../../core/errors.js';
-import type { RequestSettings } from '../../core/settings.js';
-import { type CaseProbe, foldsCase } from '../../data-root/case-folding.js';
-import type { LearnedConnections } from '../../data-root/learned-connections.js';
-import { isPartName } from '../../data-root/part-names.js';
-import type { DownloadRuns } from '../../data-root/runs.js';
-import { ensureFolderInside } from '../../data-root/safe-writes.js';
-import type { VerifiedRecord } from '../../data-root/verified.js';
+import type { RequestSettings, TransferSettings } from '../../core/settings.js';
+import {
+  type CaseProbe,
+  type DataRoot,
+  type DownloadRuns,
+  ensureFolderInside,
+  foldsCase,
+  isPartName,
+  type LearnedConnections,
+  type VerifiedRecord,
+} from '../../data-root/index.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../../naming/layout.js';
 import type { DownloadHttp, DownloadOptions } from '../types.js';
 
@@ -24,17 +28,22 @@ export interface PlannedDownload {
   refused?: Error;
 }
 
+/** What a batch keeps of its call's options: the transfer settings come whole, in `Batch.transfer`. */
+export type BatchOptions = Pick<DownloadOptions, 'force' | 'signal' | 'onProgress'>;
+
 /** What every file of one batch shares. */
 export interface Batch {
   http: DownloadHttp;
-  options: DownloadOptions;
+  options: BatchOptions;
+  /** How files are transferred: concurrency, connections, part size, whether a checksum is required. */
+  transfer: TransferSettings;
   /** How often a transfer is tried again, and its backoff. */
   requests: RequestSettings;
   folders: FolderCache;
   stop: BatchStop;
+  /** The data root, which the batch's end closes; the record, runs and learned numbers below are its. */
+  root: DataRoot;
   verified: VerifiedRecord;
-  /** The data root's real path (it may itself be a link). */
-  realRoot: string;
   /** This run's entry among the download runs of the data root (undefined when its state folder cannot hold one). */
   runs: DownloadRuns | undefined;
   /** With `--connections auto`: the numbers earlier runs measured, per host. */

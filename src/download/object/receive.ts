@@ -4,7 +4,7 @@ import type { ExpectedChecksum, PartChecksum } from '../../core/checksums/checks
 import { ApiError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { displayUrl } from '../../core/urls.js';
-import { checkFreeSpace } from '../../data-root/safe-writes.js';
+import { checkFreeSpace } from '../../data-root/index.js';
 import { discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header } from '../../http/objects.js';

@@ -28,8 +28,7 @@ import { LocalFileError } from '../../core/errors.js';
 import { hostId } from '../../core/host-id.js';
 import { openNoFollowSync } from '../../core/no-follow.js';
 import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
-import { partPath, recordPath } from '../../data-root/part-names.js';
-import { localError, NO_FOLLOW } from '../../data-root/safe-writes.js';
+import { localError, NO_FOLLOW, PartFiles } from '../../data-root/index.js';
 import {
   finishedRanges,
   type Leftover,
@@ -64,6 +63,8 @@ export class PartFile {
     readonly destination: string,
     /** The part file's own path. */
     readonly path: string,
+    /** The file of the part's record, beside it. */
+    private readonly recordFile: string,
     fd: number,
     /** What the part held when it was claimed (a resumed part), or undefined for a new one. */
     readonly resumed: (PartRecord & { written: number }) | undefined,
@@ -83,7 +84,7 @@ export class PartFile {
     folderNames?: ReadonlySet<string>,
     otherRuns?: () => readonly number[],
   ): Promise<PartFile> {
-    if (claimedHere.has(destination)) throw new PartBusy(process.pid, partPath(destination, process.pid));
+    if (claimedHere.has(destination)) throw new PartBusy(process.pid, new PartFiles(destination).ours.part);
     claimedHere.add(destination);
     try {
       const part = await PartFile.#claim(destination, folderNames, otherRuns?.() ?? []);
@@ -107,13 +108,13 @@ export class PartFile {
     folderNames: ReadonlySet<string> | undefined,
     otherRuns: readonly number[],
   ): Promise<PartFile> {
-    const ours = partPath(destination, process.pid);
-    let adopted: { path: string; record: PartRecord | undefined } | undefined;
+    const { part: ours, record: ourRecord } = new PartFiles(destination).ours;
+    let adopted: PartRecord | undefined;
     const found = await leftovers(destination, folderNames);
     for (const pid of otherRuns) {
-      const path = partPath(destination, pid);
-      if (!found.some((leftover) => leftover.path === path)) {
-        const named = await leftoverAt(path, pid);
+      const theirs = new PartFiles(destination).of(pid);
+      if (!found.some((leftover) => leftover.path === theirs.part)) {
+        const named = await leftoverAt(theirs);
         if (named) found.push(named);
       }
     }
@@ -125,24 +126,23 @@ export class PartFile {
         try {
           if (leftover.path !== ours) {
             await replaceFile(leftover.path, ours);
-            await replaceFile(recordPath(leftover.path), recordPath(ours)).catch(() => undefined);
+            await replaceFile(leftover.recordFile, ourRecord).catch(() => undefined);
           }
-          adopted = { path: ours, record: leftover.record };
+          adopted = leftover.record;
           continue;
         } catch {
           // Taken by another run, or gone.
         }
       }
       // Dead, and not resumable here: never left to accumulate.
-      await Promise.all([removeFile(leftover.path), removeFile(recordPath(leftover.path))]);
+      await Promise.all([removeFile(leftover.path), removeFile(leftover.recordFile)]);
     }
-    if (adopted?.record) {
+    if (adopted) {
       const fd = await openPart(ours, constants.O_RDWR);
       const length = fstatSync(fd).size;
-      const record = adopted.record;
-      const written = Math.min(record.written ?? length, length, record.size ?? Number.POSITIVE_INFINITY);
-      const parts = finishedRanges(record.parts, written, Math.min(length, record.size ?? length));
-      return new PartFile(destination, ours, fd, { ...record, written, parts });
+      const written = Math.min(adopted.written ?? length, length, adopted.size ?? Number.POSITIVE_INFINITY);
+      const parts = finishedRanges(adopted.parts, written, Math.min(length, adopted.size ?? length));
+      return new PartFile(destination, ours, ourRecord, fd, { ...adopted, written, parts });
     }
     const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
     let fd: number;
@@ -154,7 +154,7 @@ export class PartFile {
       await removeFile(ours);
       fd = await openPart(ours, flags);
     }
-    return new PartFile(destination, ours, fd, undefined);
+    return new PartFile(destination, ours, ourRecord, fd, undefined);
   }
 
   /** Writes `buffers` (`size` bytes in all) at `position`, finishing short writes. */
@@ -215,7 +215,7 @@ export class PartFile {
     // A part already committed, kept or discarded has its last record (or none): a late one would be a stray.
     if (this.#ended) return;
     const contents: PartRecord = { ...record, pid: process.pid, host: hostId() };
-    const file = recordPath(this.path);
+    const file = this.recordFile;
     const temporary = `${file}.tmp`;
     try {
       // Exclusive and without following links: a file planted under these names is never written through.
@@ -260,7 +260,7 @@ export class PartFile {
     this.#end();
     if (this.#recorded || this.resumed) {
       try {
-        rmSync(recordPath(this.path), { force: true });
+        rmSync(this.recordFile, { force: true });
       } catch {
         // Left behind: a record whose part is gone is never used (a part is resumed with its own record only).
       }
@@ -294,7 +294,7 @@ export class PartFile {
     this.#closeQuietly();
     if (this.#ended) return;
     this.#end();
-    await Promise.all([removeFile(this.path), removeFile(recordPath(this.path))]).catch(() => undefined);
+    await Promise.all([removeFile(this.path), removeFile(this.recordFile)]).catch(() => undefined);
   }
 
   #open(): number {
@@ -326,7 +326,7 @@ export class PartFile {
 /** The part of one of `pids` beside `destination` whose owner still works on it, if any. */
 async function livePartOf(destination: string, pids: readonly number[]): Promise<Leftover | undefined> {
   for (const pid of pids) {
-    const leftover = await leftoverAt(partPath(destination, pid), pid);
+    const leftover = await leftoverAt(new PartFiles(destination).of(pid));
     if (leftover && (await ownerAlive(leftover))) return leftover;
   }
   return undefined;

@@ -4,7 +4,7 @@
  */
 import { constants, lstatSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import {
   type ChecksumAlgorithm,
   DIGEST_BYTES,
@@ -13,7 +13,7 @@ import {
 import { isThisHost } from '../../core/host-id.js';
 import { openNoFollow } from '../../core/no-follow.js';
 import { processAlive } from '../../core/process-alive.js';
-import { partPidOf, recordPath } from '../../data-root/part-names.js';
+import { PartFiles, type PartPaths } from '../../data-root/index.js';
 
 /** What a part holds, kept beside it so a later run can resume it. */
 export interface PartRecord {
@@ -108,9 +108,9 @@ export function finishedRanges(
   return kept.length > 0 ? kept : undefined;
 }
 
-async function readRecord(partPath: string): Promise<PartRecord | undefined> {
+async function readRecord(recordFile: string): Promise<PartRecord | undefined> {
   try {
-    const handle = await openNoFollow(recordPath(partPath), constants.O_RDONLY);
+    const handle = await openNoFollow(recordFile, constants.O_RDONLY);
     const text = await handle.readFile({ encoding: 'utf8' }).finally(() => handle.close());
     const data = JSON.parse(text) as unknown;
     return validRecord(data) ? data : undefined;
@@ -121,9 +121,17 @@ async function readRecord(partPath: string): Promise<PartRecord | undefined> {
 
 /** A leftover part in the destination's folder. */
 export interface Leftover {
+  /** The part file. */
   path: string;
+  /** The file of its record, beside it. */
+  recordFile: string;
   pid: number;
+  /** What the record says the part holds; undefined when it is missing or not to be trusted. */
   record: PartRecord | undefined;
+}
+
+async function leftoverOf({ pid, part, record }: PartPaths): Promise<Leftover> {
+  return { path: part, recordFile: record, pid, record: await readRecord(record) };
 }
 
 /**
@@ -139,26 +147,21 @@ export async function leftovers(destination: string, folderNames?: ReadonlySet<s
     return [];
   }
   const found: Leftover[] = [];
-  for (const name of names) {
-    const pid = partPidOf(destination, name);
-    if (pid === undefined) continue;
-    const path = join(folder, name);
-    found.push({ path, pid, record: await readRecord(path) });
-  }
+  for (const paths of new PartFiles(destination).among(names)) found.push(await leftoverOf(paths));
   return found;
 }
 
 /**
- * The part at `path` (of process `pid`) when there is one: one `lstat` of a name, for a batch that knows which
- * other runs work in its data root (see `runs.ts`) and must not list the folder per file.
+ * The part `paths` names when there is one: one `lstat` of a name, for a batch that knows which other runs work
+ * in its data root (see `DataRoot.joinRuns`) and must not list the folder per file.
  */
-export async function leftoverAt(path: string, pid: number): Promise<Leftover | undefined> {
-  if (!lstatSync(path, { throwIfNoEntry: false })) return undefined;
-  return { path, pid, record: await readRecord(path) };
+export async function leftoverAt(paths: PartPaths): Promise<Leftover | undefined> {
+  if (!lstatSync(paths.part, { throwIfNoEntry: false })) return undefined;
+  return leftoverOf(paths);
 }
 
 /** Whether the owner of a leftover still works on it. */
-export async function ownerAlive(leftover: Leftover): Promise<boolean> {
+export async function ownerAlive(leftover: Pick<Leftover, 'path' | 'pid' | 'record'>): Promise<boolean> {
   const sameHost = leftover.record === undefined || isThisHost(leftover.record.host);
   if (leftover.pid === process.pid && sameHost) return false;
   if (sameHost && !processAlive(leftover.pid)) return false;

@@ -8,18 +8,11 @@
 
 import { performance } from 'node:perf_hooks';
 import { ProtocolError } from '../../core/errors.js';
-import { settingDefault } from '../../core/settings.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
 import { RecordCadence, type RecordLane, recordQuietly } from '../part/progress-record.js';
 import { ConnectionController, ThroughputWindow } from './adaptive.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
 import { type Span, SpanBook } from './spans.js';
-
-/**
- * Default bytes per part (the table's part size, in MiB): large enough that per-request costs vanish, small
- * enough to spread over connections.
- */
-export const DEFAULT_PART_SIZE = settingDefault('partSize') * 1024 * 1024;
 
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export function receiveRanges(job: RangedJob): Promise<number> {
