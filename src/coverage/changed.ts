@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
 import { digestOfFile } from '../core/checksums/file-digest.js';
-import type { VerifiedRecord } from '../data-root/verified.js';
+import type { VerifiedRecord } from '../data-root/index.js';
 
 /** What the download record says of a local file now. */
 export type RecordCheck =

@@ -6,7 +6,7 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError } from '../core/errors.js';
-import { isPartName } from '../data-root/part-names.js';
+import { isPartName } from '../data-root/index.js';
 import { type MissionFile, parsePath } from '../naming/names.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
 import { folderInRange, KIND_FOLDERS, matchesFilters, scopeFolders } from './scope.js';

@@ -1,6 +1,6 @@
 /** `coverage` and `status` as library calls: the filters checked, one query of the archive, one scan of the root. */
 import { ValidationError } from '../core/errors.js';
-import { VerifiedRecord } from '../data-root/verified.js';
+import { DataRoot } from '../data-root/index.js';
 import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters, type QueryParams } from '../naming/query-vocabulary.js';
 import type { HttpClient } from '../service/client.js';
@@ -91,11 +91,17 @@ export async function statusReport(
   options: ReportOptions & { dataDir: string },
 ): Promise<StatusReport> {
   const params = statusParams(filters);
-  const [records, local, record] = await Promise.all([
-    http.query(params, { signal: options.signal, pageSize: options.pageSize }),
-    scanLocalCopy(options.dataDir, filters),
-    VerifiedRecord.read(options.dataDir),
-  ]);
-  const archive = missionFiles(recordPaths(records));
-  return buildStatus(archive, local, { dataDir: options.dataDir, record, signal: options.signal });
+  // Read only: a report leaves the data root as it found it.
+  const root = await DataRoot.open(options.dataDir);
+  try {
+    const [records, local, record] = await Promise.all([
+      http.query(params, { signal: options.signal, pageSize: options.pageSize }),
+      scanLocalCopy(options.dataDir, filters),
+      root.readVerified(),
+    ]);
+    const archive = missionFiles(recordPaths(records));
+    return buildStatus(archive, local, { dataDir: options.dataDir, record, signal: options.signal });
+  } finally {
+    await root.close();
+  }
 }

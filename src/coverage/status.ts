@@ -3,7 +3,7 @@
  * newer version in the archive, what the archive does not hold, and what no longer holds its verified bytes.
  */
 import { runPool } from '../core/batch.js';
-import type { VerifiedRecord } from '../data-root/verified.js';
+import type { VerifiedRecord } from '../data-root/index.js';
 import { resolveLocalPath } from '../naming/layout.js';
 import type { MissionFile } from '../naming/names.js';
 import { compareVersions } from '../naming/versions.js';

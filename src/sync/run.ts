@@ -3,18 +3,13 @@
  * only for what was ingested since the last run and never asking `/download` for a file held and verified.
  */
 
-import { lstat, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import { removeFile } from '../core/replace-file.js';
 import { transferFor } from '../core/settings.js';
 import { dayKey, scanLocalCopy, recordPath as storagePathOf } from '../coverage/run.js';
-import { partPath, recordPath } from '../data-root/part-names.js';
-import { checkWritableRoot, localError } from '../data-root/safe-writes.js';
-import { stateFolder } from '../data-root/state-folder.js';
-import { acquireLock } from '../data-root/sync-lock.js';
-import { readState, type SyncIdentity, type SyncState, syncId, writeState } from '../data-root/sync-state.js';
-import { VerifiedRecord } from '../data-root/verified.js';
+import { DataRoot, localError, type SyncIdentity, type SyncState } from '../data-root/index.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadResult } from '../download/types.js';
 import { resolveLocalPath } from '../naming/layout.js';
@@ -65,31 +60,17 @@ export async function syncFiles(
   options: SyncRequest,
 ): Promise<SyncResult> {
   checkSyncRequest(filters, options);
-  const { dataDir } = options;
   const identity: SyncIdentity = { url: options.url, filters, allVersions: Boolean(options.allVersions) };
   // A data root that is a file, read-only or forbidden is told in words, as `download` tells it, before the
   // lock and the state below it are written (a dry run writes neither).
-  if (!options.dryRun) await checkWritableRoot(dataDir);
-  const lock = options.dryRun
-    ? undefined
-    : await acquireLock(stateFolder(dataDir), syncId(identity), 'sync of this data root and filter set');
+  const root = await DataRoot.open(options.dataDir, { writable: !options.dryRun });
   try {
-    return await new SyncRun(http, filters, options, identity).run();
+    if (!options.dryRun) await root.lockSync(identity);
+    return await new SyncRun(http, filters, options, identity, root).run();
   } finally {
-    await lock?.release();
+    // The lock released with it.
+    await root.close();
   }
-}
-
-/** Removes this process's part files (and their records) of the files cut short. */
-async function removeParts(files: readonly SyncFile[]): Promise<void> {
-  await Promise.all(
-    files
-      .filter((file) => file.status === 'failed')
-      .flatMap((file) => {
-        const part = partPath(file.localPath, process.pid);
-        return [rm(part, { force: true }), rm(recordPath(part), { force: true })];
-      }),
-  ).catch(() => undefined);
 }
 
 /** One run of a sync: its state, what it asked and what it decided. */
@@ -104,11 +85,12 @@ class SyncRun {
     readonly filters: QueryFilters,
     readonly options: SyncRequest,
     readonly identity: SyncIdentity,
+    readonly root: DataRoot,
   ) {}
 
   async run(): Promise<SyncResult> {
     const { options } = this;
-    const loaded = await readState(options.dataDir, this.identity);
+    const loaded = await this.root.readSyncState(this.identity);
     if (loaded.problem) options.onNotice?.(loaded.problem);
     this.#state = loaded.state;
     this.#first = loaded.first;
@@ -121,9 +103,13 @@ class SyncRun {
     const { superseded, pruned } = aborted
       ? { superseded: [], pruned: [] }
       : await this.#supersededFiles(files);
-    if (!options.dryRun) await writeState(options.dataDir, this.identity, this.#state);
+    if (!options.dryRun) await this.root.writeSyncState(this.identity, this.#state);
     if (aborted && options.signal) {
-      if (options.keepParts === false) await removeParts(files);
+      // The parts of the files cut short, unless kept for the next run to resume.
+      if (options.keepParts === false)
+        await this.root.removeOwnParts(
+          files.filter((file) => file.status === 'failed').map((file) => file.localPath),
+        );
       const reason = abortedError(options.signal);
       throw new AbortedError(reason.message, { cause: options.signal.reason, results: files });
     }
@@ -303,7 +289,7 @@ class SyncRun {
       if (list) list.push(entry.file);
       else byDay.set(key, [entry.file]);
     }
-    const record = await VerifiedRecord.read(dataDir);
+    const record = await this.root.readVerified();
     const vouched = async (file: MissionFile) => {
       const stats = await lstat(resolveLocalPath(dataDir, file)).catch(() => undefined);
       return stats !== undefined && record.matches(file.path, stats);

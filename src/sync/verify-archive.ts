@@ -10,7 +10,7 @@ import {
   showDigest,
 } from '../core/checksums/checksum.js';
 import type { FileHash } from '../core/checksums/hash-pool.js';
-import { sumOf } from '../data-root/verified.js';
+import { sumOf } from '../data-root/index.js';
 import type { DownloadHttp } from '../download/types.js';
 import { discardBody } from '../http/body.js';
 import { statedChecksum } from '../http/stated-digest.js';

@@ -9,7 +9,7 @@ import { abortedError, runPool } from '../core/batch.js';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
 import type { WithRequests } from '../core/settings.js';
-import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/verified.js';
+import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/index.js';
 import { downloadFiles } from '../download/engine.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
 import {

@@ -8,7 +8,7 @@ import { abortedError } from '../core/batch.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import type { WithRequests } from '../core/settings.js';
 import { recordPaths, scanLocalCopy, statusParams } from '../coverage/run.js';
-import { VerifiedRecord } from '../data-root/verified.js';
+import { DataRoot } from '../data-root/index.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
 import type { VerifyHttp, VerifyOptions, VerifyReport } from './verify-entries.js';
 import { VerifyPass } from './verify-pass.js';
@@ -51,8 +51,8 @@ export async function verifyFiles(
     scanLocalCopy(options.dataDir, filters),
   ]);
   const archivePaths = new Set(recordPaths(records));
-  const record = await VerifiedRecord.open(options.dataDir);
-  const pass = new VerifyPass(http, record, options);
+  const root = await DataRoot.open(options.dataDir);
+  const pass = new VerifyPass(http, await root.verified(), options);
   try {
     const held: Array<{ path: string; localPath: string }> = [];
     for (const entry of local) {
@@ -77,7 +77,7 @@ export async function verifyFiles(
     }
     throw error;
   } finally {
-    record.close();
+    await root.close();
     pass.close();
   }
 }
