@@ -105,6 +105,14 @@ module.exports = {
     },
     ...downloadRooms,
     {
+      name: 'data-root-through-its-entry',
+      comment:
+        'Outside data-root/, the data root is reached through its entry only (data-root/index.ts: the DataRoot and the helpers it lends); its other files are its own.',
+      severity: 'error',
+      from: { path: '^src/(?!data-root/)' },
+      to: { path: '^src/data-root/(?!index\\.ts$)' },
+    },
+    {
       name: 'download-stands-alone',
       comment: 'coverage reads the data root; the download and upload engines never need coverage.',
       severity: 'error',
