@@ -121,7 +121,7 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
     expect(lines).toContain(`outdated ${SUPERSEDED[1]?.[0]} (the archive has v03-00)`);
     expect(lines).toContain(`extra ${NOT_IN_ARCHIVE} (not in the archive)`);
     expect(run.stderr).toBe(
-      '3 missing, 2 outdated, 3 extra, 2 changed (1046 current files in the archive, 1041 of them here).\n',
+      '3 missing, 2 outdated, 3 extra, 2 changed.\n1046 current files in the archive, 1041 here.\n',
     );
   });
 
@@ -197,7 +197,7 @@ describe.skipIf(SKIPPED)('status of a local copy of a year of daily files', () =
     expect(left.stderr).toContain('3 extra files here, listed above; --strict counts extra files.\n');
     const strict = await cli(['status', ...YEAR, '--strict']);
     expect(strict.code).toBe(1);
-    expect(strict.stderr).toMatch(/^0 missing, 0 outdated, 3 extra, 0 changed /);
+    expect(strict.stderr).toMatch(/^3 extra\.\n1046 current files in the archive, \d+ here\.\n/);
     for (const extra of [NOT_IN_ARCHIVE, BAD_NAME, MISPLACED]) await rm(join(dataDir, extra));
     const inStep = await cli(['status', ...YEAR]);
     expect(inStep.stdout).toBe('');

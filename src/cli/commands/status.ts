@@ -58,24 +58,42 @@ export function statusLine(entry: StatusEntry): string {
   return `${entry.status} ${entry.path}${entry.reason ? ` (${entry.reason})` : ''}\n`;
 }
 
-/** The counts, for stderr. */
+/** The kinds of difference, in the order the counts line names them. */
+const DIFFERENCES = ['missing', 'outdated', 'extra', 'changed'] as const;
+
+/**
+ * The counts, for stderr, each line within 80 columns: the differences found (a kind none has is left out:
+ * `3 missing, 2 changed.`), then how many of the archive's current files are here, and how many local files could
+ * not be compared. `--output-format json` lists every entry these count.
+ */
 export function statusSummary(report: StatusReport, strict = false): string {
   const { counts } = report;
   // The archive's current files (the latest version of each product and day), not every version it keeps.
   const current = `${report.currentFiles} current ${report.currentFiles === 1 ? 'file' : 'files'} in the archive`;
   const extrasOnly = !report.inStep && holdsArchive(report, strict);
-  const head =
-    report.inStep || extrasOnly
-      ? `In step: ${current}, ${report.currentFiles === 1 ? 'here' : 'all here'}.`
-      : `${counts.missing} missing, ${counts.outdated} outdated, ${counts.extra} extra, ${counts.changed} changed (${current}, ${report.currentHere} of them here).`;
-  const unchecked =
-    report.unrecorded > 0
-      ? ` ${report.unrecorded} local ${report.unrecorded === 1 ? 'file was' : 'files were'} not downloaded by mission-data here, so ${report.unrecorded === 1 ? 'its' : 'their'} bytes were not compared.`
-      : '';
-  const extras = extrasOnly
-    ? `${counts.extra} extra ${counts.extra === 1 ? 'file' : 'files'} here, listed above; --strict counts extra files.\n`
-    : '';
-  return `${head}${unchecked}\n${extras}`;
+  const lines: string[] = [];
+  if (report.inStep || extrasOnly) {
+    lines.push(`In step: ${current}, ${report.currentFiles === 1 ? 'here' : 'all here'}.`);
+  } else {
+    const found = DIFFERENCES.filter((kind) => counts[kind] > 0).map((kind) => `${counts[kind]} ${kind}`);
+    lines.push(
+      `${found.length > 0 ? found.join(', ') : 'No difference'}.`,
+      `${current}, ${report.currentHere} here.`,
+    );
+  }
+  if (report.unrecorded > 0) {
+    const one = report.unrecorded === 1;
+    lines.push(
+      `${report.unrecorded} local ${one ? 'file' : 'files'} not downloaded by mission-data: ` +
+        `${one ? 'its' : 'their'} bytes not compared.`,
+    );
+  }
+  if (extrasOnly) {
+    lines.push(
+      `${counts.extra} extra ${counts.extra === 1 ? 'file' : 'files'} here, listed above; --strict counts extra files.`,
+    );
+  }
+  return lines.map((line) => `${line}\n`).join('');
 }
 
 /** Runs `status`: a line per difference on stdout, counts on stderr; 0 when in step (see `holdsArchive`), 1 when not. */
