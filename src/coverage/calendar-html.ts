@@ -101,12 +101,30 @@ function productSection(product: ProductCoverage, report: CoverageReport): strin
   const gaps = product.gaps.length
     ? `<p class="gaps">Gaps: ${product.gaps.map((gap) => escapeHtml(showGap(gap))).join(', ')}</p>`
     : '';
+  const versions = latestVersions(product);
+  const latest = versions.length
+    ? `<p class="versions">Latest versions: ${versions.map(escapeHtml).join(', ')}</p>`
+    : '';
   return `<section>
 <h2>${escapeHtml(productName(product))}</h2>
 <p>${escapeHtml(coverageWords(product))}</p>
 ${productSvg(product, report)}
-${gaps}
+${gaps}${gaps && latest ? '\n' : ''}${latest}
 </section>`;
+}
+
+/**
+ * The archive's latest versions over the product's days, as the terminal's calendar lists them under its rows:
+ * `v01-00 on 300 days`, per version, the most days first.
+ */
+function latestVersions(product: ProductCoverage): string[] {
+  const counts = new Map<string, number>();
+  for (const day of product.days) {
+    if (day.version) counts.set(day.version, (counts.get(day.version) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([version, days]) => `${version} on ${days} ${days === 1 ? 'day' : 'days'}`);
 }
 
 /** One product's calendar: a `rect` per day in range, with `data-date`, `data-state` and a `title`. */
