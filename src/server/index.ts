@@ -9,6 +9,7 @@
 import type { Server } from 'node:http';
 import { type Backends, closeBackends, openBackends, type ReindexReport, reindex } from './backends.js';
 import { buildContext } from './build-context.js';
+import { Connections } from './connections.js';
 import type { ServerContext } from './context.js';
 import { httpServer, listen, networkLoss, serverUrl } from './http-server.js';
 import { metricsServer, ServerMetrics } from './metrics-server.js';
@@ -89,20 +90,22 @@ export async function startReferenceServer(options: ReferenceServerOptions): Pro
       requests,
     }),
   );
+  const connections = new Connections(server, Boolean(options.tls));
   const listening = await listenAll(server, metrics, options, settings, backends);
   const { port, extraServers } = listening;
   url = serverUrl(settings.scheme, settings.host, port);
   const metricsUrl = metricsHere ? `${url}/metrics` : listening.metricsUrl;
   context.uploads?.start(options.confirmIntervalMs);
-  const shutdown = new Shutdown(
+  const shutdown = new Shutdown({
     server,
-    work,
-    context.uploads,
-    backends,
-    context.breaker,
-    requests,
     extraServers,
-  );
+    connections,
+    requests,
+    work,
+    uploads: context.uploads,
+    breaker: context.breaker,
+    backends,
+  });
   context.faults.interrupt = networkLoss(server, port, settings.host, () => shutdown.started);
   return {
     url,

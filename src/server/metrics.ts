@@ -40,10 +40,13 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export interface RequestSample {
   route: string;
   method: string;
+  /** The status logged: 499 for a request whose connection closed before its answer ended. */
   status: number;
   durationMs: number;
   /** Body bytes of an object GET handed to the connection. */
-  bytes?: number | undefined;
+  objectBytes?: number | undefined;
+  /** Who ended the connection before the answer was complete: the client, or the server's stop. */
+  aborted?: 'client' | 'stop' | undefined;
 }
 
 /** What the gauges read at each scrape. */
@@ -69,6 +72,12 @@ export class ServerMetrics {
     help: 'Time from a request arriving to its answer ending, by route template, method and status class.',
     labelNames: ['route', 'method', 'status_class'],
     buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly #aborted: Counter<'route' | 'method' | 'cause'> = new Counter({
+    name: 'mission_data_http_requests_aborted_total',
+    help: 'Requests whose connection closed before their answer ended (counted as 499), by route template, method and cause: the client went away, or the server stopped.',
+    labelNames: ['route', 'method', 'cause'],
     registers: [this.registry],
   });
   readonly #objectBytes: Counter<'route'> = new Counter({
@@ -122,7 +131,10 @@ export class ServerMetrics {
     const labels = { route: sample.route, method: sample.method, status_class: statusClass(sample.status) };
     this.#requests.inc(labels);
     this.#duration.observe(labels, sample.durationMs / 1000);
-    if (sample.bytes) this.#objectBytes.inc({ route: sample.route }, sample.bytes);
+    if (sample.aborted) {
+      this.#aborted.inc({ route: sample.route, method: sample.method, cause: sample.aborted });
+    }
+    if (sample.objectBytes) this.#objectBytes.inc({ route: sample.route }, sample.objectBytes);
   }
 
   /** The text of a scrape. */

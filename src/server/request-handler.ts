@@ -11,11 +11,18 @@ import { BackendUnavailable, durationWords, type Outage } from './breaker.js';
 import { requestTarget, type ServerContext } from './context.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './health.js';
 import { METRICS_CONTENT_TYPE, type ServerMetrics } from './metrics.js';
+import { countBodyBytes } from './response-bytes.js';
 import { apiResponse, apiRouteOf } from './routes/api-routes.js';
 import type { ObjectOutcome } from './routes/object-put-route.js';
 import { handleObject, isObjectPath } from './routes/object-routes.js';
 import type { Requests } from './shutdown.js';
 import { messageResponse, sendApiResponse } from './wire.js';
+
+/**
+ * The status a request whose connection closed before its answer ended is logged and counted with: nginx's
+ * 499 "client closed request", which operators read as "no complete answer", never as a success.
+ */
+export const CLOSED_EARLY_STATUS = 499;
 
 /** One request, as reported to `log` once its response is done (or the client went away). */
 export interface RequestLogEntry {
@@ -28,12 +35,17 @@ export interface RequestLogEntry {
   peer: string | undefined;
   /** The request path; object routes drop their query string, which holds the URL's credentials. */
   path: string;
+  /** The HTTP status answered; 499 when `aborted` (`sentStatus` then says what status had been sent). */
   status: number;
   durationMs: number;
   /** True when the connection closed before the response was complete. */
   aborted: boolean;
-  /** Body bytes of an object GET handed to the connection (all of them unless `aborted`). */
-  bytes?: number;
+  /** The HTTP status already sent when the connection closed before the rest of the answer (`aborted` only). */
+  sentStatus?: number;
+  /** True when the server's stop (the drain's bound passed, or `close()`) cut the request off (`aborted` only). */
+  cut?: boolean;
+  /** Body bytes of the response handed to the connection, on every route (all of them unless `aborted`). */
+  bytes: number;
   /** The error behind a 500 answer, or behind a 507 or 500 to an upload the store could not take. */
   error?: unknown;
 }
@@ -92,49 +104,65 @@ export function requestHandler(context: ServerContext, options: HandlerOptions):
     const route = routeTemplate(target.path, method);
     let failure: unknown;
     const outcome: ObjectOutcome = {};
+    const bodyBytes = countBodyBytes(res);
     metrics?.started();
-    res.on('close', () => {
-      // A store failure the object route answered itself still counts as an error of the request.
-      const answered = outcome.answered;
-      const error = failure ?? answered?.error;
-      const durationMs = performance.now() - started;
-      metrics?.ended({ route, method, status: res.statusCode, durationMs, bytes: outcome.sent });
-      log?.({
-        id,
-        method,
-        route,
-        peer: req.socket.remoteAddress,
-        path: objectRoute || target.rawQuery === '' ? target.path : `${target.path}?${target.rawQuery}`,
-        status: res.statusCode,
-        durationMs,
-        aborted: !res.writableFinished && !answered?.written,
-        ...(outcome.sent === undefined ? {} : { bytes: outcome.sent }),
-        ...(error === undefined ? {} : { error }),
+    const closed = new Promise<void>((resolvePromise) => {
+      res.once('close', () => {
+        // A store failure the object route answered itself still counts as an error of the request.
+        const answered = outcome.answered;
+        const error = failure ?? answered?.error;
+        const aborted = !res.writableFinished && !answered?.written;
+        const cut = aborted && requests.stopping;
+        const status = aborted ? CLOSED_EARLY_STATUS : res.statusCode;
+        const durationMs = performance.now() - started;
+        const closedBy = cut ? 'stop' : 'client';
+        metrics?.ended({
+          route,
+          method,
+          status,
+          durationMs,
+          objectBytes: outcome.sent,
+          ...(aborted ? { aborted: closedBy } : {}),
+        });
+        log?.({
+          id,
+          method,
+          route,
+          peer: req.socket.remoteAddress,
+          path: objectRoute || target.rawQuery === '' ? target.path : `${target.path}?${target.rawQuery}`,
+          status,
+          durationMs,
+          aborted,
+          ...(aborted && res.headersSent ? { sentStatus: res.statusCode } : {}),
+          ...(cut ? { cut } : {}),
+          bytes: method === 'HEAD' ? 0 : bodyBytes(),
+          ...(error === undefined ? {} : { error }),
+        });
+        resolvePromise();
       });
     });
-    try {
-      if (target.path === '/health' && (method === 'GET' || method === 'HEAD')) {
-        await answerHealth(context, res, method === 'HEAD', requests);
-        return;
+    /** Runs a route; a failure is answered here, so the work never rejects. */
+    const answer = async (work: () => Promise<void>): Promise<void> => {
+      try {
+        await work();
+      } catch (error) {
+        failure = error;
+        await answerFailure(context, res, objectRoute, error);
       }
-      if (target.path === '/metrics' && options.metricsHere && metrics) {
-        await answerMetrics(req, res, metrics, options.metricsToken);
-        return;
-      }
-      if (requests.draining) {
-        answerDraining(context, res, objectRoute);
-        return;
-      }
-      await requests.run(async () => {
-        if (objectRoute) {
-          await handleObject(context, req, res, target, outcome);
-          return;
-        }
+    };
+    if (target.path === '/health' && (method === 'GET' || method === 'HEAD')) {
+      await answer(() => answerHealth(context, res, method === 'HEAD', requests));
+    } else if (target.path === '/metrics' && options.metricsHere && metrics) {
+      await answer(() => answerMetrics(req, res, metrics, options.metricsToken));
+    } else if (requests.draining) {
+      await answer(async () => answerDraining(context, res, objectRoute));
+    } else {
+      const routed = async () => {
+        if (objectRoute) return handleObject(context, req, res, target, outcome);
         sendApiResponse(res, await apiResponse(context, req, target), context.wire, method === 'HEAD');
-      });
-    } catch (error) {
-      failure = error;
-      await answerFailure(context, res, objectRoute, error);
+      };
+      // Counted until the response closes, so a drain waits for the last bytes of every answer it lets finish.
+      await requests.run(() => answer(routed), closed);
     }
   };
 }

@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { type Backends, closeBackends } from './backends.js';
 import type { Breaker } from './breaker.js';
 import type { UploadConfirmer } from './confirmations.js';
+import type { Connections } from './connections.js';
 
 /** Work `close()` waits for: each promise is kept until it settles, whether it resolves or rejects. */
 export class PendingWork {
@@ -30,10 +31,14 @@ export class PendingWork {
   }
 }
 
-/** The requests a server is answering, and whether it drains (answers new requests 503 before it stops). */
+/**
+ * The requests a server is answering, whether it drains (answers new requests 503 before it stops), and
+ * whether it stops (cuts what still runs).
+ */
 export class Requests {
   #running = 0;
   #draining = false;
+  #stopping = false;
   #idle: Array<() => void> = [];
 
   /** True once the server began to drain. */
@@ -41,16 +46,30 @@ export class Requests {
     return this.#draining;
   }
 
+  /** True once the server stops: a request that ends now without its whole answer was cut off by the stop. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** Marks the stop. */
+  stop(): void {
+    this.#stopping = true;
+  }
+
   /** Requests under way (those answered 503 by the drain not counted). */
   get running(): number {
     return this.#running;
   }
 
-  /** Answers one request, counted while it runs. */
-  async run(work: () => Promise<void>): Promise<void> {
+  /**
+   * Answers one request, counted while it runs and then until `closed` (its response's `close`): a response
+   * that called `end()` may still have bytes to send, and the stop must not cut them.
+   */
+  async run(work: () => Promise<void>, closed: Promise<void>): Promise<void> {
     this.#running += 1;
     try {
       await work();
+      await closed;
     } finally {
       this.#running -= 1;
       if (this.#running === 0) for (const done of this.#idle.splice(0)) done();
@@ -82,34 +101,28 @@ export interface DrainReport {
   durationMs: number;
 }
 
+/** What a server's stop acts on. */
+export interface ShutdownParts {
+  server: Server;
+  /** Servers beside it (`/metrics` on a port of its own), closed with it. */
+  extraServers: Server[];
+  /** The connections of `server`, for the drain to close those with nothing left to send. */
+  connections: Connections;
+  requests: Requests;
+  work: PendingWork;
+  uploads: UploadConfirmer | undefined;
+  breaker: Breaker | undefined;
+  backends: Backends;
+}
+
 /** The stopping of one server, which happens once however often it is asked for. */
 export class Shutdown {
-  readonly #server: Server;
-  readonly #work: PendingWork;
-  readonly #uploads: UploadConfirmer | undefined;
-  readonly #backends: Backends;
-  readonly #breaker: Breaker | undefined;
-  readonly #requests: Requests | undefined;
-  readonly #extraServers: Server[];
+  readonly #parts: ShutdownParts;
   #closing: Promise<void> | undefined;
   #draining: Promise<DrainReport> | undefined;
 
-  constructor(
-    server: Server,
-    work: PendingWork,
-    uploads: UploadConfirmer | undefined,
-    backends: Backends,
-    breaker?: Breaker,
-    requests?: Requests,
-    extraServers: Server[] = [],
-  ) {
-    this.#requests = requests;
-    this.#extraServers = extraServers;
-    this.#breaker = breaker;
-    this.#server = server;
-    this.#work = work;
-    this.#uploads = uploads;
-    this.#backends = backends;
+  constructor(parts: ShutdownParts) {
+    this.#parts = parts;
   }
 
   /** True once `close()` was called. */
@@ -131,13 +144,14 @@ export class Shutdown {
   drain(boundMs: number): Promise<DrainReport> {
     this.#draining ??= (async () => {
       const started = Date.now();
-      const requests = this.#requests;
-      // Idle kept-alive connections are closed now and as requests end, so clients open new ones elsewhere.
-      const idleCloser = setInterval(() => this.#server.closeIdleConnections(), 100);
+      const { requests, connections } = this.#parts;
+      // Idle kept-alive connections are closed now and as answers end, so clients open new ones elsewhere; a
+      // connection whose answer still has bytes to send is not idle (see connections.ts).
+      const idleCloser = setInterval(() => connections.closeIdle(), 100);
       let cut = 0;
       try {
-        this.#server.closeIdleConnections();
-        if (requests && !(await requests.drain(boundMs))) cut = requests.running;
+        connections.closeIdle();
+        if (!(await requests.drain(boundMs))) cut = requests.running;
       } finally {
         clearInterval(idleCloser);
       }
@@ -148,20 +162,21 @@ export class Shutdown {
   }
 
   async #stop(): Promise<void> {
-    for (const extra of this.#extraServers) {
+    const { server, extraServers, requests, breaker, work, uploads, backends } = this.#parts;
+    for (const extra of extraServers) {
       extra.close();
       extra.closeAllConnections();
     }
-    const server = this.#server;
     const closed = new Promise<void>((resolvePromise) => {
       if (server.listening) server.close(() => resolvePromise());
       else resolvePromise();
     });
+    requests.stop();
     server.closeAllConnections();
-    this.#breaker?.stop();
+    breaker?.stop();
     await closed;
-    await this.#work.settled();
-    await this.#uploads?.stop();
-    await closeBackends(this.#backends);
+    await work.settled();
+    await uploads?.stop();
+    await closeBackends(backends);
   }
 }

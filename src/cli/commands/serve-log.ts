@@ -10,24 +10,34 @@ import type {
 import type { CommandIO } from '../io.js';
 import type { ServeCommandOptions } from './serve-options.js';
 
+/** The level of a request's log line: an error or a 5xx is an error, a request the stop cut off a warning. */
+function requestLevel(entry: RequestLogEntry): 'error' | 'warn' | 'info' {
+  if (entry.error !== undefined || entry.status >= 500) return 'error';
+  return entry.cut ? 'warn' : 'info';
+}
+
 /**
  * One JSON object per request, for a log shipper: time, id, method, route template, path (never credentials),
- * status, duration, bytes, peer, and the error's label when there was one.
+ * status, duration, body bytes sent, peer, and the error's label when there was one. A request whose connection
+ * closed before its answer ended has status 499 (nginx's "client closed request"), `aborted`, the status it had
+ * already sent as `sentStatus`, and `cut` when the server's stop cut it off.
  */
 export function jsonRequestLog(entry: RequestLogEntry, now = new Date()): string {
   return JSON.stringify({
     time: now.toISOString(),
-    level: entry.error !== undefined || entry.status >= 500 ? 'error' : 'info',
+    level: requestLevel(entry),
     event: 'request',
     id: entry.id,
     method: entry.method,
     route: entry.route,
     path: entry.path,
     status: entry.status,
+    ...(entry.sentStatus === undefined ? {} : { sentStatus: entry.sentStatus }),
     durationMs: Math.round(entry.durationMs * 10) / 10,
-    bytes: entry.bytes ?? 0,
+    bytes: entry.bytes,
     peer: entry.peer ?? null,
     ...(entry.aborted ? { aborted: true } : {}),
+    ...(entry.cut ? { cut: true } : {}),
     ...(entry.error === undefined
       ? {}
       : { error: errorLabel(entry.error).replace(/^ \(error (.*)\)$/, '$1') }),
@@ -56,9 +66,15 @@ function eventLine(event: ServerEvent): string {
   }
 }
 
-/** One stderr line per request: method, path (never credentials), status, the error behind it, time and id. */
+/**
+ * One stderr line per request: method, path (never credentials), status, the error behind it, time and id; a
+ * request whose answer did not end says why, and the status it had already sent
+ * (`499 (connection closed early; 200 sent)`).
+ */
 export function formatRequestLog(entry: RequestLogEntry): string {
-  const outcome = entry.aborted ? `${entry.status} (connection closed early)` : String(entry.status);
+  const why = entry.cut ? 'cut off when the server stopped' : 'connection closed early';
+  const sent = entry.sentStatus === undefined ? '' : `; ${entry.sentStatus} sent`;
+  const outcome = entry.aborted ? `${entry.status} (${why}${sent})` : String(entry.status);
   return `${entry.method} ${entry.path} ${outcome}${errorLabel(entry.error)} ${entry.durationMs.toFixed(1)}ms id=${entry.id}`;
 }
 
