@@ -13,9 +13,10 @@ function report(
   facts: Partial<Pick<Report, 'currentFiles' | 'currentHere' | 'unrecorded'>> = {},
 ): Report {
   const all = { missing: 0, outdated: 0, extra: 0, changed: 0, ...counts };
-  return {
+  // Only what the summary reads: a report's other facts are left out.
+  const made = {
     inStep: Object.values(all).every((count) => count === 0),
-    entries: [],
+    entries: [] as Report['entries'],
     counts: all,
     localFiles: 0,
     unrecorded: facts.unrecorded ?? 0,
@@ -23,6 +24,7 @@ function report(
     currentFiles: facts.currentFiles ?? 0,
     currentHere: facts.currentHere ?? 0,
   };
+  return made as Report;
 }
 
 const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));
