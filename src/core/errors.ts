@@ -200,8 +200,14 @@ export class ProtocolError extends MissionDataError {
 
 /** A local file could not be read or written. */
 export class LocalFileError extends MissionDataError {
-  constructor(message: string, options: ErrorOptions & { code?: ErrorCode } = {}) {
-    super(message, options.code ?? 'E_LOCAL_FILE', ExitCode.Failure, options);
+  /** `usage`: the path given is the mistake (a data root that is a file, or is not there), exit status 2. */
+  constructor(message: string, options: ErrorOptions & { code?: ErrorCode; usage?: boolean } = {}) {
+    super(
+      message,
+      options.code ?? 'E_LOCAL_FILE',
+      options.usage ? ExitCode.Usage : ExitCode.Failure,
+      options,
+    );
   }
 }
 

@@ -75,13 +75,15 @@ export async function coverageReport(
   options: ReportOptions & { dataDir: string },
 ): Promise<CoverageReport> {
   const params = coverageParams(filters);
+  // A root that is a file is refused before anything is asked; one not there yet holds nothing.
+  const rootMissing = (await DataRoot.look(options.dataDir)) === 'missing';
   const [records, local] = await Promise.all([
     http.query(params, { signal: options.signal, pageSize: options.pageSize }),
     scanLocalCopy(options.dataDir, filters),
   ]);
   const archive = missionFiles(recordPaths(records));
   const localFiles = local.flatMap((entry) => (entry.file ? [entry.file] : []));
-  return buildCoverage(archive, localFiles, filters);
+  return { ...buildCoverage(archive, localFiles, filters), rootMissing };
 }
 
 /** The status of the data root `dataDir` against the archive, within the filters' scope (see `buildStatus`). */
@@ -91,6 +93,8 @@ export async function statusReport(
   options: ReportOptions & { dataDir: string },
 ): Promise<StatusReport> {
   const params = statusParams(filters);
+  // A root that is a file is refused before anything is asked; one not there yet holds nothing.
+  const rootMissing = (await DataRoot.look(options.dataDir)) === 'missing';
   // Read only: a report leaves the data root as it found it.
   const root = await DataRoot.open(options.dataDir);
   try {
@@ -100,7 +104,12 @@ export async function statusReport(
       root.readVerified(),
     ]);
     const archive = missionFiles(recordPaths(records));
-    return buildStatus(archive, local, { dataDir: options.dataDir, record, signal: options.signal });
+    const report = await buildStatus(archive, local, {
+      dataDir: options.dataDir,
+      record,
+      signal: options.signal,
+    });
+    return { ...report, rootMissing };
   } finally {
     await root.close();
   }

@@ -56,6 +56,8 @@ export interface CoverageReport {
   endDate: string;
   /** One calendar per product with a file in the range, ordered by instrument, level and descriptor. */
   products: ProductCoverage[];
+  /** True when the data root does not exist (yet): nothing is held, and the calendar shows the archive alone. */
+  rootMissing?: boolean | undefined;
 }
 
 /** How a local file, or a file of the archive, differs between the two. */
@@ -99,4 +101,6 @@ export interface StatusReport {
   currentFiles: number;
   /** Current files the data root holds in their latest version. */
   currentHere: number;
+  /** True when the data root does not exist (yet): every file of the archive is missing from it. */
+  rootMissing?: boolean | undefined;
 }

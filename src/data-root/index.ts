@@ -12,7 +12,7 @@ import { realPath } from '../core/real-path.js';
 import { type ConnectionLimits, LearnedConnections } from './learned-connections.js';
 import { PartFiles } from './part-names.js';
 import { DownloadRuns } from './runs.js';
-import { checkWritableRoot } from './safe-writes.js';
+import { checkWritableRoot, lookAtRoot, missingRoot } from './safe-writes.js';
 import { stateFolder } from './state-folder.js';
 import { acquireLock, type LockAges, type SyncLock } from './sync-lock.js';
 import {
@@ -47,6 +47,11 @@ export interface DataRootOptions {
    * is refused once, in words (`E_DATA_ROOT`), before anything is asked of a service.
    */
   writable?: boolean | undefined;
+  /**
+   * Refuse a root that is not there (for a command that only reads, such as `verify`: a mistyped root must not
+   * pass as an empty one), or that is not a folder; both are the path's mistake (exit status 2).
+   */
+  existing?: boolean | undefined;
   /** How often the sync lock and the runs' entry are touched, and when they are stale (tests shorten them). */
   ages?: LockAges | undefined;
 }
@@ -74,9 +79,18 @@ export class DataRoot {
     this.#ages = ages;
   }
 
+  /**
+   * What is at `dir` for a command that only reads it: a folder, or nothing yet (`missing`); anything else is
+   * refused as `download` refuses it (exit status 2).
+   */
+  static look(dir: string): Promise<'folder' | 'missing'> {
+    return lookAtRoot(dir);
+  }
+
   /** Opens the data root `dir`: nothing is made there unless `writable` is asked or something is opened. */
   static async open(dir: string, options: DataRootOptions = {}): Promise<DataRoot> {
     if (options.writable) await checkWritableRoot(dir);
+    else if (options.existing && (await lookAtRoot(dir)) === 'missing') throw missingRoot(dir);
     const real = await realPath(dir).catch(() => resolve(dir));
     return new DataRoot(dir, real, options.ages ?? {});
   }

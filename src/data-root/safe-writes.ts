@@ -73,23 +73,62 @@ export async function checkWritableRoot(root: string): Promise<void> {
   }
 }
 
+const ROOT_HINT = 'Choose a folder as the data root';
+
+/** The error of a data root that is a file (or anything but a folder): the path given is the mistake. */
+function notAFolder(root: string, cause?: unknown): LocalFileError {
+  return new LocalFileError(`The data root ${root} is a file, not a folder.`, {
+    code: 'E_DATA_ROOT',
+    cause,
+    hint: ROOT_HINT,
+    usage: true,
+  });
+}
+
+/**
+ * What is at the data root, for a command that only reads it: `folder`, or `missing` (nothing there yet). A file
+ * (or anything but a folder) is refused as `download` refuses it; a root that cannot be looked at says why.
+ */
+export async function lookAtRoot(root: string): Promise<'folder' | 'missing'> {
+  try {
+    return (await stat(root)).isDirectory() ? 'folder' : Promise.reject(notAFolder(root));
+  } catch (error) {
+    if (error instanceof LocalFileError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'missing';
+    if (code === 'ENOTDIR') {
+      throw new LocalFileError(`The data root ${root} is not a folder: a part of its path is a file.`, {
+        code: 'E_DATA_ROOT',
+        cause: error,
+        hint: ROOT_HINT,
+        usage: true,
+      });
+    }
+    throw localError(`Cannot read the data root ${root}`, error, 'E_DATA_ROOT');
+  }
+}
+
+/** The error of a data root that is not there, for a command that only reads it (`verify`). */
+export function missingRoot(root: string): LocalFileError {
+  return new LocalFileError(`The data root ${root} does not exist.`, {
+    code: 'E_DATA_ROOT',
+    hint: ROOT_HINT,
+    usage: true,
+  });
+}
+
 /**
  * Why the data root could not be made, in words: a recursive `mkdir` says `EEXIST` for a root that is a file,
  * and `ENOENT` below a read-only mount, where the cause (`EROFS`, `EACCES`) is what making its first missing
  * folder says.
  */
 async function rootFailure(root: string, error: unknown, fail: (cause: unknown) => LocalFileError) {
-  const hint = 'Choose a folder as the data root';
   const isFile = async (path: string) => {
     const stats = await stat(path).catch(() => undefined);
     return stats !== undefined && !stats.isDirectory();
   };
   if (await isFile(root)) {
-    return new LocalFileError(`The data root ${root} is a file, not a folder.`, {
-      code: 'E_DATA_ROOT',
-      cause: error,
-      hint,
-    });
+    return notAFolder(root, error);
   }
   let missing = resolve(root);
   let parent = dirname(missing);
@@ -101,7 +140,8 @@ async function rootFailure(root: string, error: unknown, fail: (cause: unknown) 
     return new LocalFileError(`Cannot make the data root ${root}: ${parent} is a file, not a folder.`, {
       code: 'E_DATA_ROOT',
       cause: error,
-      hint,
+      hint: ROOT_HINT,
+      usage: true,
     });
   }
   const cause = await mkdir(missing).then(

@@ -46,14 +46,17 @@ export async function verifyFiles(
   verifyParams(filters, options);
   const params = statusParams(filters);
   const { signal } = options;
-  const [records, local] = await Promise.all([
-    http.query(params, { signal, pageSize: options.pageSize }),
-    scanLocalCopy(options.dataDir, filters),
-  ]);
-  const archivePaths = new Set(recordPaths(records));
-  const root = await DataRoot.open(options.dataDir);
-  const pass = new VerifyPass(http, await root.verified(), options);
+  // Before anything is asked of the service: a root that is not there, or no folder, is a mistyped path, never
+  // a pass with nothing to verify.
+  const root = await DataRoot.open(options.dataDir, { existing: true });
+  let pass: VerifyPass | undefined;
   try {
+    const [records, local] = await Promise.all([
+      http.query(params, { signal, pageSize: options.pageSize }),
+      scanLocalCopy(options.dataDir, filters),
+    ]);
+    const archivePaths = new Set(recordPaths(records));
+    pass = new VerifyPass(http, await root.verified(), options);
     const held: Array<{ path: string; localPath: string }> = [];
     for (const entry of local) {
       if (!entry.file || !archivePaths.has(entry.file.path)) {
@@ -72,12 +75,12 @@ export async function verifyFiles(
     if (signal?.aborted) {
       throw new AbortedError(abortedError(signal).message, {
         cause: signal.reason,
-        results: pass.settledEntries(),
+        results: pass?.settledEntries() ?? [],
       });
     }
     throw error;
   } finally {
     await root.close();
-    pass.close();
+    pass?.close();
   }
 }

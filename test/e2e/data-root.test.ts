@@ -59,7 +59,7 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
     const file = await runCli(['download', '--url', server.url, '--data-dir', 'afile', JAN[0] as string], {
       cwd: home,
     });
-    expect(file.code).toBe(1);
+    expect(file.code).toBe(2);
     expect(file.stderr).toContain(`The data root ${home}/afile is a file, not a folder.`);
     const below = await runCli(
       ['download', '--url', server.url, '--data-dir', 'afile/sub', JAN[0] as string],
@@ -85,7 +85,7 @@ describe.skipIf(ON_BACKENDS)('a data root that cannot be made', () => {
       const result = await runCli(['sync', '--url', server.url, '--data-dir', root, '--instrument', 'mag'], {
         cwd: home,
       });
-      expect(result.code).toBe(1);
+      expect(result.code).toBe(2);
       expect(result.stderr.split('\n')[0]).toBe(message);
       expect(result.stderr).toContain('Hint: Choose a folder as the data root');
       expect(result.stderr).not.toMatch(/a bug|EEXIST|ENOTDIR|mkdir/);

@@ -336,7 +336,7 @@ describe('what cannot be stored or written', () => {
     await putFile(home, NAME, 'a file where the data root should be');
     const blocked = join(home, 'imap', 'mag', 'l1a', '2024', '01', NAME, 'data');
     const run = await runCli(['download', PATH, '--url', server.url, '--data-dir', blocked], { cwd: home });
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toEqual([
       `Error: Cannot make the data root ${blocked}: ${join(home, 'imap', 'mag', 'l1a', '2024', '01', NAME)} is a file, not a folder.`,
       'Hint: Choose a folder as the data root: pass --data-dir, set MISSION_DATA_DIR, or run `mission-data config set data-dir <folder>`.',

@@ -6,6 +6,7 @@ import { ExitCode, LocalFileError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
+import { rootMissingNotice } from '../root-notice.js';
 
 /** How `coverage` prints: a calendar for people, or one record per product and day. */
 export type CoverageFormat = 'calendar' | 'json' | 'csv';
@@ -28,6 +29,8 @@ export async function coverage(options: CoverageCommandOptions, io: CommandIO): 
   const client = clientFor(options, io);
   try {
     const report = await client.coverage(filters, { signal: io.signal, pageSize: options.pageSize });
+    if (report.rootMissing && !options.quiet)
+      io.stderr.write(rootMissingNotice((await client.config()).dataDir));
     if (report.products.length === 0 && !options.quiet) io.stderr.write('No files match the filters.\n');
     if (options.html) {
       const target = resolve(options.html);
