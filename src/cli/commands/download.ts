@@ -1,6 +1,5 @@
 /** `mission-data download`: fetches files by name or path, from stdin, or every match of a query. */
 import type {
-  ArchiveGlob,
   DownloadOptions,
   DownloadPreview,
   DownloadResult,
@@ -10,8 +9,6 @@ import type {
 } from '../../api.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
 import { transferOverrides } from '../../core/settings.js';
-import { locateFile } from '../../naming/layout.js';
-import { nameWarning } from '../../naming/names.js';
 import { hasFilter } from '../../naming/query-params.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes } from '../format.js';
@@ -21,6 +18,7 @@ import type { TransferReporter } from '../progress.js';
 import { possiblyCutWarning } from '../query-warnings.js';
 import { canAnimate } from '../status-line.js';
 import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
+import { BESIDE_PATHS, namedTargets, refuseVersionOfNamedFiles } from './download-globs.js';
 import { expandStdin } from './download-input.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
@@ -67,8 +65,12 @@ export async function download(
   try {
     // A folder of the layout is the query its folders spell; a path inside the data root, its storage path.
     const read = named ? await client.readDownloadTargets(named) : undefined;
+    if (read) refuseVersionOfNamedFiles(read, filters.version, paths);
     if (read?.kind === 'folder') Object.assign(filters, read.filters);
-    const targets = read?.kind === 'files' ? await namedTargets(client, read, options, io) : undefined;
+    const targets =
+      read?.kind === 'files'
+        ? await namedTargets(client, read, { quiet: options.quiet, version: filters.version }, io)
+        : undefined;
     if (targets?.length === 0) return ExitCode.Success;
     checkSelection(filters, targets, options);
     const results = targets
@@ -95,10 +97,14 @@ function checkArguments(paths: readonly string[], options: DownloadCommandOption
     );
   }
   const filters = pickFilters(options);
-  const given = Object.keys(filters).map((name) => filterFlag(name as keyof QueryFilters));
+  // Beside paths, only the version: it selects among the matches of a glob or a folder.
+  const given = Object.keys(filters)
+    .filter((name) => name !== BESIDE_PATHS)
+    .map((name) => filterFlag(name as keyof QueryFilters));
   if (paths.length > 0 && given.length > 0) {
     throw new UsageError(
       `Give either file names/paths or query options, not both (got paths and ${given.join(', ')}).`,
+      { hint: `Beside a glob or a folder, ${filterFlag(BESIDE_PATHS)} selects the version of each match.` },
     );
   }
   if (paths.length === 0 && !hasFilter(filters)) {
@@ -109,42 +115,6 @@ function checkArguments(paths: readonly string[], options: DownloadCommandOption
     );
   }
   return filters;
-}
-
-/** The storage paths of files named one by one and of the globs' matches; none said on stderr. */
-async function namedTargets(
-  client: MissionDataClient,
-  read: Extract<DownloadTargets, { kind: 'files' }>,
-  options: DownloadCommandOptions,
-  io: CommandIO,
-): Promise<string[]> {
-  if (!options.quiet)
-    for (const warning of nameWarnings(read.paths)) io.stderr.write(`Warning: ${warning}\n`);
-  const targets = [...read.paths, ...(await globMatches(client, read.globs, options, io))];
-  if (targets.length === 0 && !options.quiet) {
-    const patterns = read.globs.map((glob) => JSON.stringify(glob.pattern)).join(', ');
-    io.stderr.write(`No file in the archive matches ${patterns}; nothing to download.\n`);
-  }
-  return targets;
-}
-
-/**
- * What the naming rules warn about the files named (a science descriptor of digits only, read as the archive
- * reads it); a name they refuse is left to the download's own check, which says what is wrong with it.
- */
-function nameWarnings(paths: readonly string[]): string[] {
-  const warnings: string[] = [];
-  for (const path of paths) {
-    let located: ReturnType<typeof locateFile>;
-    try {
-      located = locateFile(path);
-    } catch {
-      continue;
-    }
-    const warning = located.kind === 'unchecked' ? undefined : nameWarning(located);
-    if (warning) warnings.push(warning);
-  }
-  return warnings;
 }
 
 /** Refuses --only-missing and --update where they cannot apply: ingestion filters, or files named one by one. */
@@ -234,33 +204,6 @@ function sayNothingSelected(
   );
   const hint = select === 'all' ? caseHint(filters) : undefined;
   if (hint) io.stderr.write(`Hint: ${hint}\n`);
-}
-
-/**
- * The storage paths the archive holds that match the globs: one query per glob, of its fixed parts, sorted by
- * the glob itself. A glob that matches nothing among others is said on stderr; the caller says it when none did.
- */
-async function globMatches(
-  client: MissionDataClient,
-  globs: readonly ArchiveGlob[],
-  options: DownloadCommandOptions,
-  io: CommandIO,
-): Promise<string[]> {
-  const found: string[] = [];
-  for (const glob of globs) {
-    if (glob.unlisted) throw new UsageError(`${JSON.stringify(glob.pattern)}: ${glob.unlisted}`);
-    // A SPICE glob may match kernels of several types: the service lists them one type at a time.
-    const matches: string[] = [];
-    for (const filters of glob.queries.length > 0 ? glob.queries : [glob.filters]) {
-      const records = await client.query(filters);
-      matches.push(...records.map((record) => record.file_path).filter((path) => glob.matches(path)));
-    }
-    if (matches.length === 0 && globs.length > 1 && !options.quiet) {
-      io.stderr.write(`Warning: no file in the archive matches ${JSON.stringify(glob.pattern)}.\n`);
-    }
-    found.push(...matches);
-  }
-  return [...new Set(found)];
 }
 
 /** How the transfer goes, from the command's options: the transfer flags given, in the library's units. */

@@ -41,7 +41,11 @@ export const download: CommandDeclaration = {
           '\nA glob (*, ?, [...]) in a file name or a layout path downloads what the archive\n' +
           'holds that matches it (one query of its fixed parts: instrument, level,\n' +
           "descriptor, dates). Quote it ('imap_mag_l2_norm_202501*') so the shell passes it\n" +
-          'on instead of matching it against local files; --dry-run lists the matches.',
+          'on instead of matching it against local files; --dry-run lists the matches.\n' +
+          '\nBeside a glob or a folder, --version selects among the matches: latest fetches\n' +
+          'only the newest version of each product and day, as query --version latest lists\n' +
+          "them ('imap/mag/l1a/2024/01/*' --version latest); v01-00, only that version.\n" +
+          'Files named one by one carry their version in their names.',
       )
       .action((paths: string[], options) =>
         run(async () => (await import('../commands/download.js')).download(paths, options, io)),
