@@ -6,12 +6,12 @@
  * manifest), and one product of January with versions of both generations.
  */
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { StoreError } from '../core/errors.js';
+import { dirname, join } from 'node:path';
 import type { SpecDataLevel, SpecInstrument } from '../naming/mission.js';
 import { scienceExtensionFor } from '../naming/mission.js';
 import { formatName, parseName } from '../naming/names.js';
 import { parseVersion } from '../naming/versions.js';
+import { storeFolderError } from './objects/store-folder.js';
 
 /** The science products of the demo: instrument, level and descriptor. */
 const PRODUCTS: ReadonlyArray<readonly [SpecInstrument, SpecDataLevel, string]> = [
@@ -170,11 +170,8 @@ export async function isStoreEmpty(storeDir: string): Promise<boolean> {
   try {
     return (await readdir(storeDir)).every((name) => name.startsWith('.'));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return true;
-    throw new StoreError(`Cannot use ${resolve(storeDir)} as the store folder (${code ?? 'error'}).`, {
-      cause: error,
-    });
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw await storeFolderError(storeDir, error);
   }
 }
 

@@ -143,6 +143,11 @@ export function checkOptions(options: ReferenceServerOptions): ServerSettings {
   ) {
     throw new UsageError(`Invalid metrics port ${metricsPort}: give a whole number from 0 to 65535.`);
   }
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port && options.metrics !== false) {
+    throw new UsageError(
+      `The metrics port ${metricsPort} is the API's port: give /metrics a port of its own (0 picks a free one), or none to answer it on the API's port.`,
+    );
+  }
   if (metricsToken !== undefined && metricsToken.length < 8) {
     throw new UsageError('The metrics token must have at least 8 characters.');
   }

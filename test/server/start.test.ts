@@ -145,12 +145,12 @@ describe('startReferenceServer', () => {
     expect(existsSync(folder)).toBe(false);
   });
 
-  it('a store that is a file is an E_STORE error', async () => {
+  it('a store that is a file is an E_STORE error that says so', async () => {
     const file = join(root, 'file');
     await writeFile(file, 'x');
     await expect(startReferenceServer({ store: file })).rejects.toMatchObject({
       code: 'E_STORE',
-      message: `Cannot use ${file} as the store folder (EEXIST).`,
+      message: `The store ${file} is a file, not a folder.`,
     });
   });
 

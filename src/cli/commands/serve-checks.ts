@@ -1,4 +1,7 @@
-/** The checks `serve` makes before it starts: the TLS files given, and the port free to listen on. */
+/**
+ * The checks `serve` makes before it starts: the TLS files given, the ports apart, and the host and ports free to
+ * listen on.
+ */
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, isIP } from 'node:net';
@@ -49,42 +52,96 @@ function checkTls(tls: { cert: Buffer; key: Buffer }, certPath: string, keyPath:
   }
 }
 
-/** The ListenError of a port in use or not ours to take; any other error as it is. */
+/**
+ * Refuses `--port` and `--metrics-port` of the same port before anything listens: the second listen would
+ * only say that the port is in use, as if another program held it.
+ */
+export function checkMetricsPort(options: ServeCommandOptions): void {
+  const { port, metricsPort } = options;
+  if (options.metrics === false || metricsPort === undefined || metricsPort === 0) return;
+  if (metricsPort === port) {
+    throw new UsageError(
+      `--port and --metrics-port are both ${port}: give /metrics a port of its own, or leave out ` +
+        "--metrics-port to answer /metrics on the API's port.",
+    );
+  }
+}
+
+/** Errors of a host name that does not resolve (getaddrinfo's, as Node names them). */
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA']);
+
+const HOST_HINT =
+  'Give --host an address of this machine: 127.0.0.1 (the default) for this machine only, 0.0.0.0 for every interface.';
+
+/**
+ * The ListenError of a listen that failed, naming what is wrong: the port in use (the API's or the metrics'
+ * one), a host that is not an address of this machine or does not resolve, a port below 1024 without the
+ * privilege; any other error as it is.
+ */
 export function listenError(error: unknown, options: ServeCommandOptions): ListenError | unknown {
-  const code = (error as NodeJS.ErrnoException).code;
-  const where = `${options.host}:${options.port}`;
+  const { code, port: failedPort } = error as NodeJS.ErrnoException & { port?: number };
+  const port = failedPort ?? options.port;
+  const metrics = options.metricsPort !== undefined && port === options.metricsPort && port !== options.port;
+  const flag = metrics ? '--metrics-port' : '--port';
+  const where = `${options.host}:${port}`;
   if (code === 'EADDRINUSE') {
     return new ListenError(`Cannot listen on ${where}: the port is in use.`, {
-      hint: 'Pick another port with --port, or --port 0 for any free one.',
+      hint: `Pick another port with ${flag}, or ${flag} 0 for any free one.`,
       cause: error,
     });
   }
-  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-    return new ListenError(`Cannot listen on ${where} (${code}).`, {
-      hint: 'Ports below 1024 need privileges; --host must be an address of this machine.',
+  if (code === 'EADDRNOTAVAIL') {
+    return new ListenError(
+      `Cannot listen on ${options.host}: it is not an address of this machine (EADDRNOTAVAIL).`,
+      { hint: HOST_HINT, cause: error },
+    );
+  }
+  if (code !== undefined && UNRESOLVED.has(code)) {
+    return new ListenError(
+      `Cannot listen on ${options.host}: it is neither an address nor a host name that resolves (${code}).`,
+      { hint: HOST_HINT, cause: error },
+    );
+  }
+  if (code === 'EACCES') {
+    const privileged = port > 0 && port < 1024;
+    return new ListenError(`Cannot listen on ${where} (EACCES).`, {
+      hint: privileged
+        ? `Ports below 1024 need privileges: pick a port from 1024 up with ${flag}, or ${flag} 0 for any free one.`
+        : `The system does not let this user listen there; pick another port with ${flag}.`,
       cause: error,
     });
   }
   return error;
 }
 
-/**
- * Fails as `serve` would on a port in use (or not ours to take), before the store folder or the demo archive is
- * written: a mistyped port must not leave a new folder behind. The server's own listen still reports a port
- * taken in between.
- */
-export async function checkPortFree(options: ServeCommandOptions): Promise<void> {
-  if (options.port === 0) return;
-  const probe = createServer();
+/** Listens on `port` of `host` for a moment, failing as the server's own listen would. */
+async function probe(host: string, port: number): Promise<void> {
+  const server = createServer();
   try {
     await new Promise<void>((done, fail) => {
-      probe.once('error', fail);
-      probe.listen({ port: options.port, host: options.host, exclusive: true }, () => done());
+      server.once('error', fail);
+      server.listen({ port, host, exclusive: true }, () => done());
     });
-  } catch (error) {
-    throw listenError(error, options);
   } finally {
-    await new Promise<void>((done) => probe.close(() => done()));
+    await new Promise<void>((done) => server.close(() => done()));
+  }
+}
+
+/**
+ * Fails as `serve` would on a host it cannot bind (not an address of this machine, or a name that does not
+ * resolve) or a port in use (or not ours to take), the API's or the metrics' one, before a warning is printed or
+ * the store folder or the demo archive is written: a mistyped host or port must not leave a new folder behind.
+ * The server's own listen still reports a port taken in between.
+ */
+export async function checkListenable(options: ServeCommandOptions): Promise<void> {
+  const ports = [options.port];
+  if (options.metrics !== false && options.metricsPort) ports.push(options.metricsPort);
+  for (const port of ports) {
+    try {
+      await probe(options.host, port);
+    } catch (error) {
+      throw listenError(error, options);
+    }
   }
 }
 

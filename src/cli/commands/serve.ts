@@ -11,7 +11,7 @@ import {
   writeDemoArchive,
 } from '../../server/index.js';
 import type { CommandIO } from '../io.js';
-import { checkPortFree, isLoopbackHost, listenError, readTls } from './serve-checks.js';
+import { checkListenable, checkMetricsPort, isLoopbackHost, listenError, readTls } from './serve-checks.js';
 import { describeError, reindexLines, ServeLog } from './serve-log.js';
 import type { BackendFlagValues, ServeCommandOptions } from './serve-options.js';
 
@@ -72,11 +72,19 @@ export async function serve(
   options: ServeCommandOptions & BackendFlagValues,
   io: CommandIO,
 ): Promise<number> {
+  checkMetricsPort(options);
   const folder = storeBackendFor(options.store).localFolder?.(options.store);
   if (options.demo && folder === undefined)
     throw new UsageError('--demo fills a store folder; give --store a folder to use it.');
   const tls = await readTls(options);
-  await checkPortFree(options);
+  await checkListenable(options);
+  if (options.demo && folder !== undefined) await fillDemo(folder, io);
+  // The AWS SDK warns at every start, in seven lines, that a later release needs a newer Node: nothing for the
+  // operator of this server to act on. It reads the setting when the S3 client is made; one given is kept.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const log = new ServeLog(options, io);
+  const server = await startServer(options, tls, log);
+  // Once listening, so that it never comes before a failure to start.
   if (!isLoopbackHost(options.host) && !options.apiKey?.length) {
     // Shown even with --quiet: an open store on the network is not noise.
     io.stderr.write(
@@ -84,12 +92,6 @@ export async function serve(
         'Give --api-key KEY to guard uploads.\n',
     );
   }
-  if (options.demo && folder !== undefined) await fillDemo(folder, io);
-  // The AWS SDK warns at every start, in seven lines, that a later release needs a newer Node: nothing for the
-  // operator of this server to act on. It reads the setting when the S3 client is made; one given is kept.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const log = new ServeLog(options, io);
-  const server = await startServer(options, tls, log);
   log.started(server);
   if (options.reindex) {
     // The service answers meanwhile; records appear as the batches are added.

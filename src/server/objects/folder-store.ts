@@ -30,6 +30,7 @@ import {
   type TakesUploads,
 } from './object-store.js';
 import { loadStoreSecret, UrlSigner } from './presign.js';
+import { storeFolderError } from './store-folder.js';
 
 /** The dot-folder holding uploads in progress; on the store's file system so the final link is atomic. */
 export const INCOMING_FOLDER = '.incoming';
@@ -89,8 +90,7 @@ export class FolderStore implements ObjectStore, TakesUploads {
     try {
       await mkdir(folder, { recursive: true });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new StoreError(`Cannot use ${folder} as the store folder (${code}).`, { cause: error });
+      throw await storeFolderError(folder, error);
     }
     const root = await realPath(folder);
     const store = new FolderStore(root, idle, new UrlSigner(options.secret ?? (await loadStoreSecret(root))));
