@@ -50,6 +50,22 @@ afterEach(async () => {
   await cleanup(home);
 });
 
+/**
+ * The summary's counts line as a download's JSON records make it: each status counted (a file not started apart
+ * from the failed ones), in the summary's order, `total` files in all.
+ */
+function summaryOf(records: ReadonlyArray<{ status: string }>, total: number): RegExp {
+  expect(records).toHaveLength(total);
+  const count = (status: string) => records.filter((record) => record.status === status).length;
+  const parts = [
+    [count('downloaded'), 'downloaded'],
+    [count('failed'), 'failed'],
+    [count('not-started'), 'not started'],
+  ].filter(([counted]) => (counted as number) > 0);
+  expect(count('downloaded') + count('failed') + count('not-started')).toBe(total);
+  return new RegExp(`^${parts.map(([counted, word]) => `${counted} ${word}`).join(', ')}; `, 'm');
+}
+
 const run = (args: string[]) =>
   runCli(['download', '--url', server.url, '--data-dir', 'data', ...args], { cwd: home });
 
@@ -171,13 +187,24 @@ describe('a full disk', () => {
         sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
         const data = join(mount, 'data');
         const result = await runCli(
-          ['download', '--url', sweServer.url, '--instrument', 'swe', '--data-dir', data],
+          [
+            'download',
+            '--url',
+            sweServer.url,
+            '--instrument',
+            'swe',
+            '--data-dir',
+            data,
+            '--output-format',
+            'json',
+          ],
           { cwd: home, timeoutMs: 30_000 },
         );
         expect(result.code).toBe(1);
         expect(result.stderr).toContain('the disk is full (ENOSPC)');
-        // Files not yet begun when the disk filled may be stopped rather than failed, as the run goes.
-        expect(result.stderr).toMatch(/^\d downloaded, \d+ failed(, \d+ not started)?; /m);
+        // How many files were in flight when the disk filled varies with the run; the summary counts each file
+        // as its record says: a file never begun is not started, never one more failure.
+        expect(result.stderr).toMatch(summaryOf(JSON.parse(result.stdout), 11));
         // The disk's two ways of saying it is full share one hint, printed once.
         expect(result.stderr.match(/^Hint: /gm)).toHaveLength(1);
         expect(result.stderr).toContain(
@@ -186,6 +213,59 @@ describe('a full disk', () => {
         const left = await readdir(join(data, 'imap/swe/l1a/2024/01'));
         expect(left.filter((entry) => entry.includes('.part'))).toEqual([]);
         expect(result.stderr).not.toContain('of unfinished files kept');
+      } finally {
+        await sweServer?.close();
+        await cleanup(sweStore);
+        unmount(mount);
+      }
+    },
+  );
+
+  it.skipIf(TMPFS.missing)(
+    TMPFS.title(
+      'one file at a time: the file the disk filled under fails, the files not begun are not started',
+    ),
+    async () => {
+      const mount = mountTmpfs('4m');
+      if (mount === undefined) return;
+      const sweStore = await tempDir('mission-store-');
+      let sweServer: ReferenceServer | undefined;
+      try {
+        const names = Array.from({ length: 10 }, (_, day) => scienceName('swe', day + 1));
+        for (const name of names) {
+          await putFile(sweStore, `imap/swe/l1a/2024/01/${name}`, bytesFor(name, 900_000));
+        }
+        sweServer = await startReferenceServer({ store: sweStore, port: 0, secret: SECRET });
+        const data = join(mount, 'data');
+        const result = await runCli(
+          [
+            'download',
+            '--url',
+            sweServer.url,
+            '--instrument',
+            'swe',
+            '--data-dir',
+            data,
+            '--concurrency',
+            '1',
+            '--output-format',
+            'json',
+          ],
+          { cwd: home, timeoutMs: 30_000 },
+        );
+        expect(result.code).toBe(1);
+        const records: Array<{ status: string }> = JSON.parse(result.stdout);
+        // Four files of 900,000 bytes fill most of 4 MiB; the fifth fails as the disk fills under it, and the
+        // batch stops: none of the five after it is begun, so none of them is counted as failed.
+        const statuses = records.map((record) => record.status);
+        expect(statuses).toEqual([
+          ...Array.from({ length: 4 }, () => 'downloaded'),
+          'failed',
+          ...Array.from({ length: 5 }, () => 'not-started'),
+        ]);
+        expect(result.stderr).toMatch(/^4 downloaded, 1 failed, 5 not started; /m);
+        expect(result.stderr).toMatch(/^Stopped: 5 files not started, as .+\.$/m);
+        expect(result.stderr.match(/^failed /gm)).toHaveLength(1);
       } finally {
         await sweServer?.close();
         await cleanup(sweStore);
