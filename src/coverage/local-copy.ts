@@ -21,6 +21,8 @@ export interface LocalEntry {
   file?: MissionFile | undefined;
   /** Why the name or place breaks the naming rules, when it does. */
   problem?: string | undefined;
+  /** For an entry that is no regular file: what it is (`a FIFO`, `a symbolic link`…). */
+  irregular?: string | undefined;
 }
 
 /**
@@ -59,11 +61,23 @@ export async function scanLocalCopy(root: string, filters: QueryFilters): Promis
 function readEntry(root: string, segments: string[], entry: Dirent): LocalEntry {
   const path = segments.join('/');
   const localPath = join(root, ...segments);
-  if (!entry.isFile()) return { path, localPath, problem: 'not a regular file' };
+  if (!entry.isFile()) {
+    const what = kindOf(entry);
+    return { path, localPath, problem: `not a regular file (${what})`, irregular: what };
+  }
   try {
     return { path, localPath, file: parsePath(path) };
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     return { path, localPath, problem: error.problems.join(' ') };
   }
+}
+
+/** What an entry that is no regular file is, in words. */
+function kindOf(entry: Dirent): string {
+  if (entry.isSymbolicLink()) return 'a symbolic link';
+  if (entry.isFIFO()) return 'a FIFO';
+  if (entry.isSocket()) return 'a socket';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'a device';
+  return 'not a file';
 }

@@ -34,10 +34,10 @@ export async function buildStatus(
   local: readonly LocalEntry[],
   options: StatusOptions,
 ): Promise<StatusReport> {
-  const { extra, held } = separateExtra(archive, local);
+  const { extra, held, blocked } = separateExtra(archive, local);
   const { changed, unrecorded } = await findChanged(held, options);
   const latest = latestByDay(archive);
-  const entries = [...extra, ...changed, ...versionEntries(latest, held, options.dataDir)];
+  const entries = [...extra, ...changed, ...versionEntries(latest, held, blocked, options.dataDir)];
   entries.sort(byPath);
   const counts: Record<StatusKind, number> = { missing: 0, outdated: 0, extra: 0, changed: 0 };
   for (const entry of entries) counts[entry.status] += 1;
@@ -53,16 +53,22 @@ export async function buildStatus(
   };
 }
 
-/** The local files that are `extra` (named against the rules, or not in the archive), and those the archive holds. */
+/**
+ * The local files that are `extra` (named against the rules, or not in the archive), those the archive holds, and
+ * what is no regular file at the place of an archive's file (that file is `missing`, once, saying what is there).
+ */
 function separateExtra(
   archive: readonly MissionFile[],
   local: readonly LocalEntry[],
-): { extra: StatusEntry[]; held: LocalEntry[] } {
+): { extra: StatusEntry[]; held: LocalEntry[]; blocked: Map<string, LocalEntry> } {
   const archivePaths = new Set(archive.map((file) => file.path));
   const extra: StatusEntry[] = [];
   const held: LocalEntry[] = [];
+  const blocked = new Map<string, LocalEntry>();
   for (const entry of local) {
-    if (!entry.file) {
+    if (entry.irregular && archivePaths.has(entry.path)) {
+      blocked.set(entry.path, entry);
+    } else if (!entry.file) {
       extra.push({
         status: 'extra',
         path: entry.path,
@@ -78,7 +84,7 @@ function separateExtra(
       });
     } else held.push(entry);
   }
-  return { extra, held };
+  return { extra, held, blocked };
 }
 
 /** The held files whose bytes no longer match the download record, in the order held, and how many it lacks. */
@@ -108,13 +114,22 @@ async function findChanged(
 function versionEntries(
   latest: ReadonlyMap<string, MissionFile>,
   held: readonly LocalEntry[],
+  blocked: ReadonlyMap<string, LocalEntry>,
   dataDir: string,
 ): StatusEntry[] {
   const entries: StatusEntry[] = [];
   const localLatest = latestByDay(held.map((entry) => entry.file as MissionFile));
   for (const [key, newest] of latest) {
     const here = localLatest.get(key);
-    if (!here) entries.push({ status: 'missing', path: newest.path });
+    const inPlace = blocked.get(newest.path);
+    if (!here && inPlace) {
+      entries.push({
+        status: 'missing',
+        path: newest.path,
+        localPath: inPlace.localPath,
+        reason: `${inPlace.irregular} is in its place, not a regular file`,
+      });
+    } else if (!here) entries.push({ status: 'missing', path: newest.path });
     else if (compareVersions(here.version, newest.version) < 0) {
       entries.push({
         status: 'outdated',

@@ -80,7 +80,7 @@ export interface StatusEntry {
   localPath?: string | undefined;
   /** For `outdated`: the storage path of the archive's latest version. */
   newer?: string | undefined;
-  /** For `extra` and `changed`: why, in words. */
+  /** For `extra` and `changed`: why, in words; for `missing`, what is in the file's place when something is. */
   reason?: string | undefined;
 }
 

@@ -3,6 +3,7 @@
  * folder: verify refuses both before asking anything (a nightly run with a mistyped root must not pass), status
  * and coverage refuse a file and say a missing root holds nothing yet.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
 import { ExitCode, LocalFileError } from '../../src/core/errors.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { unixOnly } from '../helpers/platform.js';
 
 const API = 'http://api.test';
 const RECORD = {
@@ -108,4 +110,27 @@ describe('status and coverage', () => {
     await mkdir(root);
     expect((await client.status({ instrument: 'mag' })).rootMissing).toBe(false);
   });
+});
+
+const FIFO = unixOnly('mkfifo');
+
+describe('status and a place taken by what is no regular file', () => {
+  it.skipIf(FIFO.missing)(
+    FIFO.title('lists the file once, as missing, saying what is in its place'),
+    async () => {
+      const root = join(home, 'data');
+      await mkdir(join(root, 'imap/mag/l1a/2024/01'), { recursive: true });
+      execFileSync('mkfifo', [join(root, RECORD.file_path)]);
+      const status = await clientOn(root, archive()).status({ instrument: 'mag' });
+      expect(status.entries).toEqual([
+        {
+          status: 'missing',
+          path: RECORD.file_path,
+          localPath: join(root, RECORD.file_path),
+          reason: 'a FIFO is in its place, not a regular file',
+        },
+      ]);
+      expect(status.counts).toMatchObject({ missing: 1, extra: 0 });
+    },
+  );
 });
