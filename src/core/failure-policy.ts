@@ -235,11 +235,12 @@ export function batchWideReason(error: Error | undefined): string | undefined {
       ? 'the service asked for an API key (401)'
       : 'the service refused the API key (403)';
   }
-  if (isMissionDataError(error) && error.code === 'E_DATA_ROOT') return 'the data root cannot take files';
-  if (isMissionDataError(error) && error.code === 'E_NO_SPACE') return 'the disk is full';
-  const errno = errorCode(error);
-  if (isMissionDataError(error) && errno !== undefined && DATA_ROOT_ERRNOS.has(errno)) {
+  // The system's own word first: a root that cannot take files because its disk is full says so.
+  const errno = isMissionDataError(error) ? errorCode(error.cause) : undefined;
+  if (errno !== undefined && DATA_ROOT_ERRNOS.has(errno)) {
     return errno === 'EROFS' ? 'the data root is read-only' : 'the disk is full';
   }
+  if (isMissionDataError(error) && error.code === 'E_NO_SPACE') return 'the disk is full';
+  if (isMissionDataError(error) && error.code === 'E_DATA_ROOT') return 'the data root cannot take files';
   return undefined;
 }

@@ -121,6 +121,17 @@ describe('what stops a batch', () => {
     expect(batchWideReason(new LocalFileError('x', { code: 'E_NO_SPACE' }))).toMatch(/disk is full/);
   });
 
+  it("a data root that cannot take files because its disk is full says the system's reason", () => {
+    const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    expect(batchWideReason(new LocalFileError('x', { code: 'E_DATA_ROOT', cause: full }))).toBe(
+      'the disk is full',
+    );
+    const readOnly = Object.assign(new Error('read-only file system'), { code: 'EROFS' });
+    expect(batchWideReason(new LocalFileError('x', { code: 'E_DATA_ROOT', cause: readOnly }))).toBe(
+      'the data root is read-only',
+    );
+  });
+
   it('not a failure of one file: a 404, a 403 of the object store, a checksum', () => {
     expect(batchWideReason(service(404))).toBeUndefined();
     expect(batchWideReason(store(403, 'Request has expired', 'AccessDenied'))).toBeUndefined();
