@@ -3,7 +3,14 @@
  * square per day, a tooltip naming the day's file), its styles inline, no script and nothing fetched, so the page
  * opens anywhere, offline, and can be mailed or archived as it is.
  */
-import { coverageWords, DAY_WORDS, productName, showGap, summaryLine } from './calendar-text.js';
+import {
+  coverageWords,
+  DAY_WORDS,
+  latestVersions,
+  productName,
+  showGap,
+  summaryLine,
+} from './calendar-text.js';
 import { dayNumber, daysInMonth, monthsBetween, showDate } from './days.js';
 import type { CoverageReport, DayState, ProductCoverage } from './types.js';
 
@@ -111,20 +118,6 @@ function productSection(product: ProductCoverage, report: CoverageReport): strin
 ${productSvg(product, report)}
 ${gaps}${gaps && latest ? '\n' : ''}${latest}
 </section>`;
-}
-
-/**
- * The archive's latest versions over the product's days, as the terminal's calendar lists them under its rows:
- * `v01-00 on 300 days`, per version, the most days first.
- */
-function latestVersions(product: ProductCoverage): string[] {
-  const counts = new Map<string, number>();
-  for (const day of product.days) {
-    if (day.version) counts.set(day.version, (counts.get(day.version) ?? 0) + 1);
-  }
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .map(([version, days]) => `${version} on ${days} ${days === 1 ? 'day' : 'days'}`);
 }
 
 /** One product's calendar: a `rect` per day in range, with `data-date`, `data-state` and a `title`. */

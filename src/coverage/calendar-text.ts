@@ -120,8 +120,8 @@ function productCalendar(product: ProductCoverage, report: CoverageReport, layou
   return `${lines.join('\n')}\n`;
 }
 
-/** `v01-00 on 300 days`, per version, highest count first. */
-function latestVersions(product: ProductCoverage): string[] {
+/** The archive's latest versions over a product's days: `v01-00 on 300 days`, per version, most days first. */
+export function latestVersions(product: ProductCoverage): string[] {
   const counts = new Map<string, number>();
   for (const day of product.days)
     if (day.version) counts.set(day.version, (counts.get(day.version) ?? 0) + 1);
