@@ -8,6 +8,7 @@ import { ExitCode } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
+import { rootMissingNotice } from '../root-notice.js';
 
 // The report as the library's entry hands it over: the command line reaches the engines through api.ts only.
 type StatusReport = Awaited<ReturnType<MissionDataClient['status']>>;
@@ -103,6 +104,8 @@ export async function status(options: StatusCommandOptions, io: CommandIO): Prom
   const client = clientFor(options, io);
   try {
     const report = await client.status(filters, { signal: io.signal, pageSize: options.pageSize });
+    if (report.rootMissing && !options.quiet)
+      io.stderr.write(rootMissingNotice((await client.config()).dataDir));
     io.stdout.write(
       options.outputFormat === 'json'
         ? `${JSON.stringify(report.entries.map(statusRecord), null, 2)}\n`
