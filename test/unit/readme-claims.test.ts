@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 /**
  * What the README says of the command line as a whole, held to the program: the options every client command takes
  * (and `--data-dir`, which `query` refuses), and the size of the bundle it ships, when one is built.
@@ -89,5 +90,28 @@ describe.skipIf(!existsSync(join(ROOT, 'dist/mission-data.js')))("the README's s
     const [, megabytes, kilobytes] = stated as RegExpExecArray;
     expect(Math.abs(Number(megabytes) * 1e6 - all) / all).toBeLessThanOrEqual(0.1);
     expect(Math.abs(Number(kilobytes) * 1e3 - entry) / entry).toBeLessThanOrEqual(0.1);
+  });
+});
+
+describe.skipIf(!existsSync(join(ROOT, 'dist/mission-data.js')))("the README's size of the package", () => {
+  it('is what npm pack counts, unpacked and packed, within a tenth', () => {
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    ) as Array<{ size: number; unpackedSize: number }>;
+    const stated = /unpacks to about ([\d.]+) MB \(its tarball is about ([\d.]+) MB\)/.exec(
+      README.replace(/\s+/g, ' '),
+    );
+    expect(stated, 'the README states the size of the package').not.toBeNull();
+    const [, unpacked, tarball] = stated as RegExpExecArray;
+    expect(
+      Math.abs(Number(unpacked) * 1e6 - (packed?.unpackedSize ?? 0)) / (packed?.unpackedSize ?? 1),
+    ).toBeLessThanOrEqual(0.1);
+    expect(Math.abs(Number(tarball) * 1e6 - (packed?.size ?? 0)) / (packed?.size ?? 1)).toBeLessThanOrEqual(
+      0.1,
+    );
   });
 });
