@@ -17,7 +17,7 @@ export class Connections {
       this.#open.set(socket, 0);
       socket.once('close', () => this.#open.delete(socket));
     });
-    const answering = (req: IncomingMessage, res: ServerResponse) => this.#answering(req.socket, res);
+    const answering = (req: IncomingMessage, res: ServerResponse) => this.#answering(req.socket, req, res);
     server.on('request', answering);
     server.on('checkContinue', answering);
   }
@@ -28,14 +28,22 @@ export class Connections {
   }
 
   /**
-   * Counts an answer on its connection until its response closes: after `finish`, which Node emits once the
-   * last write has left the socket's buffer for the system's, or when the connection ends first.
+   * Counts an answer on its connection until its response closes, after `finish`, which Node emits once the last
+   * write has left the socket's buffer for the system's (or when the connection ends first), and until the
+   * request's body has all arrived: a client still sending a body it was answered for (a 503 of the drain, a
+   * refusal) would meet a reset instead of reading the answer, which Node's own count of idle connections avoids
+   * too.
    */
-  #answering(socket: Socket, res: ServerResponse): void {
+  #answering(socket: Socket, req: IncomingMessage, res: ServerResponse): void {
     const under = this.#open.get(socket);
     if (under === undefined) return;
     this.#open.set(socket, under + 1);
-    res.once('close', () => {
+    const answered = new Promise<void>((done) => res.once('close', () => done()));
+    const received = new Promise<void>((done) => {
+      if (req.readableEnded || req.destroyed) done();
+      req.once('end', () => done()).once('close', () => done());
+    });
+    void Promise.all([answered, received]).then(() => {
       const left = this.#open.get(socket);
       if (left !== undefined) this.#open.set(socket, left - 1);
     });

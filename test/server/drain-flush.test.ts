@@ -1,9 +1,9 @@
 /**
  * A drain never truncates an answer: a download read slowly, the drain begun mid-transfer, gets every byte its
  * Content-Length promised, even while its last bytes wait in the server's write buffer after the response ended
- * (where closing "idle" connections used to destroy it); and an answer written whole with one `end()` counts as
- * under way until its bytes have left. Rounds are repeated, as the loss came in some runs only; every server
- * listens on 127.0.0.1.
+ * (where closing "idle" connections used to destroy it); an answer written whole with one `end()` counts as
+ * under way until its bytes have left; and a connection whose request body is still arriving is not idle. Rounds
+ * are repeated, as the loss came in some runs only; every server listens on 127.0.0.1.
  */
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
@@ -131,6 +131,56 @@ describe('a drain during slow downloads', () => {
       test = undefined;
     }
   }, 60_000);
+});
+
+describe('a drain while a refused upload still sends its body', () => {
+  it('keeps the connection until the body has arrived, then closes it: the client reads its 403 and sends it all', async () => {
+    test = await startTestServer();
+    const { server } = test;
+    // A stalled upload keeps the drain going for its bound.
+    const answer = await rawRequest(server.url, '/upload/imap_mag_l2_norm_20250302_20250302_v01-00.cdf');
+    const url = new URL(outcomeOf(answer, 'envelope').body as string);
+    const stalled = connect(Number(url.port), url.hostname);
+    stalled.on('error', () => undefined);
+    stalled.write(
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.hostname}\r\nContent-Length: 1000000\r\n\r\nxx`,
+    );
+    // A PUT whose signature is wrong is refused at once, while its body is still coming.
+    const chunk = Buffer.alloc(32 * 1024, 1);
+    const chunks = 24;
+    const refused = connect(Number(url.port), url.hostname);
+    let said = '';
+    let failure: string | undefined;
+    refused.on('data', (bytes: Buffer) => {
+      said += bytes.toString('latin1');
+    });
+    let closed = false;
+    refused.on('close', () => {
+      closed = true;
+    });
+    refused.on('error', (error: NodeJS.ErrnoException) => {
+      failure = error.code;
+    });
+    const wrong = `${url.pathname}?X-Method=PUT&X-Expires=${url.searchParams.get('X-Expires')}&X-Signature=wrong`;
+    refused.write(
+      `PUT ${wrong} HTTP/1.1\r\nHost: ${url.hostname}\r\nContent-Length: ${chunk.length * chunks}\r\n\r\n`,
+    );
+    refused.write(chunk);
+    for (let wait = 0; wait < 100 && !said.includes('\r\n\r\n'); wait += 1) await pause(10);
+    expect(said).toMatch(/^HTTP\/1\.1 403 /);
+    const drained = server.drain(3_000);
+    for (let sent = 1; sent < chunks; sent += 1) {
+      await pause(40);
+      expect({ sent, closed, failure }).toEqual({ sent, closed: false, failure: undefined });
+      refused.write(chunk);
+    }
+    // Once the body has arrived, the connection is idle and the drain closes it.
+    for (let wait = 0; wait < 50 && !closed; wait += 1) await pause(10);
+    expect({ closed, failure }).toEqual({ closed: true, failure: undefined });
+    expect((await drained).cut).toBe(1);
+    refused.destroy();
+    stalled.destroy();
+  });
 });
 
 /** Resolves after `ms`. */
