@@ -20,6 +20,7 @@ const GROUPS = {
   'server-load': () => import('./server-load.js'),
   sync: () => import('./sync.js'),
   verify: () => import('./verify.js'),
+  scale: () => import('./scale.js'),
 };
 
 /** The goal on the tool's peak resident memory, in every case that records it. */
