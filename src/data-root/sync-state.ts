@@ -28,6 +28,11 @@ const stateSchema = z.strictObject({
   held: z.record(z.string(), z.nullable(z.string())),
   /** Files that failed: asked for again on the next run, whatever the cursor says. */
   failed: z.array(z.string()),
+  /**
+   * Held versions known to be superseded by a newer one held: each is reported in the run that finds it, and not
+   * again. Absent from the states written before it was kept, which load with none known.
+   */
+  superseded: z._default(z.array(z.string()), () => []),
   updatedAt: z.string(),
 });
 
@@ -82,6 +87,7 @@ export function emptyState(identity: SyncIdentity): SyncState {
     incremental: true,
     held: {},
     failed: [],
+    superseded: [],
     updatedAt: new Date(0).toISOString(),
   };
 }

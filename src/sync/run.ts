@@ -3,22 +3,20 @@
  * only for what was ingested since the last run and never asking `/download` for a file held and verified.
  */
 
-import { lstat } from 'node:fs/promises';
 import { abortedError } from '../core/batch.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import { removeFile } from '../core/replace-file.js';
 import { transferFor } from '../core/settings.js';
-import { dayKey, scanLocalCopy, recordPath as storagePathOf } from '../coverage/run.js';
+import { recordPath as storagePathOf } from '../coverage/run.js';
 import { DataRoot, localError, type SyncIdentity, type SyncState } from '../data-root/index.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadResult } from '../download/types.js';
-import { resolveLocalPath } from '../naming/layout.js';
-import type { MissionFile } from '../naming/names.js';
 import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
-import { compareVersions } from '../naming/versions.js';
 import type { ReceivedRecord } from '../service/records.js';
-import { chooseNewest } from './newest.js';
+import { findGoneHeld } from './gone.js';
+import { chooseNewest, superseded } from './newest.js';
+import { findSuperseded } from './superseded.js';
 import type { SyncFile, SyncHttp, SyncOptions, SyncRequest, SyncResult } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -96,7 +94,7 @@ class SyncRun {
     this.#first = loaded.first;
 
     const asked = await this.#ask();
-    const { targets, older } = this.#targets();
+    const { targets, older } = await this.#targets(asked.since === undefined);
     const { files, results } = await this.#transfer(targets);
     if (!options.dryRun) this.#settle(results, older);
     const aborted = options.signal?.aborted === true;
@@ -130,22 +128,39 @@ class SyncRun {
     };
   }
 
-  /** The files to fetch of those offered (and, with `full`, held), and the older versions they supersede. */
-  #targets(): { targets: string[]; older: string[] } {
+  /**
+   * The files to fetch: those offered that are wanted, the held files deleted here and, with `full`, the held
+   * files the archive still offers (the download fetches those changed here); and the offered versions that a
+   * newer one supersedes. `whole`: the whole selection was asked for, so what the archive offers is known.
+   */
+  async #targets(whole: boolean): Promise<{ targets: string[]; older: string[] }> {
+    const { gone, withdrawn } = await findGoneHeld(
+      this.#state,
+      this.options.dataDir,
+      this.identity.allVersions,
+      whole ? this.#dates : undefined,
+    );
+    if (withdrawn.length > 0 && !this.options.dryRun) {
+      this.options.onNotice?.(
+        `${withdrawn.length} held file${withdrawn.length === 1 ? '' : 's'} deleted here, no longer in the archive: not fetched again.`,
+      );
+    }
     const held = Object.keys(this.#state.held);
     const offered = [...this.#dates.keys(), ...this.#state.failed];
     let targets: string[];
     let older: string[] = [];
     if (this.identity.allVersions) {
       const heldSet = new Set(held);
-      targets = [...new Set(offered)].filter((path) => !heldSet.has(path));
+      targets = [...[...new Set(offered)].filter((path) => !heldSet.has(path)), ...gone];
     } else {
       const choice = chooseNewest(held, offered);
-      targets = choice.fetch;
+      // A held file deleted here is fetched again, unless a newer version offered is fetched in its place.
+      const replaced = new Set(superseded([...gone, ...choice.fetch]));
+      targets = [...choice.fetch, ...gone.filter((path) => !replaced.has(path))];
       older = choice.older;
     }
-    if (this.options.full) targets = [...new Set([...targets, ...this.#heldNewest(held)])];
-    return { targets, older };
+    if (this.options.full) targets = [...targets, ...this.#heldNewest(held)];
+    return { targets: [...new Set(targets)], older };
   }
 
   /** The targets downloaded (or, in a dry run, previewed): a file each, and the download's results. */
@@ -273,49 +288,31 @@ class SyncRun {
   }
 
   /**
-   * The local versions a newer version held in the data root supersedes, within the filter set, among the files
-   * the download record vouches for (never any other file); removed with `prune`.
+   * The local versions a newer version held supersedes (see `findSuperseded`): removed with `prune`; otherwise
+   * each is reported in the run that finds it superseded, not again (the state keeps those known). A dry run of
+   * `prune` lists every removal it plans.
    */
   async #supersededFiles(files: SyncFile[]): Promise<{ superseded: string[]; pruned: string[] }> {
     if (this.identity.allVersions) return { superseded: [], pruned: [] };
-    const { dataDir } = this.options;
-    const { ingestionStartDate: _start, ingestionEndDate: _end, version: _version, ...scope } = this.filters;
-    const local = await scanLocalCopy(dataDir, scope);
-    const byDay = new Map<string, MissionFile[]>();
-    for (const entry of local) {
-      if (!entry.file) continue;
-      const key = dayKey(entry.file);
-      const list = byDay.get(key);
-      if (list) list.push(entry.file);
-      else byDay.set(key, [entry.file]);
-    }
-    const record = await this.root.readVerified();
-    const vouched = async (file: MissionFile) => {
-      const stats = await lstat(resolveLocalPath(dataDir, file)).catch(() => undefined);
-      return stats !== undefined && record.matches(file.path, stats);
-    };
+    const { prune, dryRun, dataDir } = this.options;
+    const found = await findSuperseded(this.root, dataDir, this.filters);
+    const known = new Set(this.#state.superseded);
     const superseded: string[] = [];
     const pruned: string[] = [];
-    for (const versions of byDay.values()) {
-      if (versions.length < 2) continue;
-      versions.sort((a, b) => compareVersions(b.version, a.version));
-      const [newest, ...rest] = versions as [MissionFile, ...MissionFile[]];
-      if (!(await vouched(newest))) continue;
-      for (const file of rest) {
-        if (!(await vouched(file))) continue;
-        const localPath = resolveLocalPath(dataDir, file);
-        if (this.options.prune && !this.options.dryRun) {
-          if (await this.#prune(file.path, localPath, files)) pruned.push(file.path);
-        } else {
-          superseded.push(file.path);
-          files.push({
-            path: file.path,
-            localPath,
-            status: this.options.prune ? 'would-prune' : 'superseded',
-          });
-        }
+    const kept: string[] = [];
+    for (const { path, localPath } of found) {
+      if (prune && !dryRun && (await this.#prune(path, localPath, files))) {
+        pruned.push(path);
+        continue;
+      }
+      kept.push(path);
+      if (prune && !dryRun) continue;
+      if (prune || !known.has(path)) {
+        superseded.push(path);
+        files.push({ path, localPath, status: prune ? 'would-prune' : 'superseded' });
       }
     }
+    this.#state.superseded = kept;
     return { superseded, pruned };
   }
 

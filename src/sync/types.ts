@@ -11,7 +11,10 @@ export interface SyncOptions
   > {
   /** Every version of each product, not only the newest. */
   allVersions?: boolean | undefined;
-  /** Compare the whole selection with the archive (not only what is new), and notice held files deleted or changed. */
+  /**
+   * Compare the whole selection with the archive (not only what is new), and notice held files changed here. Held
+   * files deleted here are noticed by every run (one look at each).
+   */
   full?: boolean | undefined;
   /** Remove the local versions a newer version held supersedes (only files this tool downloaded and verified). */
   prune?: boolean | undefined;
@@ -56,7 +59,7 @@ export interface SyncResult {
   compared: 'new' | 'whole';
   /** With `compared: 'new'`: the first ingestion day asked for (`YYYYMMDD`). */
   since?: string | undefined;
-  /** Every file considered: fetched, skipped (held and verified), failed, superseded, pruned. */
+  /** Every file considered: fetched, skipped (held and verified), failed, newly superseded, pruned. */
   files: SyncFile[];
   /** Storage paths fetched in this run. */
   fetched: string[];
@@ -64,7 +67,10 @@ export interface SyncResult {
   skipped: number;
   /** Storage paths that failed; asked for again on the next run. */
   failed: string[];
-  /** Held versions a newer held version supersedes, left in place. */
+  /**
+   * Held versions found superseded by a newer held version in this run, left in place: each is named by one run
+   * only (with `prune` and `dryRun`: every version the prune would remove).
+   */
   superseded: string[];
   /** Superseded versions removed. */
   pruned: string[];
