@@ -12,6 +12,7 @@ import {
 } from '../../core/errors.js';
 import { transferOverrides } from '../../core/settings.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import { elideMiddle, fitClauses } from '../fit-width.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';
@@ -29,13 +30,14 @@ export interface SyncCommandOptions extends GlobalOptions, QueryFilters {
   dryRun?: boolean | undefined;
   /** Run again every this many milliseconds until stopped. */
   watch?: number | undefined;
-  /** stdout: the local path of each file fetched (default), or JSON. */
+  /** stdout: the local path of each file fetched (the default off a terminal), or JSON. */
   outputFormat?: 'paths' | 'json' | undefined;
   concurrency?: number | undefined;
   connections?: number | 'auto' | undefined;
   /** Part size of a large file, in MiB (`--part-size`). */
   partSize?: number | undefined;
   requireChecksum?: boolean | undefined;
+  /** A line for every file; on a terminal, the paths fetched on stdout too. */
   verbose?: boolean | undefined;
 }
 
@@ -97,10 +99,11 @@ async function watch(
     const waitMs = intervalMs * Math.min(2 ** Math.max(0, failures - 1), MAX_BACKOFF_FACTOR);
     if (failures > 0) line += `; next run in ${Math.round(waitMs / 1000)} s`;
     const now = new Date().toISOString();
-    // On a terminal, a run is one line that does not wrap (the time of day will do); a log keeps all of it.
+    // On a terminal, a run is one line that does not wrap (the time of day will do), which drops its detail
+    // from the end; a log keeps all of it.
     io.stderr.write(
       io.stderr.isTTY
-        ? `${fitWidth(`[${now.slice(11, 19)}Z] sync run ${run}: ${line}`, terminalWidth(io.stderr))}\n`
+        ? `${fitClauses(`[${now.slice(11, 19)}Z] sync run ${run}: ${line}`, terminalWidth(io.stderr))}\n`
         : `[${now.slice(0, 19)}Z] sync run ${run}: ${line}\n`,
     );
     await pause(waitMs, io.signal);
@@ -127,14 +130,6 @@ function terminalWidth(stream: { columns?: number }): number {
   return stream.columns && stream.columns > 0 ? stream.columns : 80;
 }
 
-/** `text` cut to `width` columns, an ellipsis in the middle of what it leaves out. */
-export function fitWidth(text: string, width: number): string {
-  if (text.length <= width) return text;
-  const keep = Math.max(1, width - 1);
-  const head = Math.ceil(keep / 2);
-  return `${text.slice(0, head)}…${text.slice(text.length - (keep - head))}`;
-}
-
 /** A local path as a person reads it: relative to the working folder when that is shorter. */
 export function displayPath(path: string, cwd = resolve('.')): string {
   const near = relative(cwd, path);
@@ -142,11 +137,12 @@ export function displayPath(path: string, cwd = resolve('.')): string {
 }
 
 /**
- * One run. stdout: off a terminal, the local path of each file fetched (for `| xargs`); on a terminal, those
- * paths relative to the working folder where shorter, each within the width, before the summary; with
- * `--output-format json`, a JSON array of the files considered (under `--watch`, a JSON line per file). A dry run
- * prints what it would do on stdout, as `download --dry-run` does. stderr: progress and the summary, last; under
- * `--watch` on a terminal, only the line per run that `watch` prints.
+ * One run. stdout: off a terminal, the local path of each file fetched (for `| xargs`); on a terminal, nothing
+ * (as `download`: the summary says it), or with `--verbose` those paths relative to the working folder where
+ * shorter, each within the width, before the summary; with `--output-format json`, a JSON array of the files
+ * considered (under `--watch`, a JSON line per file that changed). A dry run prints what it would do on stdout,
+ * as `download --dry-run` does. stderr: progress and the summary, last; under `--watch` on a terminal, only the
+ * line per run that `watch` prints.
  */
 async function syncOnce(
   client: MissionDataClient,
@@ -208,7 +204,8 @@ async function syncWithProgress(
       },
       onProgress: (event) => {
         if (reporter) showDownloadProgress(reporter, event);
-        if (event.done && jsonLines) {
+        // A log appended run after run gets what changed: a verified copy left as it was is no line of it.
+        if (event.done && event.done !== 'skipped' && jsonLines) {
           io.stdout.write(
             `${JSON.stringify(jsonRecord({ path: event.path, localPath: event.localPath, status: event.done }))}\n`,
           );
@@ -224,7 +221,8 @@ async function syncWithProgress(
 
 /**
  * The run's files on stdout: watching with JSON, the records not yet written (a file settles only once); off a
- * terminal, the local path of each file fetched; on one (not watching), those paths fitted to its width.
+ * terminal, the local path of each file fetched; on one (not watching), with `--verbose` only, those paths
+ * fitted to its width.
  */
 function printResults(
   files: readonly SyncFile[],
@@ -240,10 +238,12 @@ function printResults(
       }
     }
   } else if (options.outputFormat !== 'json') {
-    if (!io.stdout.isTTY) io.stdout.write(fetched.map((file) => `${file.localPath}\n`).join(''));
-    else if (!watching) {
+    // As `download`: paths asked for by name, or off a terminal.
+    if (options.outputFormat === 'paths' || !io.stdout.isTTY)
+      io.stdout.write(fetched.map((file) => `${file.localPath}\n`).join(''));
+    else if (!watching && options.verbose) {
       const width = terminalWidth(io.stdout);
-      io.stdout.write(fetched.map((file) => `${fitWidth(displayPath(file.localPath), width)}\n`).join(''));
+      io.stdout.write(fetched.map((file) => `${elideMiddle(displayPath(file.localPath), width)}\n`).join(''));
     }
   }
 }
