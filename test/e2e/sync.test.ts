@@ -134,11 +134,13 @@ describe('sync', () => {
     expect(refused.code).toBe(2);
   });
 
-  it('--full notices a held file deleted here, and lists what it considered as JSON', async () => {
+  it('a plain run fetches a held file deleted here again; --full lists what it considered as JSON', async () => {
     const gone = pathOf(scienceName('mag', 3));
     await rm(join(consumer, 'data', gone));
     const plain = await sync(['--instrument', 'mag']);
-    expect(plain.stdout).toBe('');
+    expect(plain.code).toBe(0);
+    expect(fetchedPaths(plain.stdout)).toEqual([gone]);
+    await rm(join(consumer, 'data', gone));
     const run = await sync(['--instrument', 'mag', '--full', '--output-format', 'json']);
     expect(run.code).toBe(0);
     const records = JSON.parse(run.stdout) as Array<{

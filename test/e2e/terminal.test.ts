@@ -168,21 +168,25 @@ describe.skipIf(SCRIPT.missing || !HAS_SCRIPT)(SCRIPT.title('on a terminal'), ()
     },
   );
 
-  it('sync at 80 columns: the files fetched relative to the working folder, within the width, then the summary', async () => {
+  it('sync at 80 columns: the summary, as download shows it; with --verbose the files relative to the working folder', async () => {
     const run = await runInTerminal(['sync', '--url', server.url, '--instrument', 'swe'], {
       cwd: home,
       columns: 80,
     });
     expect(run.code).toBe(0);
-    // Their absolute paths are longer than 80 columns here; relative ones are not.
-    expect(`${home}/data/${pathOf(NAMES[0] as string)}`.length).toBeGreaterThan(80);
     const screen = screenText(run.stdout, 80).filter((line) => line !== '');
-    expect(screen).toEqual([
-      ...NAMES.map((name) => `data/${pathOf(name)}`),
-      expect.stringMatching(/^5 downloaded; 976\.6 KiB in /),
-      'Sync: 5 fetched; first run.',
-    ]);
+    expect(screen).toEqual([expect.stringMatching(/^5 downloaded; 976\.6 KiB in /), 'Sync: 5 fetched; first run.']);
     for (const line of drawnLines(run.stdout)) expect(line.length).toBeLessThanOrEqual(80);
+    const verbose = await runInTerminal(
+      ['sync', '--url', server.url, '--instrument', 'swe', '--verbose', '--data-dir', 'other'],
+      { cwd: home, columns: 80 },
+    );
+    expect(verbose.code).toBe(0);
+    // Their absolute paths are longer than 80 columns here; relative ones are not.
+    expect(`${home}/other/${pathOf(NAMES[0] as string)}`.length).toBeGreaterThan(80);
+    const listed = screenText(verbose.stdout, 80).filter((line) => line.startsWith('other/'));
+    expect(listed).toEqual(NAMES.map((name) => `other/${pathOf(name)}`));
+    for (const line of drawnLines(verbose.stdout)) expect(line.length).toBeLessThanOrEqual(80);
   });
 
   it('sync --watch at 80 columns: one line per run, and nothing else', async () => {

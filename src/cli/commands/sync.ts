@@ -7,6 +7,7 @@ import {
   ConfigError,
   ExitCode,
   isMissionDataError,
+  NOT_ATTEMPTED,
   UsageError,
   ValidationError,
 } from '../../core/errors.js';
@@ -153,7 +154,7 @@ async function syncOnce(
 ): Promise<{ status: number; result: SyncFile[]; summary: string }> {
   const { files, outcome, reporter } = await syncWithProgress(client, filters, options, io, watching);
   const failed = files.filter((file) => file.status === 'failed');
-  const summary = summaryOf(files, outcome, options);
+  const summary = syncSummary(files, outcome, options);
   const status =
     options.dryRun || (failed.length === 0 && !io.signal.aborted) ? ExitCode.Success : ExitCode.Failure;
   if (options.dryRun) {
@@ -285,7 +286,7 @@ function printDryRun(
 }
 
 /** The run in one line (without `Sync: `): what was fetched, held, failed, superseded or removed. */
-function summaryOf(
+export function syncSummary(
   files: readonly SyncFile[],
   outcome: SyncResult | undefined,
   options: SyncCommandOptions,
@@ -294,10 +295,15 @@ function summaryOf(
     files.filter((file) => statuses.includes(file.status)).length;
   const parts: string[] = [];
   const fetched = count('downloaded', 'replaced');
+  // Files the run never started (it stopped: a full disk, Ctrl-C) are counted apart from those that failed.
+  const notStarted = files.filter(
+    (file) => file.status === 'failed' && isMissionDataError(file.error) && file.error.code === NOT_ATTEMPTED,
+  ).length;
+  const failed = count('failed') - notStarted;
   if (options.dryRun) parts.push(`dry run: ${count('would-download')} to fetch, nothing fetched`);
-  else parts.push(fetched === 0 && count('failed') === 0 ? 'nothing new' : `${fetched} fetched`);
-  const failed = count('failed');
+  else parts.push(fetched === 0 && failed + notStarted === 0 ? 'nothing new' : `${fetched} fetched`);
   if (failed > 0) parts.push(`${failed} failed (asked for again next run)`);
+  if (notStarted > 0) parts.push(`${notStarted} not started (asked for next run)`);
   const superseded = count('superseded', 'would-prune');
   if (superseded > 0) {
     parts.push(
