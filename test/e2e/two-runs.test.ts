@@ -52,7 +52,11 @@ afterAll(async () => {
 
 /** Object bytes the server handed out since the log was emptied. */
 const objectBytes = () =>
-  log.reduce((sum, entry) => sum + (entry.method === 'GET' ? (entry.bytes ?? 0) : 0), 0);
+  log.reduce(
+    (sum, entry) =>
+      sum + (entry.route === '/objects/{key}' && entry.method === 'GET' ? (entry.bytes ?? 0) : 0),
+    0,
+  );
 
 /** Counts of a summary line such as "12 downloaded, 8 skipped". */
 function counted(stderr: string, word: string): number {

@@ -74,14 +74,18 @@ function operatorOptions(command: Command): void {
   command
     .option('--no-metrics', 'keep no metrics and answer no /metrics')
     .addOption(
-      new Option('--metrics-port <port>', 'answer /metrics on this port, not the API one')
+      new Option(
+        '--metrics-port <port>',
+        'answer /metrics on this port, not the API one (it must differ from --port)',
+      )
         .argParser(port)
         .env('MISSION_DATA_METRICS_PORT'),
     )
     .addOption(
-      new Option('--metrics-token <token>', '/metrics needs Authorization: Bearer <token>').env(
-        'MISSION_DATA_METRICS_TOKEN',
-      ),
+      new Option(
+        '--metrics-token <token>',
+        '/metrics needs Authorization: Bearer <token> (at least 8 characters)',
+      ).env('MISSION_DATA_METRICS_TOKEN'),
     )
     .addOption(
       new Option('--log-format <format>', 'a line of text or a JSON object per request and event')
