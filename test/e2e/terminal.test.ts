@@ -175,7 +175,10 @@ describe.skipIf(SCRIPT.missing || !HAS_SCRIPT)(SCRIPT.title('on a terminal'), ()
     });
     expect(run.code).toBe(0);
     const screen = screenText(run.stdout, 80).filter((line) => line !== '');
-    expect(screen).toEqual([expect.stringMatching(/^5 downloaded; 976\.6 KiB in /), 'Sync: 5 fetched; first run.']);
+    expect(screen).toEqual([
+      expect.stringMatching(/^5 downloaded; 976\.6 KiB in /),
+      'Sync: 5 fetched; first run.',
+    ]);
     for (const line of drawnLines(run.stdout)) expect(line.length).toBeLessThanOrEqual(80);
     const verbose = await runInTerminal(
       ['sync', '--url', server.url, '--instrument', 'swe', '--verbose', '--data-dir', 'other'],
