@@ -93,7 +93,7 @@ export const DRAINING_RETRY_AFTER_SECONDS = 1;
 
 /** The handler of every request the server receives, reporting each to the log and the metrics. */
 export function requestHandler(context: ServerContext, options: HandlerOptions): RequestHandler {
-  const { log, metrics, requests } = options;
+  const { metrics, requests } = options;
   return async (req, res) => {
     const started = performance.now();
     const method = req.method ?? 'GET';
@@ -106,40 +106,16 @@ export function requestHandler(context: ServerContext, options: HandlerOptions):
     const outcome: ObjectOutcome = {};
     const bodyBytes = countBodyBytes(res);
     metrics?.started();
-    const closed = new Promise<void>((resolvePromise) => {
-      res.once('close', () => {
-        // A store failure the object route answered itself still counts as an error of the request.
-        const answered = outcome.answered;
-        const error = failure ?? answered?.error;
-        const aborted = !res.writableFinished && !answered?.written;
-        const cut = aborted && requests.stopping;
-        const status = aborted ? CLOSED_EARLY_STATUS : res.statusCode;
-        const durationMs = performance.now() - started;
-        const closedBy = cut ? 'stop' : 'client';
-        metrics?.ended({
-          route,
-          method,
-          status,
-          durationMs,
-          objectBytes: outcome.sent,
-          ...(aborted ? { aborted: closedBy } : {}),
-        });
-        log?.({
-          id,
-          method,
-          route,
-          peer: req.socket.remoteAddress,
-          path: objectRoute || target.rawQuery === '' ? target.path : `${target.path}?${target.rawQuery}`,
-          status,
-          durationMs,
-          aborted,
-          ...(aborted && res.headersSent ? { sentStatus: res.statusCode } : {}),
-          ...(cut ? { cut } : {}),
-          bytes: method === 'HEAD' ? 0 : bodyBytes(),
-          ...(error === undefined ? {} : { error }),
-        });
-        resolvePromise();
-      });
+    const closed = recordOnClose(req, res, options, {
+      id,
+      method,
+      route,
+      target,
+      objectRoute,
+      started,
+      outcome,
+      bodyBytes,
+      failure: () => failure,
     });
     /** Runs a route; a failure is answered here, so the work never rejects. */
     const answer = async (work: () => Promise<void>): Promise<void> => {
@@ -297,4 +273,66 @@ export function unavailableMessage(outage: Outage, nowMs = Date.now()): string {
     `Service unavailable: ${outage.problem} Failing for ${durationWords(nowMs - outage.sinceMs)}; ` +
     `try again in ${UNAVAILABLE_RETRY_AFTER_SECONDS} s.`
   );
+}
+
+/** One request as its log line and metrics tell it once its response closes. */
+interface RequestFacts {
+  id: string;
+  method: string;
+  route: string;
+  target: ReturnType<typeof requestTarget>;
+  objectRoute: boolean;
+  started: number;
+  outcome: ObjectOutcome;
+  bodyBytes: () => number;
+  /** The failure a route met, if any (known only once it ran). */
+  failure: () => unknown;
+}
+
+/**
+ * Tells the log and the metrics of a request once its response closes (its last bytes gone, or the connection
+ * lost): an answer that did not end is 499, with the status it had sent, and `cut` when the server's stop cut it.
+ */
+function recordOnClose(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: HandlerOptions,
+  facts: RequestFacts,
+): Promise<void> {
+  const { log, metrics, requests } = options;
+  const { id, method, route, target, outcome } = facts;
+  return new Promise<void>((resolvePromise) => {
+    res.once('close', () => {
+      // A store failure the object route answered itself still counts as an error of the request.
+      const answered = outcome.answered;
+      const error = facts.failure() ?? answered?.error;
+      const aborted = !res.writableFinished && !answered?.written;
+      const cut = aborted && requests.stopping;
+      const status = aborted ? CLOSED_EARLY_STATUS : res.statusCode;
+      const durationMs = performance.now() - facts.started;
+      metrics?.ended({
+        route,
+        method,
+        status,
+        durationMs,
+        objectBytes: outcome.sent,
+        ...(aborted ? { aborted: cut ? 'stop' : 'client' } : {}),
+      });
+      log?.({
+        id,
+        method,
+        route,
+        peer: req.socket.remoteAddress,
+        path: facts.objectRoute || target.rawQuery === '' ? target.path : `${target.path}?${target.rawQuery}`,
+        status,
+        durationMs,
+        aborted,
+        ...(aborted && res.headersSent ? { sentStatus: res.statusCode } : {}),
+        ...(cut ? { cut } : {}),
+        bytes: method === 'HEAD' ? 0 : facts.bodyBytes(),
+        ...(error === undefined ? {} : { error }),
+      });
+      resolvePromise();
+    });
+  });
 }
