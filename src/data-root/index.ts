@@ -23,7 +23,7 @@ import {
   syncId,
   writeState,
 } from './sync-state.js';
-import { allVerified, VerifiedRecord } from './verified.js';
+import { allVerified, VerifiedRecord, type VerifiedScope } from './verified.js';
 
 export { type CaseProbe, foldsCase } from './case-folding.js';
 export type { ConnectionLimits, LearnedConnections } from './learned-connections.js';
@@ -38,7 +38,7 @@ export {
 } from './safe-writes.js';
 export type { LockAges, SyncLock } from './sync-lock.js';
 export type { LoadedState, SyncIdentity, SyncState } from './sync-state.js';
-export { sumOf, type VerifiedEntry, type VerifiedRecord } from './verified.js';
+export { sumOf, type VerifiedEntry, type VerifiedRecord, type VerifiedScope } from './verified.js';
 
 /** How a data root is opened. */
 export interface DataRootOptions {
@@ -95,18 +95,31 @@ export class DataRoot {
     return new DataRoot(dir, real, options.ages ?? {});
   }
 
-  /** The record of verified downloads, opened at the first ask (its state folder made when missing). */
-  verified(): Promise<VerifiedRecord> {
+  /**
+   * The record of verified downloads, opened at the first ask (its state folder made when missing). `scope`: the
+   * storage paths the run asks about (every one when not given): only their lines are parsed. A later ask widens
+   * the record to its own scope.
+   */
+  verified(scope?: VerifiedScope): Promise<VerifiedRecord> {
     this.#useable();
-    this.#verified ??= VerifiedRecord.open(this.dir);
-    return this.#verified;
+    if (!this.#verified) {
+      this.#verified = VerifiedRecord.open(this.dir, scope);
+      return this.#verified;
+    }
+    return widened(this.#verified, scope);
   }
 
-  /** The record of verified downloads read only: nothing is made (reports leave the root as they found it). */
-  readVerified(): Promise<VerifiedRecord> {
+  /**
+   * The record of verified downloads read only: nothing is made (reports leave the root as they found it).
+   * `scope` as for `verified`.
+   */
+  readVerified(scope?: VerifiedScope): Promise<VerifiedRecord> {
     this.#useable();
-    this.#readOnly ??= VerifiedRecord.read(this.dir);
-    return this.#readOnly;
+    if (!this.#readOnly) {
+      this.#readOnly = VerifiedRecord.read(this.dir, scope);
+      return this.#readOnly;
+    }
+    return widened(this.#readOnly, scope);
   }
 
   /**
@@ -179,8 +192,9 @@ export class DataRoot {
   }
 
   /**
-   * Closes what was opened: the verified records (their pending lines written), this run's entry among the
-   * runs, the learned connections (saved), the sync locks still held (released). Once; later calls wait for it.
+   * Closes what was opened: the verified records (their pending lines written, the log compacted when due),
+   * this run's entry among the runs, the learned connections (saved), the sync locks still held (released).
+   * Once; later calls wait for it.
    */
   close(): Promise<void> {
     this.#closed ??= this.#close();
@@ -189,7 +203,8 @@ export class DataRoot {
 
   async #close(): Promise<void> {
     const steps: Array<() => unknown> = [
-      async () => (await this.#verified?.catch(() => undefined))?.close(),
+      // The writer compacts the record when its lines outgrow its files (see verified-log.ts).
+      async () => (await this.#verified?.catch(() => undefined))?.closeAndCompact(),
       async () => (await this.#readOnly?.catch(() => undefined))?.close(),
       () => this.#runs?.joined?.leave(),
       () => this.#learned?.save(),
@@ -210,4 +225,14 @@ export class DataRoot {
   #useable(): void {
     if (this.#closed) throw new Error(`The data root ${this.dir} was closed.`);
   }
+}
+
+/** The record `opened`, widened to `scope` (see `VerifiedRecord.widen`). */
+async function widened(
+  opened: Promise<VerifiedRecord>,
+  scope: VerifiedScope | undefined,
+): Promise<VerifiedRecord> {
+  const record = await opened;
+  await record.widen(scope);
+  return record;
 }

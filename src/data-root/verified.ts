@@ -3,98 +3,107 @@
  * with the size, modification time and inode the file had then. A file that still matches its line is
  * skipped without a request; any other file at a destination is checked against the store first.
  *
- * It lives at `<data root>/.mission-data/verified.jsonl`, appended to with one `write` per line (O_APPEND),
- * so processes sharing a data root add to it safely; what one process appends, another reads on its next miss.
+ * It lives at `<data root>/.mission-data/verified.jsonl`, a log shared by the processes of a data root (its
+ * format, its appends and its compaction: `verified-log.ts`); what one process appends, another reads on its next
+ * miss. A run that asks about some files only opens it for those (a scope): the lines of other files are passed
+ * over without being parsed, so opening it costs little more than reading its bytes.
  */
-import { closeSync, constants, lstatSync, type Stats, writeSync } from 'node:fs';
-import { lstat, mkdir, type open, readFile } from 'node:fs/promises';
+import { constants, lstatSync, type Stats } from 'node:fs';
+import { type FileHandle, lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ExpectedChecksum } from '../core/checksums/checksum.js';
-import { openNoFollow, openNoFollowSync } from '../core/no-follow.js';
-import { replaceFile } from '../core/replace-file.js';
-import { writeNewFile } from './safe-writes.js';
+import { openNoFollow } from '../core/no-follow.js';
 import { STATE_NAMES, stateFolder } from './state-folder.js';
+import { inodesStayPut } from './verified-inodes.js';
+import {
+  compactionDue,
+  compactLog,
+  entryOf,
+  isHeader,
+  LogAppender,
+  pathOfLine,
+  readChunks,
+  readHeader,
+  sameEntry,
+  type VerifiedEntry,
+} from './verified-log.js';
+
+export { sumOf, type VerifiedEntry } from './verified-log.js';
+
+/** The storage paths a run asks the record about; the record may know more. */
+export type VerifiedScope = Iterable<string>;
 
 /**
  * Lines gathered before one append: a killed run loses at most these (the files are then checked against the
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
  */
 const FLUSH_EVERY_LINES = 64;
-/** Bytes of the record read at once. */
-const READ_CHUNK_BYTES = 1024 * 1024;
-/** A record with many more lines than files is rewritten when opened. */
-const COMPACT_ABOVE_LINES = 10_000;
-
-/** How the record names a checksum: `<algorithm>:<hex>`. */
-export function sumOf(checksum: Pick<ExpectedChecksum, 'algorithm' | 'digest'>): string {
-  return `${checksum.algorithm}:${checksum.digest.toString('hex')}`;
-}
-
-/** What the record holds of one file. */
-export interface VerifiedEntry {
-  /** Storage path. */
-  p: string;
-  size: number;
-  mtimeMs: number;
-  ino: number;
-  /** The checksum it was verified with, as `<algorithm>:<hex>`. */
-  sum: string;
-  /** When it was last verified (ms since the epoch): its download, or the last `verify` that found it whole. */
-  at?: number | undefined;
-  /**
-   * Set by a `verify` that found the file's bytes no longer those of `sum` (the `<algorithm>:<hex>` it got): the
-   * line then vouches for nothing, so `download` checks it against the store again and `status` calls it changed.
-   */
-  bad?: string | undefined;
-}
+/**
+ * A scope this much smaller than the lines to read is tested line by line; a larger one is not (looking each
+ * line's path up costs about half what parsing the line does, so most lines in scope are parsed sooner).
+ */
+const SCOPE_FILTERS_BELOW = 1 / 4;
 
 /** The verified-download record of one data root. */
 export class VerifiedRecord {
   readonly #entries = new Map<string, VerifiedEntry>();
+  /** What this process remembered whose line was not read back yet: it stands over lines read before it. */
+  readonly #unread = new Map<string, VerifiedEntry>();
+  /** The paths asked about; undefined for every one. */
+  #scope: Set<string> | undefined;
+  /** True while every line read was taken (no scope passed one by): the entries are then the whole log's. */
+  #whole = true;
+  /** The log read so far: its inode, its header's id ('' without one) and files at compaction, and how far. */
+  #ino = 0;
+  #id = '';
+  #headerEntries = 0;
   #offset = 0;
   #lines = 0;
-  #appendFd: number | undefined;
+  #appender: LogAppender | undefined;
   /** Lines not written yet: they go out in one write per batch of files, not one per file. */
   #pending: string[] = [];
-  /** The read of appended lines under way (see `refresh`). */
+  /** Lines and bytes this record appended: a record that appended compacts the log at its close when due. */
+  #appendedLines = 0;
+  #appendedBytes = 0;
+  /** The read under way (see `refresh`). */
   #reading: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly file: string | undefined,
     /** False where the file system was seen to number files anew (exFAT and FAT through FUSE, after a remount). */
     readonly inodesStable = true,
-  ) {}
+    scope?: VerifiedScope,
+  ) {
+    this.#scope = scope === undefined ? undefined : new Set(scope);
+  }
 
   /**
-   * Opens the record of `root`. A state folder that is a link or not a folder is not used: every file is then
-   * checked against the store, which is slower but never trusts a file it should not.
+   * Opens the record of `root`, for the files of `scope` (all when none is given). A state folder that is a link
+   * or not a folder is not used: every file is then checked against the store, which is slower but never trusts
+   * a file it should not.
    */
-  static async open(root: string): Promise<VerifiedRecord> {
+  static async open(root: string, scope?: VerifiedScope): Promise<VerifiedRecord> {
     const folder = stateFolder(root);
     await mkdir(folder).catch(() => undefined);
     const stats = await lstat(folder).catch(() => undefined);
     if (!stats?.isDirectory()) return new VerifiedRecord(undefined);
-    const record = new VerifiedRecord(
-      join(folder, STATE_NAMES.verifiedRecord),
-      await inodesStayPut(folder, true),
-    );
+    const file = join(folder, STATE_NAMES.verifiedRecord);
+    const record = new VerifiedRecord(file, await inodesStayPut(folder, true), scope);
     await record.refresh();
-    if (record.#lines > COMPACT_ABOVE_LINES && record.#lines > 2 * record.#entries.size)
-      await record.#compact();
     return record;
   }
 
   /**
-   * Opens the record of `root` to read it only: nothing is created, and a root without a record vouches for no
-   * file. For reports on a data root (`status`), which must leave it as they found it.
+   * Opens the record of `root` to read it only, for the files of `scope`: nothing is created, and a root without
+   * a record vouches for no file. For reports on a data root (`status`), which must leave it as they found it.
    */
-  static async read(root: string): Promise<VerifiedRecord> {
+  static async read(root: string, scope?: VerifiedScope): Promise<VerifiedRecord> {
     const folder = stateFolder(root);
     const stats = await lstat(folder).catch(() => undefined);
     const held = stats?.isDirectory() === true;
     const record = new VerifiedRecord(
       held ? join(folder, STATE_NAMES.verifiedRecord) : undefined,
       held ? await inodesStayPut(folder, false) : true,
+      scope,
     );
     await record.refresh();
     return record;
@@ -129,7 +138,7 @@ export class VerifiedRecord {
     return sum?.slice(0, sum.indexOf(':'));
   }
 
-  /** Every file the record holds, in no particular order. */
+  /** Every file the record holds (of its scope at least), in no particular order. */
   entries(): IterableIterator<Readonly<VerifiedEntry>> {
     return this.#entries.values();
   }
@@ -140,34 +149,93 @@ export class VerifiedRecord {
    * lines it never took.
    */
   refresh(): Promise<void> {
-    const read = this.#reading.then(() => this.#readAppended());
-    this.#reading = read.catch(() => undefined);
-    return read;
+    return this.#queue(() => this.#readAppended());
+  }
+
+  /** Takes the files of `scope` (every file when none is given) into the record's scope, reading their lines. */
+  widen(scope?: VerifiedScope): Promise<void> {
+    return this.#queue(async () => {
+      const known = this.#scope;
+      if (known === undefined) return;
+      if (scope === undefined) this.#scope = undefined;
+      else {
+        const before = known.size;
+        for (const path of scope) known.add(path);
+        if (known.size === before) return;
+      }
+      // Read again from the start: lines of the paths already in scope are taken again, in their order.
+      this.#offset = 0;
+      await this.#readAppended();
+    });
+  }
+
+  #queue(read: () => Promise<void>): Promise<void> {
+    const next = this.#reading.then(read);
+    this.#reading = next.catch(() => undefined);
+    return next;
   }
 
   async #readAppended(): Promise<void> {
     if (!this.file) return;
     const now = lstatSync(this.file, { throwIfNoEntry: false });
-    if (now === undefined || (now.size === this.#offset && this.#offset > 0)) return;
-    let handle: Awaited<ReturnType<typeof open>>;
+    if (now === undefined || (this.#offset > 0 && now.size === this.#offset && now.ino === this.#ino)) return;
+    let handle: FileHandle;
     try {
       handle = await openNoFollow(this.file, constants.O_RDONLY);
     } catch {
       return;
     }
     try {
-      const { size } = await handle.stat();
-      if (size < this.#offset) {
-        // Rewritten by a compaction elsewhere: read it whole again.
+      const { size, ino } = await handle.stat();
+      const header = await readHeader(handle);
+      if (ino !== this.#ino || (header?.id ?? '') !== this.#id || size < this.#offset) {
+        // Another log than the one read (compacted since, by this version or an older one): read it whole.
         this.#offset = 0;
-        this.#entries.clear();
-        this.#lines = 0;
       }
-      if (size === this.#offset) return;
-      await this.#readLines(handle, size);
+      if (this.#offset === 0) {
+        this.#ino = ino;
+        this.#id = header?.id ?? '';
+        this.#headerEntries = header?.entries ?? 0;
+        this.#lines = 0;
+        this.#whole = true;
+      }
+      if (size > this.#offset) await this.#readLines(handle, size);
     } finally {
       await handle.close();
     }
+    for (const [path, entry] of this.#unread) this.#entries.set(path, entry);
+  }
+
+  /** Takes the lines from the offset up to `size`, parsing only those of the scope's paths when that pays. */
+  async #readLines(handle: FileHandle, size: number): Promise<void> {
+    const from = this.#offset;
+    let filter: Set<string> | undefined;
+    let decided = false;
+    this.#offset = await readChunks(handle, from, size, (text) => {
+      const lines = text.split('\n');
+      if (!decided) {
+        decided = true;
+        const expected = ((size - from) / text.length) * lines.length;
+        if (this.#scope !== undefined && this.#scope.size < expected * SCOPE_FILTERS_BELOW)
+          filter = this.#scope;
+        if (filter) this.#whole = false;
+      }
+      for (const line of lines) this.#take(line, filter);
+    });
+  }
+
+  #take(line: string, scope: Set<string> | undefined): void {
+    if (line === '' || isHeader(line)) return;
+    this.#lines += 1;
+    if (scope !== undefined) {
+      const path = pathOfLine(line);
+      if (path !== undefined && !scope.has(path)) return;
+    }
+    const entry = entryOf(line);
+    if (entry === undefined || (scope !== undefined && !scope.has(entry.p))) return;
+    const mine = this.#unread.get(entry.p);
+    if (mine !== undefined && sameEntry(mine, entry)) this.#unread.delete(entry.p);
+    this.#entries.set(entry.p, entry);
   }
 
   /**
@@ -194,6 +262,7 @@ export class VerifiedRecord {
   remember(entry: VerifiedEntry, now = false): void {
     this.#entries.set(entry.p, entry);
     if (!this.file) return;
+    this.#unread.set(entry.p, entry);
     this.#pending.push(`${JSON.stringify(entry)}\n`);
     if (now || this.#pending.length >= FLUSH_EVERY_LINES) this.flush();
   }
@@ -201,143 +270,52 @@ export class VerifiedRecord {
   /** Writes the lines added since the last flush, in one append. */
   flush(): void {
     if (!this.file || this.#pending.length === 0) return;
-    const text = this.#pending.join('');
+    const lines = this.#pending;
     this.#pending = [];
-    try {
-      this.#appendFd ??= openAppend(this.file);
-      writeSync(this.#appendFd, text);
-    } catch {
-      // Without these lines the files are checked against the store next time: slower, never wrong.
+    const text = lines.join('');
+    this.#appender ??= new LogAppender(this.file, this.inodesStable);
+    if (this.#appender.append(text)) {
+      this.#appendedLines += lines.length;
+      this.#appendedBytes += text.length;
+      return;
+    }
+    // Without these lines the files are checked against the store next time: slower, never wrong. Lines read
+    // later then say what the log says of them.
+    for (const line of lines) {
+      const path = entryOf(line)?.p;
+      if (path !== undefined) this.#unread.delete(path);
     }
   }
 
   /** Writes what is pending and closes the record. */
   close(): void {
     this.flush();
-    if (this.#appendFd === undefined) return;
-    closeSync(this.#appendFd);
-    this.#appendFd = undefined;
+    this.#appender?.close();
   }
 
   /**
-   * Reads the lines from the last offset up to `size` in chunks of READ_CHUNK_BYTES, so a record of 100,000
-   * files (tens of MB after a few passes) is never held whole; a line still being written by another process
-   * (no newline yet) is left for the next read.
+   * Closes the record; then, when it appended to a log that holds many more lines than files, compacts the log
+   * (see `verified-log.ts`), as the writer that grew it.
    */
-  async #readLines(handle: Awaited<ReturnType<typeof open>>, size: number): Promise<void> {
-    const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, size - this.#offset));
-    let carried = Buffer.alloc(0);
-    let position = this.#offset;
-    while (position < size) {
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, size - position), position);
-      if (bytesRead === 0) break;
-      position += bytesRead;
-      const chunk = carried.length > 0 ? Buffer.concat([carried, buffer.subarray(0, bytesRead)]) : buffer;
-      const length = carried.length > 0 ? chunk.length : bytesRead;
-      const complete = chunk.subarray(0, length).lastIndexOf(10) + 1;
-      for (const line of chunk.subarray(0, complete).toString('utf8').split('\n')) this.#take(line);
-      this.#offset += complete;
-      carried = Buffer.from(chunk.subarray(complete, length));
-    }
+  async closeAndCompact(): Promise<void> {
+    this.close();
+    if (this.file && this.#compactionDue()) await compactLog(this.file);
   }
 
-  #take(line: string): void {
-    if (line.trim() === '') return;
-    this.#lines += 1;
-    try {
-      const entry = JSON.parse(line) as VerifiedEntry;
-      if (typeof entry.p === 'string' && typeof entry.size === 'number') this.#entries.set(entry.p, entry);
-    } catch {
-      // A damaged line vouches for nothing.
-    }
+  /**
+   * Whether the log is due a compaction: its lines (those read, and the rest of its bytes at the length of a line
+   * so far) against its files (those read when every line was taken; else at least those of its last compaction).
+   */
+  #compactionDue(): boolean {
+    if (!this.file || this.#appendedLines === 0 || !this.inodesStable) return false;
+    const size = lstatSync(this.file, { throwIfNoEntry: false })?.size ?? 0;
+    const lineBytes = (this.#offset + this.#appendedBytes) / (this.#lines + this.#appendedLines);
+    const lines = this.#lines + Math.max(0, size - this.#offset) / lineBytes;
+    return compactionDue(
+      lines,
+      this.#whole ? this.#entries.size : Math.max(this.#headerEntries, this.#entries.size),
+    );
   }
-
-  async #compact(): Promise<void> {
-    if (!this.file) return;
-    const temporary = `${this.file}.${process.pid}.tmp`;
-    try {
-      const lines = [...this.#entries.values()].map((entry) => `${JSON.stringify(entry)}\n`).join('');
-      await writeNewFile(temporary, lines, 0o644);
-      await replaceFile(temporary, this.file);
-      this.#offset = 0;
-      this.#entries.clear();
-      this.#lines = 0;
-      await this.refresh();
-    } catch {
-      // Compaction only saves space; the long record still serves.
-    }
-  }
-}
-
-/** What the probe's record holds: the probe file's inode number and change time, and whether they stay put. */
-interface InodeProbe {
-  ino: number;
-  ctimeMs: number;
-  stable: boolean;
-}
-
-/**
- * Whether the file system of the state `folder` keeps a file's inode number, found by a probe file made there once
- * and never written again. It is made under another name and renamed into place: a file system that numbers a
- * renamed file anew (exFAT and FAT on Windows) shows it then. Later, the probe with its change time unchanged but
- * another number shows one that numbers files anew at each mount (exfat-fuse numbers them in the order it is
- * asked); another change time means the probe itself was copied (a root moved to another disk), so it is measured
- * again. A change seen once is written down. `create` makes and records (a reader leaves the root as it found
- * it). Any failure answers true: the inode then counts, which costs requests, never trust.
- */
-async function inodesStayPut(folder: string, create: boolean): Promise<boolean> {
-  const probe = join(folder, STATE_NAMES.inodeProbe);
-  const known = await readProbe(`${probe}.json`);
-  if (known?.stable === false) return false;
-  const stats = await lstat(probe).catch(() => undefined);
-  if (!stats?.isFile()) return create ? makeProbe(probe) : true;
-  if (known === undefined || stats.ino === known.ino) return true;
-  const renumbered = stats.ctimeMs === known.ctimeMs;
-  if (create) {
-    const now = { ino: stats.ino, ctimeMs: stats.ctimeMs, stable: !renumbered };
-    await writeProbeRecord(`${probe}.json`, now).catch(() => undefined);
-  }
-  return !renumbered;
-}
-
-async function readProbe(path: string): Promise<InodeProbe | undefined> {
-  try {
-    const probe = JSON.parse(await readFile(path, 'utf8')) as Partial<InodeProbe>;
-    const { ino, ctimeMs, stable } = probe;
-    if (typeof ino !== 'number' || typeof ctimeMs !== 'number' || typeof stable !== 'boolean')
-      return undefined;
-    return { ino, ctimeMs, stable };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Makes the probe (under another name first, then renamed) and records it; whether its number survived the rename. */
-async function makeProbe(probe: string): Promise<boolean> {
-  const temporary = `${probe}.${process.pid}.tmp`;
-  try {
-    await writeNewFile(temporary, '', 0o644);
-    const before = await lstat(temporary);
-    await replaceFile(temporary, probe);
-    const after = await lstat(probe);
-    const stable = after.ino === before.ino;
-    await writeProbeRecord(`${probe}.json`, { ino: after.ino, ctimeMs: after.ctimeMs, stable });
-    return stable;
-  } catch {
-    // Made by another process at the same moment, or not at all: the next run looks again.
-    return true;
-  }
-}
-
-/** Writes the probe's record whole (a temporary file renamed over the old one). */
-async function writeProbeRecord(path: string, probe: InodeProbe): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeNewFile(temporary, `${JSON.stringify(probe)}\n`, 0o644);
-  await replaceFile(temporary, path);
-}
-
-function openAppend(file: string): number {
-  return openNoFollowSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o644);
 }
 
 /**
@@ -348,7 +326,10 @@ export async function allVerified(
   root: string,
   files: readonly { file: { path: string }; localPath: string }[],
 ): Promise<{ path: string; localPath: string; status: 'skipped'; bytes: 0; verified: true }[] | undefined> {
-  const record = await VerifiedRecord.read(root);
+  const record = await VerifiedRecord.read(
+    root,
+    files.map(({ file }) => file.path),
+  );
   try {
     const held = [];
     for (const { file, localPath } of files) {
