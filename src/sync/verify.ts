@@ -56,7 +56,7 @@ export async function verifyFiles(
       scanLocalCopy(options.dataDir, filters),
     ]);
     const archivePaths = new Set(recordPaths(records));
-    pass = new VerifyPass(http, await root.verified(), options);
+    pass = new VerifyPass(http, await root.verified(local.map((entry) => entry.path)), options);
     const held: Array<{ path: string; localPath: string }> = [];
     for (const entry of local) {
       if (!entry.file || !archivePaths.has(entry.file.path)) {
