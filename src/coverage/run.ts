@@ -98,10 +98,11 @@ export async function statusReport(
   // Read only: a report leaves the data root as it found it.
   const root = await DataRoot.open(options.dataDir);
   try {
+    const scan = scanLocalCopy(options.dataDir, filters);
     const [records, local, record] = await Promise.all([
       http.query(params, { signal: options.signal, pageSize: options.pageSize }),
-      scanLocalCopy(options.dataDir, filters),
-      root.readVerified(),
+      scan,
+      scan.then((found) => root.readVerified(found.map((entry) => entry.path))),
     ]);
     const archive = missionFiles(recordPaths(records));
     const report = await buildStatus(archive, local, {
