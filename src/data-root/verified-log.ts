@@ -230,37 +230,7 @@ export async function compactLog(file: string): Promise<boolean> {
   let source: FileHandle | undefined;
   try {
     source = await openNoFollow(file, constants.O_RDONLY);
-    const { size } = await source.stat();
-    // First read: the line number of each path's last line. The second writes those lines, in their order.
-    const last = new Map<string, number>();
-    let line = 0;
-    const end = await readChunks(source, 0, size, (text) => {
-      for (const each of text.split('\n')) {
-        if (each === '') continue;
-        const path = entryOf(each)?.p;
-        if (path !== undefined) last.set(path, line);
-        line += 1;
-      }
-    });
-    const kept = new Uint8Array(line);
-    for (const at of last.values()) kept[at] = 1;
-    await rm(temporary, { force: true });
-    const out = await open(
-      temporary,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
-      0o644,
-    );
-    try {
-      await out.write(headerLine(last.size));
-      line = 0;
-      await readChunks(source, 0, end, async (text) => {
-        const lines = text.split('\n').filter((each) => each !== '' && kept[line++] === 1);
-        if (lines.length > 0) await out.write(`${lines.join('\n')}\n`);
-      });
-      await out.sync();
-    } finally {
-      await out.close();
-    }
+    const end = await copyLastLines(source, (await source.stat()).size, temporary);
     await compactionSteps.beforeReplace();
     await replaceFile(temporary, file);
     await compactionSteps.afterReplace();
@@ -282,6 +252,44 @@ export async function compactLog(file: string): Promise<boolean> {
     await source?.close();
     await lock.release().catch(() => undefined);
   }
+}
+
+/**
+ * Writes to `temporary` (synced) a header and the last line of each path of the log in `source` up to `size`, in
+ * their order; resolves to the offset after the last complete line read. A first read finds the line number of
+ * each path's last line, the second writes those lines.
+ */
+async function copyLastLines(source: FileHandle, size: number, temporary: string): Promise<number> {
+  const last = new Map<string, number>();
+  let line = 0;
+  const end = await readChunks(source, 0, size, (text) => {
+    for (const each of text.split('\n')) {
+      if (each === '') continue;
+      const path = entryOf(each)?.p;
+      if (path !== undefined) last.set(path, line);
+      line += 1;
+    }
+  });
+  const kept = new Uint8Array(line);
+  for (const at of last.values()) kept[at] = 1;
+  await rm(temporary, { force: true });
+  const out = await open(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+    0o644,
+  );
+  try {
+    await out.write(headerLine(last.size));
+    line = 0;
+    await readChunks(source, 0, end, async (text) => {
+      const lines = text.split('\n').filter((each) => each !== '' && kept[line++] === 1);
+      if (lines.length > 0) await out.write(`${lines.join('\n')}\n`);
+    });
+    await out.sync();
+  } finally {
+    await out.close();
+  }
+  return end;
 }
 
 function headerLine(entries: number): string {
