@@ -16,9 +16,10 @@
  * one when it is not. A line lands before the rename (in the copy or in that tail) or the writer sees the rename
  * after writing it, so none is lost; one may be written twice, which changes nothing. Readers tell a replaced log
  * by its inode, its header's id or its size, and read it again from the start. Compaction needs inode numbers the
- * file system keeps (the record's probe says so): elsewhere the log is never compacted. A version before this
- * one appending without the check may lose lines written during a compaction; those files are checked against
- * the store again, which is slower but never wrong.
+ * file system keeps (the record's probe says so): elsewhere the log is never compacted; a rename refused while
+ * another program holds the log open (Windows) leaves the long log to a later run. A version before this one,
+ * appending without the check, may lose lines written during a compaction (as its own compaction at an open
+ * could): those files are checked against the store again, which is slower but never wrong.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, writeSync } from 'node:fs';
