@@ -10,9 +10,12 @@ export const STATE_FOLDER = '.mission-data';
 
 /** The names inside the state folder, each kept by one module of this folder. */
 export const STATE_NAMES = {
-  /** The record of verified downloads (`verified.ts`). */
+  /**
+   * The record of verified downloads (`verified.ts`); its compaction's lock and new copy are `<name>.lock` and
+   * `<name>.compact` (`verified-log.ts`).
+   */
   verifiedRecord: 'verified.jsonl',
-  /** The file whose inode number shows whether the root keeps them, and its record beside it (`verified.ts`). */
+  /** The file whose inode number shows whether the root keeps them, and its record beside it (`verified-inodes.ts`). */
   inodeProbe: 'inode-probe',
   /** What `--connections auto` measured, per host (`learned-connections.ts`). */
   learnedConnections: 'connections.json',

@@ -36,7 +36,8 @@ export async function findSuperseded(
     if (list) list.push(entry.file);
     else byDay.set(key, [entry.file]);
   }
-  const record = await root.readVerified();
+  // Only the lines of the files found here are parsed.
+  const record = await root.readVerified(local.map((entry) => entry.path));
   const vouched = async (file: MissionFile) => {
     const stats = await lstat(resolveLocalPath(dataDir, file)).catch(() => undefined);
     return stats !== undefined && record.matches(file.path, stats);
