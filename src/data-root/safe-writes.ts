@@ -3,12 +3,12 @@
  * without ever passing through a symbolic link that leads outside it, and file-system errors told in words.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
+import { type BigIntStats, constants, lstatSync, mkdirSync } from 'node:fs';
+import { mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
 import { NO_FOLLOW } from '../core/no-follow.js';
-import { realPath, realPathSync } from '../core/real-path.js';
+import { realPathSync } from '../core/real-path.js';
 import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
 
@@ -173,34 +173,54 @@ export { NO_FOLLOW };
 
 /**
  * Makes `folder` (below `root`) and every folder on the way, refusing a folder that is a symbolic link
- * leading outside the data root. The root itself may be a link. Resolves to the folder's real path.
+ * leading outside the data root. The root itself may be a link; `realRoot` is its real path when the caller
+ * knows it already (a batch resolves it once, not once per folder). Returns what the folder's last step was once
+ * walked (its `lstat`, device and inode exact): a batch holds the folder to it at each file's turn.
+ *
+ * Synchronous, as a part's creation is (`download/part/`): a look at metadata the kernel holds costs less than
+ * its two hand-overs to the thread pool and back, and a batch of small files makes a folder every few files.
  */
-export async function ensureFolderInside(root: string, folder: string): Promise<void> {
-  const realRoot = await realPath(root).catch(() => root);
+export function ensureFolderInside(root: string, folder: string, realRoot?: string): BigIntStats {
+  const insideOf = realRoot ?? realPathOr(root, root);
   const steps = relative(root, folder)
     .split(sep)
     .filter((step) => step !== '');
   let current = root;
+  let stats: BigIntStats | undefined;
   for (const step of steps) {
     current = join(current, step);
-    let stats = await lstat(current).catch(() => undefined);
+    stats = lstatSync(current, { bigint: true, throwIfNoEntry: false });
     if (!stats) {
-      await mkdir(current).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw localError(`Cannot create the folder ${current}`, error);
-      });
-      stats = await lstat(current);
+      try {
+        mkdirSync(current);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          throw localError(`Cannot create the folder ${current}`, error);
+        }
+      }
+      stats = lstatSync(current, { bigint: true });
     }
     if (stats.isSymbolicLink()) {
-      const target = await realPath(current).catch(() => undefined);
-      if (target === undefined || !isInside(realRoot, target)) {
+      const target = realPathOr(current, undefined);
+      if (target === undefined || !isInside(insideOf, target)) {
         throw new LocalFileError(
-          `Refusing to write through ${current}: it is a symbolic link to ${target ?? 'a missing place'}, outside the data root ${realRoot}.`,
+          `Refusing to write through ${current}: it is a symbolic link to ${target ?? 'a missing place'}, outside the data root ${insideOf}.`,
           { code: 'E_UNSAFE_PATH', hint: 'Remove the link, or make it a real folder inside the data root.' },
         );
       }
     } else if (!stats.isDirectory()) {
       throw new LocalFileError(`Cannot create the folder ${current}: a file of that name is in the way.`);
     }
+  }
+  return stats ?? lstatSync(folder, { bigint: true });
+}
+
+/** The real path of `path`, or `otherwise` when it cannot be resolved. */
+function realPathOr<Otherwise>(path: string, otherwise: Otherwise): string | Otherwise {
+  try {
+    return realPathSync(path);
+  } catch {
+    return otherwise;
   }
 }
 

@@ -7,10 +7,10 @@ import { lstatSync, type Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { abortedError, failureOf, notStartedError } from '../../core/batch.js';
-import { isMissionDataError, LocalFileError } from '../../core/errors.js';
+import { isMissionDataError } from '../../core/errors.js';
 import { REFETCHES_AFTER_MISMATCH, sleep } from '../../core/failure-policy.js';
 import { progressPace } from '../../core/pace.js';
-import { folderStaysInside, type LearnedConnections, sumOf } from '../../data-root/index.js';
+import { type LearnedConnections, sumOf } from '../../data-root/index.js';
 import { ChecksumMismatch } from '../object/object-checksum.js';
 import { renewingSource } from '../object/object-url.js';
 import { receiveObject } from '../object/receive.js';
@@ -19,6 +19,8 @@ import { PartBusy, PartFile } from '../part/part-file.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from '../ranged/adaptive.js';
 import type { DownloadProgress, DownloadResult } from '../types.js';
 import { sameAsStored } from './existing-file.js';
+import type { CheckedFolder } from './folders.js';
+import { landedVerified, runsForClaim } from './other-runs.js';
 import type { Batch, Lookup, PlannedDownload } from './plan.js';
 
 /** Files at least this large are recorded as verified at once: another process may be waiting for them. */
@@ -53,6 +55,8 @@ class FileDownload {
   private began = false;
   /** What is on disk and known of the object, once a part is claimed. */
   private state: OnDisk | undefined;
+  /** How many other runs the look of this file's claim saw in the data root. */
+  private othersAtClaim = 0;
 
   constructor(
     private readonly batch: Batch,
@@ -113,9 +117,8 @@ class FileDownload {
     let { present } = found;
     // Another run works in this data root (see `runs.ts`): what was looked up ahead of this turn may be old. Its
     // file may have landed since (its record line is written before its rename, so a file seen here is in the
-    // record once re-read), or its part may be there; what it fetched is counted, not fetched again.
-    const others = batch.runs?.others() ?? [];
-    if (others.length > 0) batch.verified.flush();
+    // record once re-read), or its part may be there; what it fetched is counted, not fetched again. A run seen
+    // first at this file's claim (the one look at the runs' folder a file makes) is met there the same way.
     if (batch.runs?.shared && !options.force) {
       present = lstatSync(localPath, { throwIfNoEntry: false });
       if (await landedVerified(batch, this.path, present, signal)) return this.skipped();
@@ -140,9 +143,10 @@ class FileDownload {
     present: Stats | undefined,
   ): Promise<DownloadResult> {
     const { batch, options, signal, localPath } = this;
-    let listed: ReadonlySet<string> | undefined = await batch.folders.ensure(dirname(localPath));
+    const folder = await batch.folders.ensure(dirname(localPath));
+    let listed: ReadonlySet<string> | undefined = folder.partNames;
     for (;;) {
-      const done = await this.fetchUnlessBusy(listed, source, url, present);
+      const done = await this.fetchUnlessBusy(folder, listed, source, url, present);
       if (done) return done;
       // Another process is downloading this file: wait for it, then look again (its copy is verified). The wait
       // varies: two runs that stepped back from one file at once come back apart.
@@ -156,6 +160,7 @@ class FileDownload {
 
   /** The file fetched into its part; undefined when another process holds the part (said on the first look). */
   private async fetchUnlessBusy(
+    folder: CheckedFolder,
     listed: ReadonlySet<string> | undefined,
     source: ObjectSource,
     url: string,
@@ -163,7 +168,10 @@ class FileDownload {
   ): Promise<DownloadResult | undefined> {
     const { batch, options, signal, localPath } = this;
     try {
-      const part = await PartFile.claim(localPath, listed, batch.runs && (() => batch.runs?.others() ?? []));
+      const otherRuns = runsForClaim(batch, (seen) => {
+        this.othersAtClaim = seen;
+      });
+      const part = await PartFile.claim(localPath, { folderNames: listed, otherRuns, folder });
       if (batch.runs?.shared && !options.force) {
         // The other run's part may have become the file between this turn's first look and the claim: its
         // part or its file is always there to see (a rename), so a look at the file after the claim is enough.
@@ -258,20 +266,19 @@ class FileDownload {
     }
   }
 
-  /** Moves the verified part into place, and records it as verified when the store stated a checksum. */
+  /**
+   * Moves the verified part into place, and records it as verified when the store stated a checksum. Its folder
+   * was held to the one checked before the part was made (see `batch/folders.ts`): the rename goes by the same
+   * path, and through a link put there since it finds no part to move.
+   */
   private async putInPlace(part: PartFile, received: ObjectReceived): Promise<void> {
-    const { batch, localPath } = this;
-    if (!folderStaysInside(batch.root.realPath, localPath)) {
-      throw new LocalFileError(
-        `Refusing to move ${part.path} into place: its folder now leads outside the data root.`,
-        { code: 'E_UNSAFE_PATH' },
-      );
-    }
+    const { batch } = this;
     const { verifiedBy } = received;
     await part.commit((stats) => {
       if (!verifiedBy) return;
-      // Written at once when another run may be waiting for it (a large file, or a run seen in the data root).
-      const now = received.size >= IMMEDIATE_RECORD_BYTES || (batch.runs?.others().length ?? 0) > 0;
+      // Written at once when another run may be waiting for it: a large file, or one whose claim saw another run
+      // (a run that came since reads it within this run's next claim, which flushes: see `other-runs.ts`).
+      const now = received.size >= IMMEDIATE_RECORD_BYTES || this.othersAtClaim > 0;
       batch.verified.add(this.path, stats, sumOf(verifiedBy), now);
     });
   }
@@ -290,36 +297,6 @@ class FileDownload {
     if (error instanceof Error && !signal?.aborted) {
       error.message += ` ${held} bytes of ${state.total ?? 'the'} are kept in ${part.path}; the next run resumes from them.`;
     }
-  }
-}
-
-/** How long a file another run put in place is given for its record line to be written (see `landedVerified`). */
-const RECORD_WAIT_MS = 1000;
-
-/**
- * True when the file at a destination is one the record vouches for, read again when needed. A run that put the
- * file there writes its line before its rename once it knows of this run, and within one of its turns otherwise:
- * while another run is live, its line is waited for a moment before the file is checked against the store.
- */
-async function landedVerified(
-  batch: Batch,
-  path: string,
-  present: Stats | undefined,
-  signal: AbortSignal | undefined,
-): Promise<boolean> {
-  if (!present?.isFile()) return false;
-  const waitUntil = Date.now() + RECORD_WAIT_MS;
-  for (;;) {
-    if (batch.verified.matches(path, present)) return true;
-    await batch.verified.refresh();
-    if (batch.verified.matches(path, present)) return true;
-    if (Date.now() >= waitUntil) return false;
-    if ((batch.runs?.others().length ?? 0) === 0) {
-      // The other run may have written its last lines as it ended, since the read above.
-      await batch.verified.refresh();
-      return batch.verified.matches(path, present);
-    }
-    await sleep(25, signal);
   }
 }
 

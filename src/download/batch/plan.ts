@@ -1,10 +1,9 @@
 /**
  * What the files of one download batch share: their plan (each target checked and given its destination once),
- * the folders made safe so far, and the look-ups that run ahead of the transfers.
+ * the folders made safe so far (`folders.ts`), and the look-ups that run ahead of the transfers.
  */
 
 import { lstatSync, type Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import { abortedError, type BatchStop } from '../../core/batch.js';
 import { LocalFileError, ValidationError } from '../../core/errors.js';
 import type { RequestSettings, TransferSettings } from '../../core/settings.js';
@@ -12,14 +11,15 @@ import {
   type CaseProbe,
   type DataRoot,
   type DownloadRuns,
-  ensureFolderInside,
   foldsCase,
-  isPartName,
   type LearnedConnections,
   type VerifiedRecord,
 } from '../../data-root/index.js';
 import { type LocatedFile, locateFile, resolveLocalPath } from '../../naming/layout.js';
 import type { DownloadHttp, DownloadOptions } from '../types.js';
+import type { FolderCache } from './folders.js';
+
+export { CheckedFolder, FolderCache } from './folders.js';
 
 export interface PlannedDownload {
   file: LocatedFile;
@@ -110,33 +110,6 @@ function refuseCaseTwins(files: PlannedDownload[], dataDir: string, probe: CaseP
     );
   }
   return files;
-}
-
-/**
- * Folders made safe in this batch: files of one product share their month folder, and walking it (with its
- * symbolic-link check) per file is a measurable part of downloading many small files.
- */
-export class FolderCache {
-  private readonly made = new Map<string, Promise<ReadonlySet<string>>>();
-
-  constructor(private readonly root: string) {}
-
-  /** Makes the folder safe to write in; resolves to the names of the parts it held then. */
-  ensure(folder: string): Promise<ReadonlySet<string>> {
-    let made = this.made.get(folder);
-    if (!made) {
-      made = ensureFolderInside(this.root, folder).then(() => partsIn(folder));
-      made.catch(() => this.made.delete(folder));
-      this.made.set(folder, made);
-    }
-    return made;
-  }
-}
-
-/** The names of the parts in a folder: the leftovers a file's claim looks at. */
-async function partsIn(folder: string): Promise<ReadonlySet<string>> {
-  const names = await readdir(folder).catch(() => [] as string[]);
-  return new Set(names.filter(isPartName));
 }
 
 /** What a file needs before its bytes are fetched: nothing (a verified copy), or the object's address. */

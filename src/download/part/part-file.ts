@@ -7,8 +7,8 @@
  *
  * Writes (~1 MiB each), truncation, closing and the final rename are synchronous, as in curl and aria2: handing
  * them to the thread pool costs more than they do (two hand-overs between threads, each a wake-up of a sleeping
- * thread), and on a machine of two cores that thread competes with the one receiving. Creating the part stays
- * asynchronous (see `openDescriptor`).
+ * thread), and on a machine of two cores that thread competes with the one receiving. Creating the part is
+ * synchronous too (see `claimPart` in `part-leftovers.ts`).
  */
 import {
   closeSync,
@@ -23,30 +23,20 @@ import {
   writeSync,
   writevSync,
 } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import { LocalFileError } from '../../core/errors.js';
 import { hostId } from '../../core/host-id.js';
-import { openNoFollowSync } from '../../core/no-follow.js';
 import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
 import { localError, NO_FOLLOW, PartFiles } from '../../data-root/index.js';
 import {
-  finishedRanges,
-  type Leftover,
-  leftoverAt,
-  leftovers,
-  ownerAlive,
+  type ClaimOptions,
+  claimPart,
+  type FolderGuard,
+  livePartOf,
+  PartBusy,
   type PartRecord,
 } from './part-leftovers.js';
 
-/** A part another live process is writing. */
-export class PartBusy extends Error {
-  constructor(
-    readonly pid: number,
-    readonly path: string,
-  ) {
-    super(`another download of this file is in progress (process ${pid}, ${path})`);
-  }
-}
+export { PartBusy } from './part-leftovers.js';
 
 /** Destinations this process is writing, so two batches of one process never share a part. */
 const claimedHere = new Set<string>();
@@ -68,6 +58,8 @@ export class PartFile {
     fd: number,
     /** What the part held when it was claimed (a resumed part), or undefined for a new one. */
     readonly resumed: (PartRecord & { written: number }) | undefined,
+    /** The part's folder, confirmed before each write of the record beside the part. */
+    private readonly folder: FolderGuard | undefined,
   ) {
     this.#fd = fd;
   }
@@ -75,23 +67,25 @@ export class PartFile {
   /**
    * Claims the part of `destination` (whose folder must exist): takes over a part a dead process left (to
    * resume it) or creates a new one, and removes leftovers that cannot be resumed. Throws `PartBusy` when a
-   * live process is writing this file. `folderNames` is the folder's listing, when the caller took one (it may
-   * be older than the other runs' parts); `otherRuns` names the pids of the download runs working in the data
-   * root now, whose parts of this file are looked at by name (see `runs.ts`).
+   * live process is writing this file. See `ClaimOptions` for what the caller may know already.
    */
-  static async claim(
-    destination: string,
-    folderNames?: ReadonlySet<string>,
-    otherRuns?: () => readonly number[],
-  ): Promise<PartFile> {
+  static async claim(destination: string, options: ClaimOptions = {}): Promise<PartFile> {
     if (claimedHere.has(destination)) throw new PartBusy(process.pid, new PartFiles(destination).ours.part);
     claimedHere.add(destination);
+    const { otherRuns } = options;
     try {
-      const part = await PartFile.#claim(destination, folderNames, otherRuns?.() ?? []);
+      const { path, recordFile, fd, resumed } = await claimPart(
+        destination,
+        options,
+        otherRuns?.seen() ?? [],
+      );
+      const part = new PartFile(destination, path, recordFile, fd, resumed, options.folder);
       // Two runs may reach one file at once, each finding no part of the other and making its own. Each looks
       // again once its part exists: of two parts made at once, the later look sees the earlier part, so at
-      // least one of the two steps back (both may: each then comes back after a wait of its own length).
-      const rival = otherRuns ? await livePartOf(destination, otherRuns()) : undefined;
+      // least one of the two steps back (both may: each then comes back after a wait of its own length). This
+      // look is the one a claim makes of the runs' folder: the leftovers above were looked for among the runs
+      // seen before, and a run that came since has, if any part of this file, a live one, which this look sees.
+      const rival = otherRuns ? await livePartOf(destination, otherRuns.look()) : undefined;
       if (rival) {
         await part.stepBack();
         throw new PartBusy(rival.pid, rival.path);
@@ -101,60 +95,6 @@ export class PartFile {
       claimedHere.delete(destination);
       throw error;
     }
-  }
-
-  static async #claim(
-    destination: string,
-    folderNames: ReadonlySet<string> | undefined,
-    otherRuns: readonly number[],
-  ): Promise<PartFile> {
-    const { part: ours, record: ourRecord } = new PartFiles(destination).ours;
-    let adopted: PartRecord | undefined;
-    const found = await leftovers(destination, folderNames);
-    for (const pid of otherRuns) {
-      const theirs = new PartFiles(destination).of(pid);
-      if (!found.some((leftover) => leftover.path === theirs.part)) {
-        const named = await leftoverAt(theirs);
-        if (named) found.push(named);
-      }
-    }
-    for (const leftover of found) {
-      if (await ownerAlive(leftover)) throw new PartBusy(leftover.pid, leftover.path);
-      const kind = await lstat(leftover.path).catch(() => undefined);
-      if (adopted === undefined && leftover.record !== undefined && kind?.isFile()) {
-        // rename is atomic: when two runs reach for the same leftover, one of them gets it.
-        try {
-          if (leftover.path !== ours) {
-            await replaceFile(leftover.path, ours);
-            await replaceFile(leftover.recordFile, ourRecord).catch(() => undefined);
-          }
-          adopted = leftover.record;
-          continue;
-        } catch {
-          // Taken by another run, or gone.
-        }
-      }
-      // Dead, and not resumable here: never left to accumulate.
-      await Promise.all([removeFile(leftover.path), removeFile(leftover.recordFile)]);
-    }
-    if (adopted) {
-      const fd = await openPart(ours, constants.O_RDWR);
-      const length = fstatSync(fd).size;
-      const written = Math.min(adopted.written ?? length, length, adopted.size ?? Number.POSITIVE_INFINITY);
-      const parts = finishedRanges(adopted.parts, written, Math.min(length, adopted.size ?? length));
-      return new PartFile(destination, ours, ourRecord, fd, { ...adopted, written, parts });
-    }
-    const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
-    let fd: number;
-    try {
-      fd = await openDescriptor(ours, flags);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
-      // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
-      await removeFile(ours);
-      fd = await openPart(ours, flags);
-    }
-    return new PartFile(destination, ours, ourRecord, fd, undefined);
   }
 
   /** Writes `buffers` (`size` bytes in all) at `position`, finishing short writes. */
@@ -218,7 +158,9 @@ export class PartFile {
     const file = this.recordFile;
     const temporary = `${file}.tmp`;
     try {
-      // Exclusive and without following links: a file planted under these names is never written through.
+      // Exclusive and without following links: a file planted under these names is never written through; and
+      // never in a folder swapped for a link since the part was made (a record is written while bytes land).
+      this.folder?.confirm(temporary);
       removeQuietly(temporary);
       const fd = openSync(
         temporary,
@@ -323,44 +265,7 @@ export class PartFile {
   }
 }
 
-/** The part of one of `pids` beside `destination` whose owner still works on it, if any. */
-async function livePartOf(destination: string, pids: readonly number[]): Promise<Leftover | undefined> {
-  for (const pid of pids) {
-    const leftover = await leftoverAt(new PartFiles(destination).of(pid));
-    if (leftover && (await ownerAlive(leftover))) return leftover;
-  }
-  return undefined;
-}
-
 function removeQuietly(path: string): void {
   // rm of a link removes the link, never its target.
   rmSync(path, { force: true });
-}
-
-/**
- * Opens a file on the receiving thread and resolves to its descriptor. A synchronous open costs a third of the CPU
- * of one in the thread pool (two hand-overs between threads and a wake-up per file: 1,000 creations take 44 ms
- * of CPU here against 140 ms), and on a machine of two cores the pool's thread competes with the one receiving.
- */
-/** Opens a part, never through a link at its name (a link planted there is refused, on every system). */
-function openDescriptor(path: string, flags: number): Promise<number> {
-  try {
-    return Promise.resolve(openNoFollowSync(path, flags, 0o644));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-async function openPart(path: string, flags: number): Promise<number> {
-  let fd: number;
-  try {
-    fd = await openDescriptor(path, flags);
-  } catch (error) {
-    throw localError(`Cannot write ${path}`, error);
-  }
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw new LocalFileError(`Cannot write ${path}: it is not a regular file.`);
-  }
-  return fd;
 }

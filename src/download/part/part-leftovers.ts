@@ -1,19 +1,42 @@
 /**
  * What other runs left beside a destination: their parts (`<name>.part.<pid>`) and the records that say what
- * each holds, and whether the process that wrote one still works on it.
+ * each holds, and whether the process that wrote one still works on it; and the claim of the part this process
+ * writes (`claimPart`): a leftover of a dead process taken over to be resumed, or a new part made exclusively,
+ * never through a symbolic link at its name and never in a folder swapped for one since the batch checked it
+ * (see `batch/folders.ts`).
  */
-import { constants, lstatSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, lstatSync } from 'node:fs';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   type ChecksumAlgorithm,
   DIGEST_BYTES,
   type ExpectedChecksum,
 } from '../../core/checksums/checksum.js';
+import { LocalFileError } from '../../core/errors.js';
 import { isThisHost } from '../../core/host-id.js';
-import { openNoFollow } from '../../core/no-follow.js';
+import { openNoFollow, openNoFollowSync } from '../../core/no-follow.js';
 import { processAlive } from '../../core/process-alive.js';
-import { PartFiles, type PartPaths } from '../../data-root/index.js';
+import { removeFile, replaceFile } from '../../core/replace-file.js';
+import { localError, PartFiles, type PartPaths } from '../../data-root/index.js';
+
+/** A part another live process is writing. */
+export class PartBusy extends Error {
+  constructor(
+    readonly pid: number,
+    readonly path: string,
+  ) {
+    super(`another download of this file is in progress (process ${pid}, ${path})`);
+  }
+}
+
+/** The other download runs working in the data root, as a claim asks for them (see `DataRoot.joinRuns`). */
+export interface OtherRuns {
+  /** Their pids as last seen, without a look. */
+  seen(): readonly number[];
+  /** Their pids now: one look at the runs' folder. */
+  look(): readonly number[];
+}
 
 /** What a part holds, kept beside it so a later run can resume it. */
 export interface PartRecord {
@@ -169,4 +192,134 @@ export async function ownerAlive(leftover: Pick<Leftover, 'path' | 'pid' | 'reco
   // to for a while is abandoned.
   const stats = await stat(leftover.path).catch(() => undefined);
   return stats !== undefined && Date.now() - stats.mtimeMs < ABANDONED_AFTER_MS;
+}
+
+/** The part of one of `pids` beside `destination` whose owner still works on it, if any. */
+export async function livePartOf(
+  destination: string,
+  pids: readonly number[],
+): Promise<Leftover | undefined> {
+  for (const pid of pids) {
+    const leftover = await leftoverAt(new PartFiles(destination).of(pid));
+    if (leftover && (await ownerAlive(leftover))) return leftover;
+  }
+  return undefined;
+}
+
+/** The folder of a part, checked before each write by its path (see `batch/folders.ts`). */
+export interface FolderGuard {
+  /** Throws when the folder no longer leads where it was checked to (`E_UNSAFE_PATH`) before a write at `path`. */
+  confirm(path: string): void;
+}
+
+/** What a claim may be told besides the destination. */
+export interface ClaimOptions {
+  /**
+   * The folder's listing, when the caller took one (it may be older than the other runs' parts): a batch lists
+   * each folder once.
+   */
+  folderNames?: ReadonlySet<string> | undefined;
+  /** The download runs working in the data root now, whose parts of this file are looked at by name. */
+  otherRuns?: OtherRuns | undefined;
+  /** The destination's folder as checked, confirmed before each write in it. */
+  folder?: FolderGuard | undefined;
+}
+
+/** The part a claim gives: its file and record's names, its descriptor, and what it held when resumed. */
+export interface ClaimedPart {
+  path: string;
+  recordFile: string;
+  fd: number;
+  resumed: (PartRecord & { written: number }) | undefined;
+}
+
+/**
+ * The part of `destination` this process writes: a leftover of a dead process (found among `folderNames`, or by
+ * name among the parts of `otherRuns`) taken over, or a new part. Throws `PartBusy` when a live process writes one.
+ */
+export async function claimPart(
+  destination: string,
+  { folderNames, folder }: ClaimOptions,
+  otherRuns: readonly number[],
+): Promise<ClaimedPart> {
+  const { part: ours, record: ourRecord } = new PartFiles(destination).ours;
+  let adopted: PartRecord | undefined;
+  const found = await leftovers(destination, folderNames);
+  for (const pid of otherRuns) {
+    const theirs = new PartFiles(destination).of(pid);
+    if (!found.some((leftover) => leftover.path === theirs.part)) {
+      const named = await leftoverAt(theirs);
+      if (named) found.push(named);
+    }
+  }
+  // Leftovers are renamed and removed by the folder's path: it is held to the folder checked first.
+  if (found.length > 0) folder?.confirm(ours);
+  for (const leftover of found) {
+    if (await ownerAlive(leftover)) throw new PartBusy(leftover.pid, leftover.path);
+    const kind = await lstat(leftover.path).catch(() => undefined);
+    if (adopted === undefined && leftover.record !== undefined && kind?.isFile()) {
+      // rename is atomic: when two runs reach for the same leftover, one of them gets it.
+      try {
+        if (leftover.path !== ours) {
+          await replaceFile(leftover.path, ours);
+          await replaceFile(leftover.recordFile, ourRecord).catch(() => undefined);
+        }
+        adopted = leftover.record;
+        continue;
+      } catch {
+        // Taken by another run, or gone.
+      }
+    }
+    // Dead, and not resumable here: never left to accumulate.
+    await Promise.all([removeFile(leftover.path), removeFile(leftover.recordFile)]);
+  }
+  if (adopted) {
+    const fd = await openPart(ours, constants.O_RDWR);
+    const length = fstatSync(fd).size;
+    const written = Math.min(adopted.written ?? length, length, adopted.size ?? Number.POSITIVE_INFINITY);
+    const parts = finishedRanges(adopted.parts, written, Math.min(length, adopted.size ?? length));
+    return { path: ours, recordFile: ourRecord, fd, resumed: { ...adopted, written, parts } };
+  }
+  // Right before the part is made (nothing is awaited between the two): never in a folder swapped for a link.
+  folder?.confirm(ours);
+  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
+  let fd: number;
+  try {
+    fd = await openDescriptor(ours, flags);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
+    // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
+    await removeFile(ours);
+    folder?.confirm(ours);
+    fd = await openPart(ours, flags);
+  }
+  return { path: ours, recordFile: ourRecord, fd, resumed: undefined };
+}
+
+/**
+ * Opens a part, never through a link at its name (a link planted there is refused, on every system), on the
+ * receiving thread: a synchronous open costs a third of the CPU of one in the thread pool (two hand-overs between
+ * threads and a wake-up per file: 1,000 creations take 44 ms of CPU here against 140 ms), and on a machine of two
+ * cores the pool's thread competes with the one receiving.
+ */
+function openDescriptor(path: string, flags: number): Promise<number> {
+  try {
+    return Promise.resolve(openNoFollowSync(path, flags, 0o644));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function openPart(path: string, flags: number): Promise<number> {
+  let fd: number;
+  try {
+    fd = await openDescriptor(path, flags);
+  } catch (error) {
+    throw localError(`Cannot write ${path}`, error);
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new LocalFileError(`Cannot write ${path}: it is not a regular file.`);
+  }
+  return fd;
 }
