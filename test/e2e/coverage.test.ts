@@ -112,7 +112,9 @@ describe('coverage of a year of daily files at three levels', () => {
   it('reports exactly the known gaps, and the latest version of every day', async () => {
     const run = await cli([...YEAR, '--output-format', 'json']);
     // Nothing was downloaded here yet: one line says so, and the calendar is the archive's.
-    expect(run.stderr).toBe(`The data root ${join(home, 'data')} does not exist yet: nothing is held there.\n`);
+    expect(run.stderr).toBe(
+      `The data root ${join(home, 'data')} does not exist yet: nothing is held there.\n`,
+    );
     expect(run.code).toBe(0);
     const rows = JSON.parse(run.stdout) as Row[];
     expect(rows).toHaveLength(3 * 365);
