@@ -268,7 +268,7 @@ class FileDownload {
 
   /**
    * Moves the verified part into place, and records it as verified when the store stated a checksum. Its folder
-   * was held to the one checked before the part was made (see `batch/folders.ts`): the rename goes by the same
+   * was held to the one checked before the part was made (see `download/batch/folders.ts`): the rename goes by the same
    * path, and through a link put there since it finds no part to move.
    */
   private async putInPlace(part: PartFile, received: ObjectReceived): Promise<void> {

@@ -14,7 +14,7 @@
  *   the root along with a folder above it that a link then replaces, is still that directory: only someone who can
  *   write where it went could have moved it there.
  * - the files themselves are never opened through a link: a part is created exclusively with `O_NOFOLLOW`, an
- *   existing one opened with `openNoFollow` (see `claimPart` in `part/part-leftovers.ts`).
+ *   existing one opened with `openNoFollow` (see `claimPart` in `download/part/part-leftovers.ts`).
  * The part's bytes go to the descriptor opened, wherever its folder is moved later; its rename into place goes by
  * the folder's path again, and through a link put there since it finds no part of this run to move (the part is
  * in the folder checked), so it fails instead of putting a file elsewhere. One `lstat` per file replaces the real

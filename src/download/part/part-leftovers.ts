@@ -3,7 +3,7 @@
  * each holds, and whether the process that wrote one still works on it; and the claim of the part this process
  * writes (`claimPart`): a leftover of a dead process taken over to be resumed, or a new part made exclusively,
  * never through a symbolic link at its name and never in a folder swapped for one since the batch checked it
- * (see `batch/folders.ts`).
+ * (see `download/batch/folders.ts`).
  */
 import { closeSync, constants, fstatSync, lstatSync } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
@@ -206,7 +206,7 @@ export async function livePartOf(
   return undefined;
 }
 
-/** The folder of a part, checked before each write by its path (see `batch/folders.ts`). */
+/** The folder of a part, checked before each write by its path (see `download/batch/folders.ts`). */
 export interface FolderGuard {
   /** Throws when the folder no longer leads where it was checked to (`E_UNSAFE_PATH`) before a write at `path`. */
   confirm(path: string): void;
