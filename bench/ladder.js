@@ -1,5 +1,5 @@
 /**
- * What each change saved: `node bench/ladder.js [--quick] COMMIT...` builds the command line of each commit (a
+ * What each change saved: `node bench/ladder.js [--quick] [--repetitions N] COMMIT...` builds the command line of each commit (a
  * detached worktree under the system's temporary folder, sharing this checkout's node_modules) and times each
  * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB and 1,000
  * files of 64 KiB (16 at a time), CPU (user + system) beside wall time, medians. curl runs in the same rounds
@@ -21,9 +21,12 @@ import { touchObjects } from './lib/warm-up.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const commits = args.filter((arg) => arg !== '--quick');
+/** `--repetitions N`: more rounds where a case's times are spread (a 1 GiB file's system time on a busy page cache). */
+const repeatAt = args.indexOf('--repetitions');
+const asked = repeatAt === -1 ? undefined : Number(args[repeatAt + 1]);
+const commits = args.filter((arg, at) => arg !== '--quick' && at !== repeatAt && at !== repeatAt + 1);
 if (commits.length === 0) {
-  console.error('usage: node bench/ladder.js [--quick] COMMIT...');
+  console.error('usage: node bench/ladder.js [--quick] [--repetitions N] COMMIT...');
   process.exit(2);
 }
 
@@ -39,7 +42,7 @@ function build(commit, base) {
 const MIB = 1024 * 1024;
 const size = quick ? 64 * MIB : 1024 * MIB;
 const count = quick ? 100 : 1000;
-const repetitions = quick ? 2 : 7;
+const repetitions = asked ?? (quick ? 2 : 7);
 const base = await mkdtemp(join(tmpdir(), 'mission-data-ladder-'));
 let server;
 try {
