@@ -6,21 +6,8 @@
  */
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { INSTRUMENTS } from './store.js';
 
-const INSTRUMENTS = [
-  'mag',
-  'swe',
-  'codice',
-  'hit',
-  'glows',
-  'idex',
-  'lo',
-  'swapi',
-  'ultra-45',
-  'ultra-90',
-  'hi-45',
-  'hi-90',
-];
 /** The products of an instrument, each one file a day: its level and descriptor. */
 const PRODUCTS = [
   ['l0', 'raw'],

@@ -2,9 +2,10 @@
  * What a running process spent, read from Linux's /proc: its CPU and its peak resident memory, for the processes
  * the scale benchmarks measure while they serve (the reference server, PostgreSQL) rather than from spawn to exit.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { BIN } from './measure.js';
+import { startListeningProcess } from './server.js';
 
 /** Clock ticks a second, the unit of /proc/<pid>/stat's times. */
 const TICKS = (() => {
@@ -70,29 +71,5 @@ export function peakRssOf(pid) {
  * its process id (to read what it spends) and a `close`.
  */
 export function startServe(args, env = process.env) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--quiet', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const close = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /^Listening on (https?:\/\/\S+)$/m.exec(stdout);
-      if (match) resolve({ url: match[1], pid: child.pid, close });
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`mission-data serve exited with ${code}: ${stderr.trim()}`)),
-    );
-  });
+  return startListeningProcess([BIN, 'serve', '--port', '0', '--quiet', ...args], 'mission-data serve', env);
 }

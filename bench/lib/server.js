@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { BIN } from './measure.js';
 
 /**
- * Starts a process that prints `Listening on <url>` once ready; resolves with that URL and a `close` that stops
- * it. `what` names it in the error when it exits before listening.
+ * Starts a process that prints `Listening on <url>` once ready; resolves with that URL, its process id and a
+ * `close` that stops it. `what` names it in the error when it exits before listening.
  */
 export function startListeningProcess(args, what, env = process.env) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
@@ -24,7 +24,7 @@ export function startListeningProcess(args, what, env = process.env) {
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /^Listening on (https?:\/\/\S+)$/m.exec(stdout);
-      if (match) resolve({ url: match[1], close });
+      if (match) resolve({ url: match[1], pid: child.pid, close });
     });
     child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${stderr.trim()}`)));
   });

@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const INSTRUMENTS = [
+/** The mission's instruments, as the generated stores name them. */
+export const INSTRUMENTS = [
   'mag',
   'swe',
   'codice',
