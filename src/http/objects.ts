@@ -5,6 +5,7 @@ import { type Peer, ProtocolError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import type { AnswerBody, SentAnswer } from './body.js';
+import type { DispatchRequest, UploadBody } from './dispatch.js';
 import { objectError } from './failures.js';
 import { takeStatedDigest } from './stated-digest.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
@@ -31,21 +32,7 @@ export interface GetObjectOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** The bytes a PUT sends, in the two forms the clients take. */
-export interface UploadBody {
-  size: number;
-  /** Opens the bytes as a stream; called again for every attempt, so a retry re-reads the file from the start. */
-  open: () => Readable;
-  /**
-   * Reads bytes from `position` into `into` synchronously, returning how many (the form the wire client sends
-   * from, with no stream between the file and the socket).
-   */
-  read: (into: Buffer, position: number) => number;
-  /** Called before the last bytes are sent: throws when the file is no longer as it was measured. */
-  check?: (() => void) | undefined;
-  /** The bytes sent in the current attempt. */
-  onBytes?: ((sent: number) => void) | undefined;
-}
+export type { UploadBody } from './dispatch.js';
 
 /** What a PUT to a pre-signed URL sends. */
 export interface PutObjectOptions extends UploadBody {
@@ -53,14 +40,9 @@ export interface PutObjectOptions extends UploadBody {
   signal?: AbortSignal | undefined;
 }
 
-/** One request as the service client sends it. */
-export interface OutgoingRequest {
-  method: 'GET' | 'PUT';
-  url: URL;
+/** One request as the service client sends it: a dispatch's request, and whose address it goes to. */
+export interface OutgoingRequest extends DispatchRequest {
   peer: Peer;
-  headers: Record<string, string>;
-  upload?: UploadBody | undefined;
-  signal?: AbortSignal | undefined;
 }
 
 /** What an object transfer needs of the service client: one request (its retries are the caller's). */
