@@ -18,7 +18,7 @@ import {
   type ServiceCredentials,
   type ServiceRoute,
 } from './dialect.js';
-import { queryAllPages } from './query.js';
+import { type QueryingService, queryAllPages, queryPages } from './query.js';
 import { describeValue, type ReceivedRecord } from './records.js';
 import { ServiceTransport } from './transport.js';
 import type { HttpClientOptions, HttpQueryOptions } from './types.js';
@@ -171,14 +171,28 @@ export class HttpClient {
    */
   query(params: QueryParams, options: HttpQueryOptions | AbortSignal = {}): Promise<ReceivedRecord[]> {
     return queryAllPages(
-      {
-        choices: this.#choices,
-        learn: (name, value, why) => this.#learn(name, value, why),
-        callRoute: (route, rest, signal) => this.#callRoute(route, rest, signal),
-      },
+      this.#querying(),
       params,
       options instanceof AbortSignal ? { signal: options } : options,
     );
+  }
+
+  /**
+   * The records of `query`, one page at a time as the service answers them: the next page is asked only when
+   * the caller takes it, so nothing here holds more than a page (but for ancillary `version: 'latest'`, chosen
+   * from every version at the end). A failure rejects the iteration after the pages already handed over.
+   */
+  queryPages(params: QueryParams, options: HttpQueryOptions = {}): AsyncGenerator<ReceivedRecord[], void> {
+    return queryPages(this.#querying(), params, options);
+  }
+
+  /** What a query asks of this client: its choices, how it learns, one call of a route. */
+  #querying(): QueryingService {
+    return {
+      choices: this.#choices,
+      learn: (name, value, why) => this.#learn(name, value, why),
+      callRoute: (route, rest, signal) => this.#callRoute(route, rest, signal),
+    };
   }
 
   /**

@@ -42,14 +42,17 @@ export interface QueryingService {
 }
 
 /**
- * GET /query (or, for the `spice` table, GET /spice-query), every page of it (see `HttpClient.query`). The
- * newest ancillary versions are chosen here, from every version: today's service has no `latest` for them.
+ * GET /query (or, for the `spice` table, GET /spice-query), page by page (see `HttpClient.queryPages`): each page
+ * is asked once the one before it has been taken, so a caller that writes each page as it comes holds one page at
+ * a time. The newest ancillary versions are chosen here, from every version (today's service has no `latest` for
+ * them): those pages are held to the end and handed over as one. No page handed over is empty; the callbacks are
+ * called before the last page is.
  */
-export async function queryAllPages(
+export async function* queryPages(
   service: QueryingService,
   params: QueryParams,
   options: HttpQueryOptions,
-): Promise<ReceivedRecord[]> {
+): AsyncGenerator<ReceivedRecord[], void, undefined> {
   const { signal, pageSize = DEFAULT_PAGE_SIZE, onNewerForms, onPossiblyCut } = options;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new ValidationError([
@@ -64,23 +67,57 @@ export async function queryAllPages(
   if (latestHere) search.delete('version');
   const asked = table === 'spice' ? spiceQuerySearch(search) : search;
   const query = new PagedQuery(service, asked, pageSize, signal, table);
-  let more = true;
-  while (more) more = await query.takePage();
-  if (query.newerForms > 0) onNewerForms?.(query.newerForms);
-  const cut = query.possiblyCut();
-  if (cut !== undefined) onPossiblyCut?.(cut);
-  return latestHere ? latestAncillary(query.records) : query.records;
+  const held: ReceivedRecord[] = [];
+  for (;;) {
+    // Nothing outside this loop holds a page: while the next one is asked for, the last is the caller's alone.
+    const { records, more } = await query.takePage();
+    if (latestHere) appendTo(held, records);
+    if (!more) {
+      // Called before the last page is handed over: a caller that stops there has heard them too.
+      if (query.newerForms > 0) onNewerForms?.(query.newerForms);
+      const cut = query.possiblyCut();
+      if (cut !== undefined) onPossiblyCut?.(cut);
+      const last = latestHere ? latestAncillary(held) : records;
+      if (last.length > 0) yield last;
+      return;
+    }
+    if (!latestHere && records.length > 0) yield records;
+  }
+}
+
+/** Every record of a query at once (see `HttpClient.query`): its pages (`queryPages`) in one array. */
+export async function queryAllPages(
+  service: QueryingService,
+  params: QueryParams,
+  options: HttpQueryOptions,
+): Promise<ReceivedRecord[]> {
+  const records: ReceivedRecord[] = [];
+  for await (const page of queryPages(service, params, options)) appendTo(records, page);
+  return records;
+}
+
+/** Appends `page` to `records` one by one: spread into `push`, an unpaged answer of 200,000 records overflows the stack. */
+function appendTo(records: ReceivedRecord[], page: readonly ReceivedRecord[]): void {
+  for (const record of page) records.push(record);
 }
 
 /** The first and last storage paths of a page, to tell a page sent twice. */
 type PageBounds = { first: string; last: string };
 
+/** A page taken: its records (none when it repeats one taken), and whether another page follows. */
+interface TakenPage {
+  records: ReceivedRecord[];
+  more: boolean;
+}
+
 /**
- * One query taken in page by page: the records so far, what it learned of the service's paging on the way, and
- * the count of an unpaged answer (which may have been cut).
+ * One query taken in page by page: how many records so far, what it learned of the service's paging on the way,
+ * and the count of an unpaged answer (which may have been cut). Its pages' records are handed to the caller, not
+ * kept.
  */
 class PagedQuery {
-  readonly records: ReceivedRecord[] = [];
+  /** Records taken so far: the next page's offset. */
+  count = 0;
   newerForms = 0;
   #previous: PageBounds | undefined;
   #unpagedAnswer: { count: number; total: number | undefined } | undefined;
@@ -100,29 +137,29 @@ class PagedQuery {
     return this.table === 'spice' ? 'spice-query' : 'query';
   }
 
-  /** Asks for the next page (or the one unpaged answer) and takes its records; false when no page follows. */
-  async takePage(): Promise<boolean> {
-    const { service, records, pageSize } = this;
-    const page = service.choices.paging === 'no' ? undefined : { offset: records.length, limit: pageSize };
+  /** Asks for the next page (or the one unpaged answer) and takes it. */
+  async takePage(): Promise<TakenPage> {
+    const { service, pageSize } = this;
+    const page = service.choices.paging === 'no' ? undefined : { offset: this.count, limit: pageSize };
     const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, this.signal);
     if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
-    const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? records.length : 0, this.table);
+    const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? this.count : 0, this.table);
     const received = checked.records;
     const bounds =
       received.length > 0
         ? { first: received[0]?.file_path ?? '', last: received.at(-1)?.file_path ?? '' }
         : undefined;
     if (paged && (received.length > pageSize || sameBounds(bounds, this.#previous))) {
-      this.#pagingIgnored(url, checked, answer);
-      return false;
+      return { records: this.#pagingIgnored(url, checked, answer), more: false };
     }
     this.#take(checked, paged ? undefined : answer);
-    if (!paged || !this.#morePages(received.length, statedTotal(answer))) return false;
-    if (records.length > pageSize && service.choices.paging === 'unknown') {
+    if (!paged || !this.#morePages(received.length, statedTotal(answer)))
+      return { records: received, more: false };
+    if (this.count > pageSize && service.choices.paging === 'unknown') {
       service.learn('paging', 'yes', 'the service pages query answers');
     }
     this.#previous = bounds;
-    return true;
+    return { records: received, more: true };
   }
 
   /** The error of an answer that did not succeed: a 404 of `/spice-query` says the service keeps no SPICE table. */
@@ -144,26 +181,29 @@ class PagedQuery {
     return cut ? answered.count : undefined;
   }
 
-  /** Takes a page's records; `unpaged`, the answer that holds them all, is kept to tell whether it was cut. */
+  /** Counts a page's records; `unpaged`, the answer that holds them all, is kept to tell whether it was cut. */
   #take(checked: CheckedAnswer, unpaged?: ApiAnswer): void {
-    this.records.push(...checked.records);
+    this.count += checked.records.length;
     this.newerForms += checked.newerForms;
     if (unpaged) this.#unpagedAnswer = { count: checked.records.length, total: statedTotal(unpaged) };
   }
 
   /**
    * A page longer than asked, or the same page twice: the service ignores offset and limit, so its first answer
-   * held every record. Past the first page that is a broken answer, not a lesson.
+   * held every record. Past the first page that is a broken answer, not a lesson. The records to take: the
+   * first answer's, or none (a page sent twice).
    */
-  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): void {
+  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): ReceivedRecord[] {
     const received = checked.records.length;
-    if (this.records.length > 0 && received > this.pageSize) {
+    if (this.count > 0 && received > this.pageSize) {
       throw new ProtocolError(
-        `GET ${url}: asked for at most ${this.pageSize} records, got ${received} after ${this.records.length} paged ones.`,
+        `GET ${url}: asked for at most ${this.pageSize} records, got ${received} after ${this.count} paged ones.`,
       );
     }
     this.service.learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
-    if (this.records.length === 0) this.#take(checked, answer);
+    if (this.count > 0) return [];
+    this.#take(checked, answer);
+    return checked.records;
   }
 
   /** Whether a page of `received` records leaves more to ask for, by the stated total or the page's size. */
@@ -173,9 +213,7 @@ class PagedQuery {
       this.#cap = received;
     }
     if (received >= this.pageSize) return true;
-    return total !== undefined
-      ? total > this.records.length
-      : this.#cap !== undefined && received >= this.#cap;
+    return total !== undefined ? total > this.count : this.#cap !== undefined && received >= this.#cap;
   }
 }
 
