@@ -81,9 +81,22 @@ export interface MissionDataClient {
    * `NewerFormRecord` for a name of a form newer than this version's. A filter that does not apply to the table
    * searched (`instrument` with `spice`, `kernelType` without it) is a `ValidationError`. `version: 'latest'`
    * keeps the newest version of each file: asked of the service for science and SPICE, chosen by the client from
-   * every version for ancillary files.
+   * every version for ancillary files. Every record is held at once (some 25 MiB for 100,000 short records):
+   * `queryPages` takes them a page at a time.
    */
   query(filters: QueryFilters, options?: QueryOptions): Promise<ReceivedRecord[]>;
+  /**
+   * The records of `query`, page by page as the service answers them (`pageSize` records a page, in the
+   * service's order), for a caller that writes or counts them as they come: the next page is asked only when
+   * the loop takes it, so memory holds one page, not the whole answer (but for ancillary `version: 'latest'`,
+   * whose newest versions are chosen from every version: that answer comes as one page at the end). No page is
+   * empty; a query that matches nothing yields none. Filters are checked when the iteration starts, before any
+   * request. A failure after some pages (a request that fails once its retries are spent, a record refused, an
+   * abort) rejects the iteration there: the pages already taken are all the caller has, and the answer is
+   * incomplete. `onNewerForms` and `onPossiblyCut` are called before the last page is handed over. Leaving the
+   * loop early (`break`) asks for no more pages.
+   */
+  queryPages(filters: QueryFilters, options?: QueryOptions): AsyncIterable<ReceivedRecord[]>;
   /**
    * What download arguments mean against the data root: storage paths and names as they are, a path inside the
    * data root as the storage path it holds, a folder of the layout as the filters its folders spell, and globs as

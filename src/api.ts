@@ -1,4 +1,4 @@
-import type { CreateClientOptions, MissionDataClient } from './api-types.js';
+import type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
 import { abortedError } from './core/batch.js';
 import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
@@ -16,7 +16,7 @@ import { coverageParams, coverageReport, statusParams, statusReport } from './co
 import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';
 import { hasFilter, toQueryParams } from './naming/query-params.js';
-import { FILTER_NAMES } from './naming/query-vocabulary.js';
+import { FILTER_NAMES, type QueryFilters, type QueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
 import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
@@ -93,21 +93,41 @@ async function openClient(options: CreateClientOptions): Promise<ClientState> {
   return { config, http, requests, transfer: transferSettings(config) };
 }
 
-/** The calls that read: `query`, `coverage`, `status`, `verify` and `config`. */
+/** The service's parameters of a query's filters, checked: at least one filter besides `table`. */
+function checkedQueryParams(filters: QueryFilters): QueryParams {
+  const params = toQueryParams(filters);
+  if (!hasFilter(filters)) {
+    throw new ValidationError([
+      `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
+    ]);
+  }
+  return params;
+}
+
+/** `queryPages`: the filters checked when the iteration starts, before the configuration is read. */
+async function* pagesOf(
+  ready: Ready,
+  filters: QueryFilters,
+  options: QueryOptions,
+): AsyncGenerator<ReceivedRecord[], void> {
+  const params = checkedQueryParams(filters);
+  const { http } = await ready();
+  yield* http.queryPages(params, options);
+}
+
+/** The calls that read: `query`, `queryPages`, `coverage`, `status`, `verify` and `config`. */
 function readingCalls(
   ready: Ready,
-): Pick<MissionDataClient, 'query' | 'coverage' | 'status' | 'verify' | 'config'> {
+): Pick<MissionDataClient, 'query' | 'queryPages' | 'coverage' | 'status' | 'verify' | 'config'> {
   return {
     async query(filters, queryOptions = {}) {
       // Checked before the configuration is read: a bad value never costs a file read or a request.
-      const params = toQueryParams(filters);
-      if (!hasFilter(filters)) {
-        throw new ValidationError([
-          `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
-        ]);
-      }
+      const params = checkedQueryParams(filters);
       const { http } = await ready();
       return http.query(params, queryOptions);
+    },
+    queryPages(filters, queryOptions = {}) {
+      return pagesOf(ready, filters, queryOptions);
     },
     async coverage(filters, reportOptions = {}) {
       coverageParams(filters);
