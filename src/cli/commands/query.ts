@@ -1,10 +1,23 @@
-/** `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. */
+/**
+ * `mission-data query`: finds files by their metadata and prints them as a table, JSON or CSV. JSON and CSV are
+ * written page by page as the service answers, so memory holds one page whatever the size of the answer; the
+ * table waits for every record, as its columns are as wide as their widest cell.
+ */
 
+import type { QueryOptions } from '../../api.js';
 import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
+import type { ReceivedRecord } from '../../service/records.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, refuseFiltersOfOtherTables, requiredFilters } from '../options.js';
-import { formatRecords, foundLine, OUTPUT_FORMATS, type OutputFormat } from '../output.js';
+import {
+  csvColumns,
+  csvField,
+  formatTable,
+  foundLine,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+} from '../output.js';
 import { newerFormsWarning, possiblyCutWarning } from '../query-warnings.js';
 
 /** The options commander hands to `query`. */
@@ -37,7 +50,7 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
   try {
     let newerForms = 0;
     let cutAt: number | undefined;
-    const records = await client.query(filters, {
+    const queryOptions: QueryOptions = {
       signal: io.signal,
       pageSize: options.pageSize,
       onNewerForms: (count) => {
@@ -46,22 +59,199 @@ export async function query(options: QueryCommandOptions, io: CommandIO): Promis
       onPossiblyCut: (returned) => {
         cutAt = returned;
       },
-    });
+    };
+    const notices = (count: number) => {
+      // Nothing matched a value in another case than the archive's: say so, whatever the format.
+      const hint = count === 0 && !options.quiet ? caseHint(filters) : undefined;
+      if (hint) io.stderr.write(`Hint: ${hint}\n`);
+      if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
+      // Shown even with --quiet: a result that may be incomplete is not noise.
+      if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));
+    };
+    if (format !== 'table') {
+      const pages = client.queryPages(filters, queryOptions);
+      // The spinner goes before the first write: stdout may be the same terminal.
+      const written = await writePages(pages, format, io, () => spinner?.stop());
+      if (written !== undefined) notices(written);
+      return 0;
+    }
+    const records = await client.query(filters, queryOptions);
     spinner?.stop();
     // After the spinner is gone, so the lines are not erased with it.
-    if (format === 'table' && !options.quiet) io.stderr.write(foundLine(records.length));
-    // Nothing matched a value in another case than the archive's: say so, whatever the format.
-    const hint = records.length === 0 && !options.quiet ? caseHint(filters) : undefined;
-    if (hint) io.stderr.write(`Hint: ${hint}\n`);
-    if (newerForms > 0 && !options.quiet) io.stderr.write(newerFormsWarning(newerForms));
-    // Shown even with --quiet: a result that may be incomplete is not noise.
-    if (cutAt !== undefined) io.stderr.write(possiblyCutWarning(cutAt));
+    if (!options.quiet) io.stderr.write(foundLine(records.length));
+    notices(records.length);
     // A table for a terminal fits its width; into a pipe or a file it is drawn in full.
-    const width = io.stdout.isTTY ? io.stdout.columns : undefined;
-    io.stdout.write(formatRecords(records, format, { width }));
+    io.stdout.write(formatTable(records, { width: io.stdout.isTTY ? io.stdout.columns : undefined }));
     return 0;
   } finally {
     spinner?.stop();
     await client.close();
   }
+}
+
+/**
+ * Writes each page as it comes, in the text `formatJson` or `formatCsv` gives the whole answer, waiting while
+ * stdout's buffer is full so that pages never pile up in memory: the records written, or undefined when the
+ * reader left early (`| head`), after which no more pages are asked for. A failure after some pages leaves
+ * stdout cut short (a JSON array without its end; a CSV of the rows so far) and says so on stderr before the
+ * error goes up to be printed, its exit status non-zero.
+ */
+async function writePages(
+  pages: AsyncIterable<ReceivedRecord[]>,
+  format: 'json' | 'csv',
+  io: CommandIO,
+  beforeFirstWrite: () => void,
+): Promise<number | undefined> {
+  const text = format === 'json' ? new JsonPages() : new CsvPages();
+  const out = new ResultsOut(io);
+  try {
+    for await (const page of pages) {
+      if (text.count === 0) beforeFirstWrite();
+      if (!(await out.write(text.page(page)))) return undefined;
+    }
+    beforeFirstWrite();
+    if (!(await out.write([text.end()]))) return undefined;
+  } catch (error) {
+    if (text.count > 0) io.stderr.write(cutShortWarning(format, text.count));
+    throw error;
+  } finally {
+    out.release();
+  }
+  if (text.leftOut.size > 0) io.stderr.write(leftOutWarning(text.leftOut));
+  return text.count;
+}
+
+/**
+ * Records made into text at a time: a piece of some 60 KiB, short-lived, where a page's text in one piece (3 MiB
+ * for 10,000 records) would go straight to the old generation and raise the peak until the next full collection.
+ */
+const RECORDS_PER_PIECE = 200;
+
+/** The text of records that come page by page: each page's, then the end's; the records handed out so far. */
+interface PagedText {
+  count: number;
+  /** Fields a later page's records carry that the output has no place for (CSV's header is written first). */
+  readonly leftOut: ReadonlySet<string>;
+  /** The text of a page, in pieces made as they are written (`RECORDS_PER_PIECE` records each). */
+  page(records: readonly ReceivedRecord[]): Iterable<string>;
+  end(): string;
+}
+
+/**
+ * `formatJson`'s array, byte for byte, a piece at a time: the records of each piece stringified as `formatJson`
+ * stringifies the whole answer, without the brackets, the pieces joined as its elements are (`,` and a line
+ * break); `[` before the first, `]` after the last, and `[]` when nothing matched.
+ */
+class JsonPages implements PagedText {
+  count = 0;
+  readonly leftOut: ReadonlySet<string> = new Set();
+
+  *page(records: readonly ReceivedRecord[]): Iterable<string> {
+    for (let at = 0; at < records.length; at += RECORDS_PER_PIECE) {
+      const piece = records.slice(at, at + RECORDS_PER_PIECE);
+      // `[\n  {…},\n  {…}\n]`: the elements are what lies between the opening `[\n` and the closing `\n]`.
+      const elements = JSON.stringify(piece, null, 2).slice(2, -2);
+      const opening = this.count === 0 ? '[\n' : ',\n';
+      this.count += piece.length;
+      yield opening + elements;
+    }
+  }
+
+  end(): string {
+    return this.count === 0 ? '[]\n' : '\n]\n';
+  }
+}
+
+/**
+ * `formatCsv`'s text a piece at a time: the header is written with the first page, so its columns are that page's
+ * (`csvColumns`); a service sends the same fields in every record of a table, and then this is `formatCsv`'s
+ * text byte for byte. A field first seen on a later page has no column: it is left out, and named in a warning.
+ */
+class CsvPages implements PagedText {
+  count = 0;
+  readonly leftOut = new Set<string>();
+  #columns: string[] | undefined;
+  #named = new Set<string>();
+
+  *page(records: readonly ReceivedRecord[]): Iterable<string> {
+    if (this.#columns === undefined) {
+      this.#columns = csvColumns(records);
+      this.#named = new Set(this.#columns);
+      yield `${this.#columns.join(',')}\n`;
+    }
+    const columns = this.#columns;
+    for (let at = 0; at < records.length; at += RECORDS_PER_PIECE) {
+      const rows = records.slice(at, at + RECORDS_PER_PIECE).map((record) => {
+        const fields = record as Readonly<Record<string, unknown>>;
+        for (const field in fields) if (!this.#named.has(field)) this.leftOut.add(field);
+        return columns.map((field) => csvField(fields[field])).join(',');
+      });
+      this.count += rows.length;
+      yield `${rows.join('\n')}\n`;
+    }
+  }
+
+  end(): string {
+    return this.#columns === undefined ? `${csvColumns([]).join(',')}\n` : '';
+  }
+}
+
+/**
+ * stdout as pages are written to it: each write waits while its buffer is full, and tells whether stdout still
+ * takes writes. It no longer does once a write failed: the reader closed the pipe (`| head`; `main` ignores that
+ * EPIPE, and the rest of the answer is not wanted) or the output broke (`main` prints that error). Node never
+ * closes stdout, so the failure is noted here, from its `error` events, until `release`.
+ */
+class ResultsOut {
+  #failed = false;
+  readonly #onError = () => {
+    this.#failed = true;
+  };
+
+  constructor(readonly io: CommandIO) {
+    io.stdout.on('error', this.#onError);
+  }
+
+  /** Writes `pieces` one after the other, each once the one before is taken; false when stdout takes no more. */
+  async write(pieces: Iterable<string>): Promise<boolean> {
+    for (const piece of pieces) {
+      if (this.#failed) return false;
+      if (!this.io.stdout.write(piece)) await this.#drained();
+    }
+    return !this.#failed;
+  }
+
+  /** Settles when stdout's buffer has drained, or stdout failed or closed, or the run is cancelled. */
+  #drained(): Promise<void> {
+    const { stdout, signal } = this.io;
+    if (this.#failed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        stdout.off('drain', done).off('close', done).off('error', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      stdout.on('drain', done).on('close', done).on('error', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Stops listening to stdout's errors. */
+  release(): void {
+    this.io.stdout.off('error', this.#onError);
+  }
+}
+
+/** The line on stderr when the query fails after some records were written: the output is not the whole answer. */
+function cutShortWarning(format: 'json' | 'csv', count: number): string {
+  const what = format === 'json' ? 'a JSON array without its closing bracket' : 'the rows so far';
+  return `Warning: the output stops after ${count} records (${what}): the query failed before its end.\n`;
+}
+
+/** The line on stderr when records of a later page carried fields the CSV header, written with the first, lacks. */
+function leftOutWarning(fields: ReadonlySet<string>): string {
+  return (
+    `Warning: records after the first page carry fields the CSV header does not name (${[...fields].join(', ')}): ` +
+    'they are left out; --output-format json writes every field.\n'
+  );
 }
