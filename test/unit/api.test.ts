@@ -367,6 +367,9 @@ describe('public types (issue 19)', () => {
   it("exports every type the client's calls take or return", () => {
     expectTypeOf<Parameters<MissionDataClient['query']>[1]>().toEqualTypeOf<QueryOptions | undefined>();
     expectTypeOf<Awaited<ReturnType<MissionDataClient['query']>>>().toEqualTypeOf<ReceivedRecord[]>();
+    expectTypeOf<ReturnType<MissionDataClient['queryPages']>>().toEqualTypeOf<
+      AsyncIterable<ReceivedRecord[]>
+    >();
     expectTypeOf<Awaited<ReturnType<MissionDataClient['download']>>>().toEqualTypeOf<DownloadResult[]>();
   });
 });
