@@ -6,7 +6,7 @@ import type { FileKind } from './file-types.js';
 import { TODAY_GRAMMARS } from './grammars.js';
 import { MISSION } from './mission.js';
 import { MAX_NAME_BYTES, messages } from './name-parts.js';
-import { folderMismatch, type MissionFile, parseName, parsePath } from './names.js';
+import { folderMismatch, type MissionFile, parseName, parsePath, placedAt } from './names.js';
 import { assertSafeRelativePath } from './path-safety.js';
 
 /** What each kind's files are called in the layout's description. */
@@ -46,13 +46,12 @@ export interface UncheckedFile {
 /** A file the layout can place: one the naming rules parsed, or one known only by its safe storage path. */
 export type LocatedFile = MissionFile | UncheckedFile;
 
-/** True when the naming rules of this version read `name` (whatever its folders). */
-function isKnownNameForm(name: string): boolean {
+/** The file `name` is when the naming rules of this version read it (whatever its folders); else undefined. */
+function readKnownName(name: string): MissionFile | undefined {
   try {
-    parseName(name);
-    return true;
+    return parseName(name);
   } catch (error) {
-    if (error instanceof ValidationError) return false;
+    if (error instanceof ValidationError) return undefined;
     throw error;
   }
 }
@@ -68,7 +67,9 @@ export function locateFile(value: string): LocatedFile {
   const slash = value.lastIndexOf('/');
   if (slash < 0) return parseName(value);
   const name = value.slice(slash + 1);
-  if (isKnownNameForm(name)) return parsePath(value);
+  // The path is safe and its name read once: what is left of `parsePath` is the check of its folders.
+  const file = readKnownName(name);
+  if (file) return placedAt(value, file);
   // The download's part and record files sit beside the file and need room for their suffixes.
   const bytes = Buffer.byteLength(name);
   if (bytes > MAX_NAME_BYTES) throw new ValidationError([messages.tooLong(name, bytes)]);

@@ -166,12 +166,17 @@ export function formatName(file: NameParts | SpiceFile): string {
  */
 export function parsePath(path: string): MissionFile {
   assertSafeRelativePath(path);
-  const segments = path.split('/');
-  const name = segments[segments.length - 1] as string;
-  const file = parseName(name);
+  return placedAt(path, parseName(path.slice(path.lastIndexOf('/') + 1)));
+}
+
+/**
+ * `file` (its name parsed) as found at the safe storage path `path`: throws a `ValidationError` saying which
+ * folders disagree with the name when the path is not the one the rules give it.
+ */
+export function placedAt(path: string, file: MissionFile): MissionFile {
   if (file.path !== path) {
     throw new ValidationError([
-      `Invalid path ${path}: ${folderMismatch(segments, file)}; expected ${file.path} (${grammarOf(file).layout}).`,
+      `Invalid path ${path}: ${folderMismatch(path.split('/'), file)}; expected ${file.path} (${grammarOf(file).layout}).`,
     ]);
   }
   return file;

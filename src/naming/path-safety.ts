@@ -91,6 +91,13 @@ function dotLedProblem(path: string): PathProblem | undefined {
  * `c:evil.cdf` would write into a stream of `c`). Control characters and `\` are refused before this is asked.
  */
 const WINDOWS_REFUSED_CHARACTERS = /[<>:"|?*]/g;
+/** The same characters, for a test that keeps no state (a global pattern's `test` moves its `lastIndex`). */
+const HAS_WINDOWS_REFUSED_CHARACTER = /[<>:"|?*]/;
+/**
+ * How a segment that can be named after a device starts: every device name starts with one of these letters, and
+ * no other character upper-cases to a string that is a device name (U+1E9A upper-cases to `A` and a modifier).
+ */
+const DEVICE_INITIAL = /^[aclnp]/i;
 
 /**
  * Windows' device names: a file named so (any case, any extension, `CON.cdf`, `nul.txt`) opens the device
@@ -108,21 +115,23 @@ const PORTABLE_ADVICE = 'a data root must stay usable on Linux, macOS and Window
  */
 function unportableSegmentProblem(path: string): PathProblem | undefined {
   for (const segment of path.split('/')) {
-    const refused = [...new Set(segment.match(WINDOWS_REFUSED_CHARACTERS) ?? [])];
-    if (refused.length > 0) {
+    // Every path is checked, thousands at a time in a data root's scan: the cheap tests come first.
+    if (HAS_WINDOWS_REFUSED_CHARACTER.test(segment)) {
+      const refused = [...new Set(segment.match(WINDOWS_REFUSED_CHARACTERS) ?? [])];
       const listed = refused.map((character) => `'${character}'`).join(', ');
       return {
         what: `its segment ${JSON.stringify(segment)} holds ${listed}, which Windows refuses in a name`,
         advice: PORTABLE_ADVICE,
       };
     }
-    if (/[. ]$/.test(segment)) {
+    if (segment.endsWith('.') || segment.endsWith(' ')) {
       const end = segment.endsWith('.') ? 'a dot' : 'a space';
       return {
         what: `its segment ${JSON.stringify(segment)} ends with ${end}, which Windows drops from a name`,
         advice: PORTABLE_ADVICE,
       };
     }
+    if (!DEVICE_INITIAL.test(segment)) continue;
     // Windows reads the stem before the first dot, trailing spaces ignored: `CON .cdf` and `con.tar.gz` too.
     const stem = (segment.split('.')[0] ?? '').trimEnd().toUpperCase();
     if (WINDOWS_DEVICE_NAMES.test(stem)) {
