@@ -32,6 +32,41 @@ export interface LocalEntry {
  */
 export async function scanLocalCopy(root: string, filters: QueryFilters): Promise<LocalEntry[]> {
   const found: LocalEntry[] = [];
+  await walkScope(root, filters, (segments, entry) => found.push(readEntry(root, segments, entry)));
+  return found
+    .filter((entry) => entry.file === undefined || matchesFilters(entry.file, filters))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * The entries `scanLocalCopy` finds, handed to `take` as they are found (in no order) by their paths below the root
+ * and the files they are (undefined for an entry that is no regular file or breaks the naming rules), without
+ * their local paths or the reasons: over 100,000 files, no list of them is made and nothing kept but what `take`
+ * keeps.
+ */
+export async function listLocalCopy(
+  root: string,
+  filters: QueryFilters,
+  take: (path: string, file: MissionFile | undefined) => void,
+): Promise<void> {
+  await walkScope(root, filters, (segments, entry) => {
+    const path = segments.join('/');
+    const file = entry.isFile() ? readFile(path) : undefined;
+    // The file's path is the one joined here: that string is kept rather than both.
+    if (file === undefined) take(path, undefined);
+    else if (matchesFilters(file, filters)) take(file.path, file);
+  });
+}
+
+/**
+ * Reads the folders of `root` that can hold files the filters select, handing every entry in them that is no folder
+ * to `take` (see `scanLocalCopy`).
+ */
+async function walkScope(
+  root: string,
+  filters: QueryFilters,
+  take: (segments: string[], entry: Dirent) => void,
+): Promise<void> {
   const visit = async (segments: string[]): Promise<void> => {
     if (!folderInRange(segments, filters)) return;
     let entries: Dirent[];
@@ -48,14 +83,11 @@ export async function scanLocalCopy(root: string, filters: QueryFilters): Promis
       // instrument's science leaves them out.
       if (segments.length === 1 && KIND_FOLDERS.includes(entry.name)) continue;
       if (entry.isDirectory()) folders.push(visit(path));
-      else found.push(readEntry(root, path, entry));
+      else take(path, entry);
     }
     await Promise.all(folders);
   };
   await Promise.all(scopeFolders(filters).map((segments) => visit(segments)));
-  return found
-    .filter((entry) => entry.file === undefined || matchesFilters(entry.file, filters))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 function readEntry(root: string, segments: string[], entry: Dirent): LocalEntry {
@@ -70,6 +102,16 @@ function readEntry(root: string, segments: string[], entry: Dirent): LocalEntry 
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     return { path, localPath, problem: error.problems.join(' ') };
+  }
+}
+
+/** The file a regular file's path below the root says; undefined when the path breaks the naming rules. */
+function readFile(path: string): MissionFile | undefined {
+  try {
+    return parsePath(path);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    return undefined;
   }
 }
 
