@@ -1,12 +1,14 @@
 /**
- * The held files deleted here since a sync fetched them: one `lstat` per file, a few at a time, so that a plain
- * run fetches them again without asking the archive for the whole selection.
+ * The held files deleted here since a sync fetched them, so that a plain run fetches them again without asking the
+ * archive for the whole selection: a held file the run's listing of the data root found is there; one it did not
+ * find gets one `lstat` (a few at a time), which says whether it is gone.
  */
 
 import { lstat } from 'node:fs/promises';
 import { runPool } from '../core/batch.js';
 import type { SyncState } from '../data-root/index.js';
 import { resolveLocalPath } from '../naming/layout.js';
+import type { LocalFiles } from './local-files.js';
 import { superseded } from './newest.js';
 
 /** Looks at once, at most: enough to hide a network file system's latency, few enough to spare a local disk. */
@@ -24,22 +26,26 @@ export interface GoneHeld {
 }
 
 /**
- * The held files of `state` deleted here: one look at each (at the newest version held of each product and day,
- * unless every version is kept). `offered`, when the whole selection was asked for: what the archive offers; a
- * file deleted here that it no longer offers is taken out of the state's held and failed files (it would fail on
- * every run).
+ * The held files of `state` deleted here (of the newest version held of each product and day, unless every
+ * version is kept), told by `local` and, for those it did not list, a look at each. `offered`, when the whole
+ * selection was asked for: what the archive offers; a file deleted here that it no longer offers is taken out of
+ * the state's held and failed files (it would fail on every run).
  */
 export async function findGoneHeld(
   state: SyncState,
-  dataDir: string,
+  local: LocalFiles,
   allVersions: boolean,
   offered: ReadonlyMap<string, unknown> | undefined,
 ): Promise<GoneHeld> {
   const held = Object.keys(state.held);
-  const older = new Set(allVersions ? [] : superseded(held));
+  // A held file the listing found is there: the others only are looked at, and only they need the versions.
+  const unlisted = held.filter((path) => !local.listed(path));
+  const older = new Set(
+    allVersions || unlisted.length === 0 ? [] : superseded(held, (path) => local.versionOf(path)),
+  );
   const gone = await goneFiles(
-    dataDir,
-    held.filter((path) => !older.has(path)),
+    local.dataDir,
+    unlisted.filter((path) => !older.has(path)),
   );
   if (!offered) return { gone, withdrawn: [] };
   const withdrawn = gone.filter((path) => !offered.has(path));

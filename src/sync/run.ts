@@ -15,6 +15,7 @@ import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import type { ReceivedRecord } from '../service/records.js';
 import { findGoneHeld } from './gone.js';
+import { LocalFiles } from './local-files.js';
 import { chooseNewest, superseded } from './newest.js';
 import { findSuperseded } from './superseded.js';
 import type { SyncFile, SyncHttp, SyncOptions, SyncRequest, SyncResult } from './types.js';
@@ -75,6 +76,8 @@ export async function syncFiles(
 class SyncRun {
   #state!: SyncState;
   #first = true;
+  /** The data root's files in the selection's scope, listed once (again only after a transfer changed some). */
+  #local!: LocalFiles;
   /** Ingestion date of each file the archive offered in this run (null when it gave none). */
   readonly #dates = new Map<string, string | null>();
 
@@ -93,14 +96,16 @@ class SyncRun {
     this.#state = loaded.state;
     this.#first = loaded.first;
 
-    const asked = await this.#ask();
+    // The data root is listed while the archive answers.
+    const [asked, local] = await Promise.all([this.#ask(), LocalFiles.scan(options.dataDir, this.filters)]);
+    this.#local = local;
     const { targets, older } = await this.#targets(asked.since === undefined);
     const { files, results } = await this.#transfer(targets);
     if (!options.dryRun) this.#settle(results, older);
     const aborted = options.signal?.aborted === true;
     const { superseded, pruned } = aborted
       ? { superseded: [], pruned: [] }
-      : await this.#supersededFiles(files);
+      : await this.#supersededFiles(files, results);
     if (!options.dryRun) await this.root.writeSyncState(this.identity, this.#state);
     if (aborted && options.signal) {
       // The parts of the files cut short, unless kept for the next run to resume.
@@ -136,7 +141,7 @@ class SyncRun {
   async #targets(whole: boolean): Promise<{ targets: string[]; older: string[] }> {
     const { gone, withdrawn } = await findGoneHeld(
       this.#state,
-      this.options.dataDir,
+      this.#local,
       this.identity.allVersions,
       whole ? this.#dates : undefined,
     );
@@ -153,7 +158,7 @@ class SyncRun {
       const heldSet = new Set(held);
       targets = [...[...new Set(offered)].filter((path) => !heldSet.has(path)), ...gone];
     } else {
-      const choice = chooseNewest(held, offered);
+      const choice = chooseNewest(held, offered, (path) => this.#local.versionOf(path));
       // A held file deleted here is fetched again, unless a newer version offered is fetched in its place.
       const replaced = new Set(superseded([...gone, ...choice.fetch]));
       targets = [...choice.fetch, ...gone.filter((path) => !replaced.has(path))];
@@ -245,7 +250,7 @@ class SyncRun {
 
   /** The held files that no other held file supersedes and that the archive still offered (for `--full`). */
   #heldNewest(held: readonly string[]): string[] {
-    const choice = chooseNewest([], held);
+    const choice = chooseNewest([], held, (path) => this.#local.versionOf(path));
     return choice.fetch.filter((path) => this.#dates.has(path));
   }
 
@@ -292,10 +297,16 @@ class SyncRun {
    * each is reported in the run that finds it superseded, not again (the state keeps those known). A dry run of
    * `prune` lists every removal it plans.
    */
-  async #supersededFiles(files: SyncFile[]): Promise<{ superseded: string[]; pruned: string[] }> {
+  async #supersededFiles(
+    files: SyncFile[],
+    results: readonly DownloadResult[],
+  ): Promise<{ superseded: string[]; pruned: string[] }> {
     if (this.identity.allVersions) return { superseded: [], pruned: [] };
     const { prune, dryRun, dataDir } = this.options;
-    const found = await findSuperseded(this.root, dataDir, this.filters);
+    // A transfer that wrote or removed anything has changed the listing; files it skipped were left as they were.
+    if (results.some((result) => result.status !== 'skipped'))
+      this.#local = await LocalFiles.scan(dataDir, this.filters);
+    const found = await findSuperseded(this.root, this.#local);
     const known = new Set(this.#state.superseded);
     const superseded: string[] = [];
     const pruned: string[] = [];

@@ -3,13 +3,11 @@
  * among the files the record of verified downloads vouches for (never a file put there by other means).
  */
 
-import { lstat } from 'node:fs/promises';
-import { dayKey, scanLocalCopy } from '../coverage/run.js';
+import { lstatSync } from 'node:fs';
 import type { DataRoot } from '../data-root/index.js';
-import { resolveLocalPath } from '../naming/layout.js';
-import type { MissionFile } from '../naming/names.js';
-import type { QueryFilters } from '../naming/query-vocabulary.js';
 import { compareVersions } from '../naming/versions.js';
+import type { LocalFiles } from './local-files.js';
+import type { Versioned } from './newest.js';
 
 /** One superseded version held: its storage path and where it is. */
 export interface SupersededFile {
@@ -18,39 +16,53 @@ export interface SupersededFile {
 }
 
 /**
- * The held versions of `filters`' scope (ingestion dates and version left aside) that a newer held version of the
- * same product and day supersedes, both vouched for by the record of verified downloads, by path.
+ * The versions among the run's listing of the data root (`LocalFiles`: the filter set's scope, ingestion dates and
+ * version left aside) that a newer version of the same product and day supersedes, both vouched for by the record
+ * of verified downloads, by path.
  */
-export async function findSuperseded(
-  root: DataRoot,
-  dataDir: string,
-  filters: QueryFilters,
-): Promise<SupersededFile[]> {
-  const { ingestionStartDate: _start, ingestionEndDate: _end, version: _version, ...scope } = filters;
-  const local = await scanLocalCopy(dataDir, scope);
-  const byDay = new Map<string, MissionFile[]>();
-  for (const entry of local) {
-    if (!entry.file) continue;
-    const key = dayKey(entry.file);
-    const list = byDay.get(key);
-    if (list) list.push(entry.file);
-    else byDay.set(key, [entry.file]);
-  }
-  // Only the lines of the files found here are parsed.
-  const record = await root.readVerified(local.map((entry) => entry.path));
-  const vouched = async (file: MissionFile) => {
-    const stats = await lstat(resolveLocalPath(dataDir, file)).catch(() => undefined);
-    return stats !== undefined && record.matches(file.path, stats);
+export async function findSuperseded(root: DataRoot, local: LocalFiles): Promise<SupersededFile[]> {
+  // Only the days of several versions matter: only their files are looked at, and their lines of the record parsed.
+  const days = daysOfSeveralVersions(local.entries.values());
+  const record = await root.readVerified(days.flatMap((versions) => versions.map((file) => file.path)));
+  // One look at each, on this thread: a hand-over to the thread pool per file costs several times the look.
+  const vouched = (localPath: string, path: string) => {
+    try {
+      return record.matches(path, lstatSync(localPath));
+    } catch {
+      return false;
+    }
   };
   const found: SupersededFile[] = [];
-  for (const versions of byDay.values()) {
-    if (versions.length < 2) continue;
-    versions.sort((a, b) => compareVersions(b.version, a.version));
-    const [newest, ...rest] = versions as [MissionFile, ...MissionFile[]];
-    if (!(await vouched(newest))) continue;
+  for (const versions of days) {
+    // Newest first; versions that compare equal in the order of their paths (the first is taken as the newest).
+    versions.sort((a, b) => compareVersions(b.version, a.version) || byPath(a, b));
+    const [newest, ...rest] = versions as [Versioned, ...Versioned[]];
+    if (!vouched(local.localPath(newest.path), newest.path)) continue;
     for (const file of rest) {
-      if (await vouched(file)) found.push({ path: file.path, localPath: resolveLocalPath(dataDir, file) });
+      const localPath = local.localPath(file.path);
+      if (vouched(localPath, file.path)) found.push({ path: file.path, localPath });
     }
   }
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return found.sort(byPath);
+}
+
+/** The versions of each product and day that has more than one among `files`. */
+function daysOfSeveralVersions(files: Iterable<Versioned | undefined>): Versioned[][] {
+  const first = new Map<string, Versioned>();
+  const several = new Map<string, Versioned[]>();
+  for (const file of files) {
+    if (!file) continue;
+    const other = first.get(file.key);
+    if (other === undefined) first.set(file.key, file);
+    else {
+      const versions = several.get(file.key);
+      if (versions) versions.push(file);
+      else several.set(file.key, [other, file]);
+    }
+  }
+  return [...several.values()];
+}
+
+function byPath(a: { path: string }, b: { path: string }): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }

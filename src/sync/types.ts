@@ -13,7 +13,7 @@ export interface SyncOptions
   allVersions?: boolean | undefined;
   /**
    * Compare the whole selection with the archive (not only what is new), and notice held files changed here. Held
-   * files deleted here are noticed by every run (one look at each).
+   * files deleted here are noticed by every run (one listing of the folders in scope).
    */
   full?: boolean | undefined;
   /** Remove the local versions a newer version held supersedes (only files this tool downloaded and verified). */
