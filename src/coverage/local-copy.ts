@@ -32,7 +32,9 @@ export interface LocalEntry {
  */
 export async function scanLocalCopy(root: string, filters: QueryFilters): Promise<LocalEntry[]> {
   const found: LocalEntry[] = [];
-  await walkScope(root, filters, (segments, entry) => found.push(readEntry(root, segments, entry)));
+  await walkScope(root, filters, (segments, entry) =>
+    found.push(localEntryOf(root, segments.join('/'), entry)),
+  );
   return found
     .filter((entry) => entry.file === undefined || matchesFilters(entry.file, filters))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -40,21 +42,21 @@ export async function scanLocalCopy(root: string, filters: QueryFilters): Promis
 
 /**
  * The entries `scanLocalCopy` finds, handed to `take` as they are found (in no order) by their paths below the root
- * and the files they are (undefined for an entry that is no regular file or breaks the naming rules), without
- * their local paths or the reasons: over 100,000 files, no list of them is made and nothing kept but what `take`
- * keeps.
+ * and the files they are (undefined for an entry that is no regular file or breaks the naming rules; its entry
+ * says what it is, see `localEntryOf`), without their local paths or the reasons: over 100,000 files, no list of
+ * them is made and nothing kept but what `take` keeps.
  */
 export async function listLocalCopy(
   root: string,
   filters: QueryFilters,
-  take: (path: string, file: MissionFile | undefined) => void,
+  take: (path: string, file: MissionFile | undefined, entry: Dirent) => void,
 ): Promise<void> {
   await walkScope(root, filters, (segments, entry) => {
     const path = segments.join('/');
     const file = entry.isFile() ? readFile(path) : undefined;
     // The file's path is the one joined here: that string is kept rather than both.
-    if (file === undefined) take(path, undefined);
-    else if (matchesFilters(file, filters)) take(file.path, file);
+    if (file === undefined) take(path, undefined, entry);
+    else if (matchesFilters(file, filters)) take(file.path, file, entry);
   });
 }
 
@@ -90,9 +92,9 @@ async function walkScope(
   await Promise.all(scopeFolders(filters).map((segments) => visit(segments)));
 }
 
-function readEntry(root: string, segments: string[], entry: Dirent): LocalEntry {
-  const path = segments.join('/');
-  const localPath = join(root, ...segments);
+/** The entry `entry` at `path` below `root` (the path joined with `/`), read by the naming rules. */
+export function localEntryOf(root: string, path: string, entry: Dirent): LocalEntry {
+  const localPath = join(root, ...path.split('/'));
   if (!entry.isFile()) {
     const what = kindOf(entry);
     return { path, localPath, problem: `not a regular file (${what})`, irregular: what };

@@ -1,14 +1,15 @@
 /** `coverage` and `status` as library calls: the filters checked, one query of the archive, one scan of the root. */
 import { ValidationError } from '../core/errors.js';
 import { DataRoot } from '../data-root/index.js';
+import type { MissionFile } from '../naming/names.js';
 import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters, type QueryParams } from '../naming/query-vocabulary.js';
 import type { HttpClient } from '../service/client.js';
 import { buildCoverage } from './coverage.js';
-import { scanLocalCopy } from './local-copy.js';
+import { listLocalCopy, scanLocalCopy } from './local-copy.js';
 import { missionFiles, recordPaths } from './products.js';
 import { assertNameFilters } from './scope.js';
-import { buildStatus } from './status.js';
+import { ArchiveSide, checkHeld, compareSides, LocalSide, type StatusComparison } from './status.js';
 import type { CoverageReport, StatusReport } from './types.js';
 
 // What the compositions of sync/ use of a data root's scan, a file's day and a status comparison: other folders
@@ -25,7 +26,21 @@ export interface ReportOptions {
 }
 
 /** The part of the HTTP client the reports use. */
-export type ReportHttp = Pick<HttpClient, 'query'>;
+export type ReportHttp = Pick<HttpClient, 'queryPages'>;
+
+/**
+ * Hands each mission file of the archive a query answers to `take`, page by page as the service answers: no
+ * page's records are kept once its files are taken.
+ */
+async function forEachArchiveFile(
+  http: ReportHttp,
+  params: QueryParams,
+  options: ReportOptions,
+  take: (file: MissionFile) => void,
+): Promise<void> {
+  const pages = http.queryPages(params, { signal: options.signal, pageSize: options.pageSize });
+  for await (const page of pages) for (const file of missionFiles(recordPaths(page))) take(file);
+}
 
 function requireFilter(filters: QueryFilters): void {
   if (!hasFilter(filters)) {
@@ -77,16 +92,16 @@ export async function coverageReport(
   const params = coverageParams(filters);
   // A root that is a file is refused before anything is asked; one not there yet holds nothing.
   const rootMissing = (await DataRoot.look(options.dataDir)) === 'missing';
-  const [records, local] = await Promise.all([
-    http.query(params, { signal: options.signal, pageSize: options.pageSize }),
+  const archive: MissionFile[] = [];
+  const [, local] = await Promise.all([
+    forEachArchiveFile(http, params, options, (file) => archive.push(file)),
     scanLocalCopy(options.dataDir, filters),
   ]);
-  const archive = missionFiles(recordPaths(records));
   const localFiles = local.flatMap((entry) => (entry.file ? [entry.file] : []));
   return { ...buildCoverage(archive, localFiles, filters), rootMissing };
 }
 
-/** The status of the data root `dataDir` against the archive, within the filters' scope (see `buildStatus`). */
+/** The status of the data root `dataDir` against the archive, within the filters' scope (see `compareSides`). */
 export async function statusReport(
   http: ReportHttp,
   filters: QueryFilters,
@@ -98,20 +113,28 @@ export async function statusReport(
   // Read only: a report leaves the data root as it found it.
   const root = await DataRoot.open(options.dataDir);
   try {
-    const scan = scanLocalCopy(options.dataDir, filters);
-    const [records, local, record] = await Promise.all([
-      http.query(params, { signal: options.signal, pageSize: options.pageSize }),
-      scan,
-      scan.then((found) => root.readVerified(found.map((entry) => entry.path))),
-    ]);
-    const archive = missionFiles(recordPaths(records));
-    const report = await buildStatus(archive, local, {
-      dataDir: options.dataDir,
-      record,
-      signal: options.signal,
-    });
+    const comparison = await compareWithArchive(http, params, filters, options);
+    // Read once the files to check are known, and only for them.
+    const record = await root.readVerified(comparison.held.map((file) => file.path));
+    const report = await checkHeld(comparison, { dataDir: options.dataDir, record, signal: options.signal });
     return { ...report, rootMissing };
   } finally {
     await root.close();
   }
+}
+
+/** Both sides of a status, the archive's page by page while the data root is listed, compared. */
+async function compareWithArchive(
+  http: ReportHttp,
+  params: QueryParams,
+  filters: QueryFilters,
+  options: ReportOptions & { dataDir: string },
+): Promise<StatusComparison> {
+  const archive = new ArchiveSide();
+  const local = new LocalSide(options.dataDir);
+  await Promise.all([
+    forEachArchiveFile(http, params, options, (file) => archive.add(file)),
+    listLocalCopy(options.dataDir, filters, (...found) => local.add(...found)),
+  ]);
+  return compareSides(archive, local);
 }

@@ -1,124 +1,217 @@
 /**
  * The status of a data root against the archive, within the scope of some filters: what is missing, what has a
  * newer version in the archive, what the archive does not hold, and what no longer holds its verified bytes.
+ *
+ * Each side is taken file by file and kept only as the comparison needs it (a path, a product and day, a
+ * version), and the record of verified downloads is read once the files to check are known: over 100,000 files
+ * neither a list of parsed names nor the archive's records are held, nor the record beside the archive's side.
  */
+import type { Dirent } from 'node:fs';
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { runPool } from '../core/batch.js';
 import type { VerifiedRecord } from '../data-root/index.js';
 import { resolveLocalPath } from '../naming/layout.js';
 import type { MissionFile } from '../naming/names.js';
 import { compareVersions } from '../naming/versions.js';
 import { checkAgainstRecord } from './changed.js';
-import type { LocalEntry } from './local-copy.js';
-import { byPath, latestByDay } from './products.js';
+import { type LocalEntry, localEntryOf } from './local-copy.js';
+import { byPath, dayKey } from './products.js';
 import type { StatusEntry, StatusKind, StatusReport } from './types.js';
 
 /** Local files hashed at once when their stats no longer match their record. */
 const HASH_CONCURRENCY = 4;
+/** Local files whose stats are compared with their record between two turns of the event loop. */
+const LOOKS_PER_TURN = 1024;
 
-/** Options of a status: where the data root is, its download record, and the signal that stops the hashing. */
-interface StatusOptions {
-  dataDir: string;
-  record: VerifiedRecord;
-  signal?: AbortSignal | undefined;
+/** A file as the comparison keeps it: its path, its product and day (`dayKey`) and its version. */
+interface KeptFile {
+  path: string;
+  key: string;
+  version: string;
+}
+
+function kept(file: MissionFile): KeptFile {
+  return { path: file.path, key: dayKey(file), version: file.version };
+}
+
+/** The archive's side of a status (every version of the scope), taken file by file as its pages come. */
+export class ArchiveSide {
+  /** Every storage path the archive holds. */
+  readonly paths = new Set<string>();
+  /** The latest version of each product and day, the first of equal ones in the order the archive gave them. */
+  readonly latest = new Map<string, KeptFile>();
+  /** How many files the archive gave. */
+  files = 0;
+
+  add(file: MissionFile): void {
+    this.files += 1;
+    this.paths.add(file.path);
+    const next = kept(file);
+    const held = this.latest.get(next.key);
+    if (!held || compareVersions(next.version, held.version) > 0) this.latest.set(next.key, next);
+  }
+}
+
+/** The data root's side of a status, taken entry by entry as a listing finds them (see `listLocalCopy`). */
+export class LocalSide {
+  /** The files named by the rules, in the scope, in the order found. */
+  readonly files: KeptFile[] = [];
+  /** The entries whose name or place breaks the rules, or that are no regular file. */
+  readonly others: LocalEntry[] = [];
+
+  constructor(readonly root: string) {}
+
+  add(path: string, file: MissionFile | undefined, entry: Dirent): void {
+    if (file) this.files.push(kept(file));
+    else this.others.push(localEntryOf(this.root, path, entry));
+  }
+}
+
+/** What the comparison of both sides found before the held files are checked against the record. */
+export interface StatusComparison {
+  /** The differences found (`extra`, `missing`, `outdated`), in no order. */
+  entries: StatusEntry[];
+  /** The local files the archive holds, to check against the record of verified downloads. */
+  held: readonly KeptFile[];
+  archiveFiles: number;
+  currentFiles: number;
 }
 
 /**
  * Compares the data root's files in scope with the archive's (every version of the scope): the archive's latest
  * version of a day the root has no version of is `missing`; a root whose highest version of a day (among those
  * the archive holds) is older than the archive's latest is `outdated`; a local file the archive does not hold,
- * or whose name or place breaks the rules, is `extra`; a file of the archive whose bytes no longer match the
- * download record is `changed`.
+ * or whose name or place breaks the rules, is `extra`. What is `changed` is told by `checkHeld`.
  */
-export async function buildStatus(
-  archive: readonly MissionFile[],
-  local: readonly LocalEntry[],
-  options: StatusOptions,
+export function compareSides(archive: ArchiveSide, local: LocalSide): StatusComparison {
+  const { extra, held, blocked } = separateExtra(archive.paths, local);
+  return {
+    entries: [...extra, ...versionEntries(archive.latest, held, blocked, local.root)],
+    held,
+    archiveFiles: archive.files,
+    currentFiles: archive.latest.size,
+  };
+}
+
+/**
+ * The status report: the comparison, with the held files whose bytes no longer match the download record
+ * (`changed`).
+ */
+export async function checkHeld(
+  comparison: StatusComparison,
+  options: { dataDir: string; record: VerifiedRecord; signal?: AbortSignal | undefined },
 ): Promise<StatusReport> {
-  const { extra, held, blocked } = separateExtra(archive, local);
-  const { changed, unrecorded } = await findChanged(held, options);
-  const latest = latestByDay(archive);
-  const entries = [...extra, ...changed, ...versionEntries(latest, held, blocked, options.dataDir)];
-  entries.sort(byPath);
+  const { changed, unrecorded } = await findChanged(comparison.held, options);
+  // A file both changed and outdated is listed changed first, as the two lists were joined.
+  const entries = [...changed, ...comparison.entries];
+  entries.sort((a, b) => byPath(a, b) || kindOrder(a) - kindOrder(b));
   const counts: Record<StatusKind, number> = { missing: 0, outdated: 0, extra: 0, changed: 0 };
   for (const entry of entries) counts[entry.status] += 1;
   return {
     inStep: entries.length === 0,
     entries,
     counts,
-    localFiles: held.length,
+    localFiles: comparison.held.length,
     unrecorded,
-    archiveFiles: archive.length,
-    currentFiles: latest.size,
-    currentHere: latest.size - counts.missing - counts.outdated,
+    archiveFiles: comparison.archiveFiles,
+    currentFiles: comparison.currentFiles,
+    currentHere: comparison.currentFiles - counts.missing - counts.outdated,
   };
 }
 
+/** The order of the entries of one path: extra, changed, then missing or outdated. */
+function kindOrder(entry: StatusEntry): number {
+  return entry.status === 'extra' ? 0 : entry.status === 'changed' ? 1 : 2;
+}
+
 /**
- * The local files that are `extra` (named against the rules, or not in the archive), those the archive holds, and
- * what is no regular file at the place of an archive's file (that file is `missing`, once, saying what is there).
+ * The local entries that are `extra` (named against the rules, or not in the archive), the files the archive
+ * holds, and what is no regular file at the place of an archive's file (that file is `missing`, once, saying what
+ * is there).
  */
 function separateExtra(
-  archive: readonly MissionFile[],
-  local: readonly LocalEntry[],
-): { extra: StatusEntry[]; held: LocalEntry[]; blocked: Map<string, LocalEntry> } {
-  const archivePaths = new Set(archive.map((file) => file.path));
+  archivePaths: ReadonlySet<string>,
+  local: LocalSide,
+): { extra: StatusEntry[]; held: KeptFile[]; blocked: Map<string, LocalEntry> } {
   const extra: StatusEntry[] = [];
-  const held: LocalEntry[] = [];
+  const held: KeptFile[] = [];
   const blocked = new Map<string, LocalEntry>();
-  for (const entry of local) {
-    if (entry.irregular && archivePaths.has(entry.path)) {
-      blocked.set(entry.path, entry);
-    } else if (!entry.file) {
-      extra.push({
-        status: 'extra',
-        path: entry.path,
-        localPath: entry.localPath,
-        reason: entry.problem ?? 'breaks the naming rules',
-      });
-    } else if (!archivePaths.has(entry.file.path)) {
-      extra.push({
-        status: 'extra',
-        path: entry.path,
-        localPath: entry.localPath,
-        reason: 'not in the archive',
-      });
-    } else held.push(entry);
+  for (const entry of local.others) {
+    if (entry.irregular && archivePaths.has(entry.path)) blocked.set(entry.path, entry);
+    else {
+      const reason = entry.problem ?? 'breaks the naming rules';
+      extra.push({ status: 'extra', path: entry.path, localPath: entry.localPath, reason });
+    }
+  }
+  for (const file of local.files) {
+    if (archivePaths.has(file.path)) held.push(file);
+    else {
+      const localPath = localPathOf(local.root, file.path);
+      extra.push({ status: 'extra', path: file.path, localPath, reason: 'not in the archive' });
+    }
   }
   return { extra, held, blocked };
 }
 
-/** The held files whose bytes no longer match the download record, in the order held, and how many it lacks. */
+/** Where a file the listing found is: the root and the path's segments joined, as the listing joins them. */
+function localPathOf(root: string, path: string): string {
+  return join(root, ...path.split('/'));
+}
+
+/**
+ * The held files whose bytes no longer match the download record, in the order held, and how many it lacks. The
+ * stats of each are compared with its record here, one after another without a hand-over to the thread pool
+ * (which cost several times the look); the files whose stats differ, or that the record does not vouch for, are
+ * checked by `checkAgainstRecord`, a few at a time.
+ */
 async function findChanged(
-  held: readonly LocalEntry[],
-  options: StatusOptions,
+  held: readonly KeptFile[],
+  options: { dataDir: string; record: VerifiedRecord; signal?: AbortSignal | undefined },
 ): Promise<{ changed: StatusEntry[]; unrecorded: number }> {
+  const { record, dataDir } = options;
+  const toCheck: number[] = [];
+  for (const [index, file] of held.entries()) {
+    if (index % LOOKS_PER_TURN === LOOKS_PER_TURN - 1) await new Promise((next) => setImmediate(next));
+    if (!sameAsRecorded(record, file.path, localPathOf(dataDir, file.path))) toCheck.push(index);
+  }
   let unrecorded = 0;
-  const changed: Array<StatusEntry | undefined> = new Array(held.length);
-  await runPool(held.length, HASH_CONCURRENCY, async (index) => {
-    const entry = held[index] as LocalEntry;
-    const check = await checkAgainstRecord(options.record, entry.path, entry.localPath, options.signal);
+  const changed: Array<StatusEntry | undefined> = new Array(toCheck.length);
+  await runPool(toCheck.length, HASH_CONCURRENCY, async (at) => {
+    const { path } = held[toCheck[at] as number] as KeptFile;
+    const localPath = localPathOf(dataDir, path);
+    const check = await checkAgainstRecord(record, path, localPath, options.signal);
     if (check.kind === 'unrecorded') unrecorded += 1;
-    if (check.kind === 'changed') {
-      changed[index] = {
-        status: 'changed',
-        path: entry.path,
-        localPath: entry.localPath,
-        reason: check.reason,
-      };
-    }
+    if (check.kind === 'changed') changed[at] = { status: 'changed', path, localPath, reason: check.reason };
   });
   return { changed: changed.filter((entry) => entry !== undefined), unrecorded };
 }
 
+/**
+ * True when the record vouches for the file at `localPath` (storage path `path`) and its stats are those recorded:
+ * what `checkAgainstRecord` calls the same without reading it. Anything else, a look that fails included, is
+ * left to `checkAgainstRecord`.
+ */
+function sameAsRecorded(record: VerifiedRecord, path: string, localPath: string): boolean {
+  const entry = record.recorded(path);
+  if (entry === undefined || entry.bad !== undefined) return false;
+  try {
+    const stats = lstatSync(localPath);
+    return stats.size === entry.size && stats.mtimeMs === entry.mtimeMs && stats.ino === entry.ino;
+  } catch {
+    return false;
+  }
+}
+
 /** The days the root lacks (`missing`) or holds only an older version of (`outdated`), against the archive's latest. */
 function versionEntries(
-  latest: ReadonlyMap<string, MissionFile>,
-  held: readonly LocalEntry[],
+  latest: ReadonlyMap<string, KeptFile>,
+  held: readonly KeptFile[],
   blocked: ReadonlyMap<string, LocalEntry>,
   dataDir: string,
 ): StatusEntry[] {
   const entries: StatusEntry[] = [];
-  const localLatest = latestByDay(held.map((entry) => entry.file as MissionFile));
+  const localLatest = latestByPath(held);
   for (const [key, newest] of latest) {
     const here = localLatest.get(key);
     const inPlace = blocked.get(newest.path);
@@ -134,13 +227,24 @@ function versionEntries(
       entries.push({
         status: 'outdated',
         path: here.path,
-        localPath: resolveLocalPath(dataDir, here),
+        localPath: resolveLocalPath(dataDir, here.path),
         newer: newest.path,
         reason: `the archive has ${newest.version}`,
       });
     }
   }
   return entries;
+}
+
+/** The highest version of each day key among `files`; of equal versions, the first by path. */
+function latestByPath(files: Iterable<KeptFile>): Map<string, KeptFile> {
+  const latest = new Map<string, KeptFile>();
+  for (const file of files) {
+    const held = latest.get(file.key);
+    const order = held ? compareVersions(file.version, held.version) : 1;
+    if (order > 0 || (order === 0 && held && file.path < held.path)) latest.set(file.key, file);
+  }
+  return latest;
 }
 
 /**
