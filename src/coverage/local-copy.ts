@@ -61,6 +61,12 @@ export async function listLocalCopy(
 }
 
 /**
+ * Folders read at once: enough to hide a network file system's latency. Reading every folder at once, the entries
+ * of hundreds of folders waited in memory for their turn (20 MiB over 100,000 files).
+ */
+const FOLDERS_AT_ONCE = 16;
+
+/**
  * Reads the folders of `root` that can hold files the filters select, handing every entry in them that is no folder
  * to `take` (see `scanLocalCopy`).
  */
@@ -69,13 +75,17 @@ async function walkScope(
   filters: QueryFilters,
   take: (segments: string[], entry: Dirent) => void,
 ): Promise<void> {
+  const reads = new Slots(FOLDERS_AT_ONCE);
   const visit = async (segments: string[]): Promise<void> => {
     if (!folderInRange(segments, filters)) return;
     let entries: Dirent[];
+    await reads.take();
     try {
       entries = await readdir(join(root, ...segments), { withFileTypes: true });
     } catch {
       return;
+    } finally {
+      reads.give();
     }
     const folders: Promise<void>[] = [];
     for (const entry of entries) {
@@ -90,6 +100,28 @@ async function walkScope(
     await Promise.all(folders);
   };
   await Promise.all(scopeFolders(filters).map((segments) => visit(segments)));
+}
+
+/** A count of things allowed at once: `take` waits for one of them to be given back when all are taken. */
+class Slots {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(count: number) {
+    this.#free = count;
+  }
+
+  async take(): Promise<void> {
+    if (this.#free > 0) this.#free -= 1;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Gives a slot back: to the first waiting, if any. */
+  give(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free += 1;
+  }
 }
 
 /** The entry `entry` at `path` below `root` (the path joined with `/`), read by the naming rules. */
