@@ -21,6 +21,13 @@ interface PathProblem {
 }
 
 /**
+ * A path of plain segments (letters, digits, `_` and `-`, with dots inside a segment only): it breaks none of the
+ * rules below but, perhaps, that of Windows' device names. Every storage path of the archive is one; a data root's
+ * scan checks 100,000 of them, so they are told by one pattern before the rules are tried one by one.
+ */
+const PLAIN_PATH = /^[\w-]+(?:\.+[\w-]+)*(?:\/[\w-]+(?:\.+[\w-]+)*)*$/;
+
+/**
  * Returns what makes `path` unsafe to use as a storage path or a path below a local root, or undefined
  * when it is safe: absolute paths, `..`, `.` and any other segment starting with a dot (`..;`), empty
  * segments, backslashes, NUL and control characters, percent-encoded forms of any of these, and segments that
@@ -28,11 +35,12 @@ interface PathProblem {
  * where that helps.
  */
 export function unsafePathReason(path: string): string | undefined {
-  const problem =
-    literalPathProblem(path, true) ??
-    percentPathProblem(path) ??
-    dotLedProblem(path) ??
-    unportableSegmentProblem(path);
+  const problem = PLAIN_PATH.test(path)
+    ? unportableSegmentProblem(path)
+    : (literalPathProblem(path, true) ??
+      percentPathProblem(path) ??
+      dotLedProblem(path) ??
+      unportableSegmentProblem(path));
   if (!problem) return undefined;
   return problem.advice ? `${problem.what}; ${problem.advice}` : problem.what;
 }
