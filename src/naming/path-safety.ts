@@ -26,6 +26,8 @@ interface PathProblem {
  * scan checks 100,000 of them, so they are told by one pattern before the rules are tried one by one.
  */
 const PLAIN_PATH = /^[\w-]+(?:\.+[\w-]+)*(?:\/[\w-]+(?:\.+[\w-]+)*)*$/;
+/** A segment of a plain path named after a Windows device (see WINDOWS_DEVICE_NAMES): its stem is one. */
+const PLAIN_DEVICE_SEGMENT = /(?:^|\/)(?:con|prn|aux|nul|com\d|lpt\d)(?:[./]|$)/i;
 
 /**
  * Returns what makes `path` unsafe to use as a storage path or a path below a local root, or undefined
@@ -36,7 +38,9 @@ const PLAIN_PATH = /^[\w-]+(?:\.+[\w-]+)*(?:\/[\w-]+(?:\.+[\w-]+)*)*$/;
  */
 export function unsafePathReason(path: string): string | undefined {
   const problem = PLAIN_PATH.test(path)
-    ? unportableSegmentProblem(path)
+    ? PLAIN_DEVICE_SEGMENT.test(path)
+      ? unportableSegmentProblem(path)
+      : undefined
     : (literalPathProblem(path, true) ??
       percentPathProblem(path) ??
       dotLedProblem(path) ??
