@@ -6,8 +6,8 @@ import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters, type QueryParams } from '../naming/query-vocabulary.js';
 import type { HttpClient } from '../service/client.js';
 import { buildCoverage } from './coverage.js';
-import { listLocalCopy, scanLocalCopy } from './local-copy.js';
-import { missionFiles, recordPaths } from './products.js';
+import { listLocalCopy } from './local-copy.js';
+import { byPath, missionFiles, recordPaths } from './products.js';
 import { assertNameFilters } from './scope.js';
 import { ArchiveSide, checkHeld, compareSides, LocalSide, type StatusComparison } from './status.js';
 import type { CoverageReport, StatusReport } from './types.js';
@@ -93,12 +93,15 @@ export async function coverageReport(
   // A root that is a file is refused before anything is asked; one not there yet holds nothing.
   const rootMissing = (await DataRoot.look(options.dataDir)) === 'missing';
   const archive: MissionFile[] = [];
-  const [, local] = await Promise.all([
+  const local: MissionFile[] = [];
+  await Promise.all([
     forEachArchiveFile(http, params, options, (file) => archive.push(file)),
-    scanLocalCopy(options.dataDir, filters),
+    // A calendar needs only the files here, not their entries.
+    listLocalCopy(options.dataDir, filters, (_path, file) => file && local.push(file)),
   ]);
-  const localFiles = local.flatMap((entry) => (entry.file ? [entry.file] : []));
-  return { ...buildCoverage(archive, localFiles, filters), rootMissing };
+  // In the order of their paths, as a scan gives them: of equal versions of a day here, the first stands for it.
+  local.sort(byPath);
+  return { ...buildCoverage(archive, local, filters), rootMissing };
 }
 
 /** The status of the data root `dataDir` against the archive, within the filters' scope (see `compareSides`). */
