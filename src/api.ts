@@ -31,7 +31,7 @@ import {
   uploadFiles,
 } from './upload/engine.js';
 
-export type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
+export type { CreateClientOptions, MissionDataClient, QueryOptions, ReceivedRecord } from './api-types.js';
 // What the command line prints of the reports, by the library's own functions, and the types it names.
 export { formatCalendarHtml } from './coverage/calendar-html.js';
 export { formatCoverageCsv, formatCoverageJson } from './coverage/calendar-records.js';

@@ -4,10 +4,9 @@
  * table waits for every record, as its columns are as wide as their widest cell.
  */
 
-import type { QueryOptions } from '../../api.js';
+import type { QueryOptions, ReceivedRecord } from '../../api.js';
 import { UsageError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
-import type { ReceivedRecord } from '../../service/records.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, refuseFiltersOfOtherTables, requiredFilters } from '../options.js';
 import {

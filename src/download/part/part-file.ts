@@ -175,6 +175,12 @@ export class PartFile {
       replaceFileSync(temporary, file);
       this.#recorded = true;
     } catch (error) {
+      // A record cut short (a full disk) leaves nothing behind: the part's length says how far it got.
+      try {
+        removeQuietly(temporary);
+      } catch {
+        // Left behind: a temporary record is never read.
+      }
       throw localError(`Cannot write ${file}`, error);
     }
   }
