@@ -1,4 +1,5 @@
-/** What the wire client is asked and answers, and the codes its failures carry. */
+/** What the wire client is asked and answers. */
+import type { DispatchRequest, UploadBody } from '../dispatch.js';
 import type { WireBody } from './wire-body.js';
 
 /** The limit of a connection: to connect (and finish the TLS handshake), and without a byte from the server while an answer is awaited or read. */
@@ -6,24 +7,12 @@ export interface WireTimeouts {
   timeoutMs: number;
 }
 
-/** The body of a PUT: a source read synchronously at any position (a retry reads it again from 0). */
-export interface WireUpload {
-  size: number;
-  /** Fills `into` from byte `position` of the source; returns the bytes read (fewer only at its end). */
-  read(into: Buffer, position: number): number;
-  /** Called before the last bytes are sent: throws when the source is not as it was measured. */
-  check?: (() => void) | undefined;
-  /** Bytes handed to the network so far, in this attempt. */
-  onBytes?: ((sent: number) => void) | undefined;
-}
+/** The body of a PUT as the wire client sends it: read synchronously at any position (a retry reads from 0). */
+export type WireUpload = Omit<UploadBody, 'open'>;
 
-/** One request of the wire client. */
-export interface WireRequest {
-  method: 'GET' | 'PUT';
-  url: URL;
-  headers: Record<string, string>;
+/** One request of the wire client: a dispatch's request, sent from the upload's reads alone. */
+export interface WireRequest extends Omit<DispatchRequest, 'upload'> {
   upload?: WireUpload | undefined;
-  signal?: AbortSignal | undefined;
 }
 
 /** An answer: its head, and its body to consume (or dump, or destroy). */
