@@ -1,17 +1,17 @@
 import type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
 import { abortedError } from './core/batch.js';
-import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
-import { AbortedError, ValidationError } from './core/errors.js';
-import { describeProxy } from './core/proxy.js';
 import {
   type RequestSettings,
   requestSettings,
-  SETTING_KEYS,
   type TransferSettings,
   transferSettings,
   type WithRequests,
   type WithTransfer,
-} from './core/settings.js';
+} from './core/call-settings.js';
+import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
+import { AbortedError, ValidationError } from './core/errors.js';
+import { describeProxy } from './core/proxy.js';
+import { SETTING_KEYS } from './core/settings.js';
 import { coverageParams, coverageReport, statusParams, statusReport } from './coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';

@@ -7,7 +7,6 @@
  */
 import type { QueryRecord, SpiceRecord } from '../naming/query-records.js';
 import { isSpiceRecord, type ReceivedRecord } from '../service/records.js';
-import type { OutputFormat } from './options.js';
 
 export { OUTPUT_FORMATS, type OutputFormat } from './options.js';
 
@@ -293,22 +292,6 @@ export function formatCsv(records: readonly ReceivedRecord[]): string {
     rows.push(columns.map((field) => csvField(fields[field])).join(','));
   }
   return `${rows.join('\n')}\n`;
-}
-
-/** Renders records in the given format; `options.width` fits a table to a terminal. */
-export function formatRecords(
-  records: readonly ReceivedRecord[],
-  format: OutputFormat,
-  options: TableOptions = {},
-): string {
-  switch (format) {
-    case 'json':
-      return formatJson(records);
-    case 'csv':
-      return formatCsv(records);
-    default:
-      return formatTable(records, options);
-  }
 }
 
 /** One CSV field; null and absent values are empty. */

@@ -12,7 +12,7 @@ import {
   transferFor,
   type WithRequests,
   type WithTransfer,
-} from '../core/settings.js';
+} from '../core/call-settings.js';
 import { DataRoot } from '../data-root/index.js';
 import { downloadOne } from './batch/file-download.js';
 import { type Batch, FolderCache, Lookups, type PlannedDownload, planDownloads } from './batch/plan.js';

@@ -1,7 +1,7 @@
 import { settledOrAborted } from '../core/batch.js';
+import { type RequestSettings, requestSettings } from '../core/call-settings.js';
 import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
 import { withRetries } from '../core/failure-policy.js';
-import { type RequestSettings, requestSettings } from '../core/settings.js';
 import { parseHttpUrl } from '../core/urls.js';
 import { type ApiAnswer, isRecord, messageOf } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';

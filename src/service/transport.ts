@@ -4,9 +4,9 @@
  * API GET read whole and asked again as the failure policy says. What the routes mean is `client.ts`'s business.
  */
 import type { Dispatcher } from 'undici';
+import type { RequestSettings } from '../core/call-settings.js';
 import { errorCode, isRetryable, withRetries } from '../core/failure-policy.js';
 import type { ProxySettings } from '../core/proxy.js';
-import type { RequestSettings } from '../core/settings.js';
 import { displayUrl } from '../core/urls.js';
 import type { SentAnswer } from '../http/body.js';
 import type { Dispatch } from '../http/dispatch.js';

@@ -1,7 +1,7 @@
 /** The shapes the service client takes: its settings and how it queries. */
 import type { Dispatcher } from 'undici';
+import type { RequestSettings } from '../core/call-settings.js';
 import type { ProxySettings } from '../core/proxy.js';
-import type { RequestSettings } from '../core/settings.js';
 
 /**
  * Settings of an `HttpClient`: where and as whom, and the request settings (retries, timeout, backoff, the

@@ -3,8 +3,8 @@
  * those `status` lists (status → download), fetched or previewed.
  */
 
+import type { WithRequests } from '../core/call-settings.js';
 import { ValidationError } from '../core/errors.js';
-import type { WithRequests } from '../core/settings.js';
 import { recordPaths, statusReport, statusTargets } from '../coverage/run.js';
 import { type DownloadPreview, downloadFiles, previewDownloads } from '../download/engine.js';
 import type { DownloadOptions, DownloadResult } from '../download/types.js';

@@ -4,9 +4,9 @@
  */
 
 import { abortedError } from '../core/batch.js';
+import { transferFor } from '../core/call-settings.js';
 import { AbortedError, ApiError, UsageError, ValidationError } from '../core/errors.js';
 import { removeFile } from '../core/replace-file.js';
-import { transferFor } from '../core/settings.js';
 import { recordPath as storagePathOf } from '../coverage/run.js';
 import { DataRoot, localError, type SyncIdentity, type SyncState } from '../data-root/index.js';
 import { downloadFiles, previewDownloads } from '../download/engine.js';

@@ -1,5 +1,5 @@
 /** What a sync takes and gives: its options, the files it considered and what the run did. */
-import type { WithRequests, WithTransfer } from '../core/settings.js';
+import type { WithRequests, WithTransfer } from '../core/call-settings.js';
 import type { DownloadOptions, DownloadProgress, DownloadResult } from '../download/types.js';
 import type { HttpClient } from '../service/client.js';
 

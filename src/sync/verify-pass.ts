@@ -6,9 +6,9 @@
 
 import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
+import type { WithRequests } from '../core/call-settings.js';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
 import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
-import type { WithRequests } from '../core/settings.js';
 import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/index.js';
 import { downloadFiles } from '../download/engine.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';

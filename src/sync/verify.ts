@@ -5,8 +5,8 @@
  */
 
 import { abortedError } from '../core/batch.js';
+import type { WithRequests } from '../core/call-settings.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
-import type { WithRequests } from '../core/settings.js';
 import { recordPaths, scanLocalCopy, statusParams } from '../coverage/run.js';
 import { DataRoot } from '../data-root/index.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';

@@ -7,10 +7,10 @@ import {
   notStartedError,
   runPool,
 } from '../core/batch.js';
+import { transferFor, type WithRequests, type WithTransfer } from '../core/call-settings.js';
 import { ApiError } from '../core/errors.js';
 import { Attempts } from '../core/failure-policy.js';
 import { type ProgressPace, progressPace } from '../core/pace.js';
-import { transferFor, type WithRequests, type WithTransfer } from '../core/settings.js';
 import { isExpiredUrl } from '../http/failures.js';
 import type { HttpClient } from '../service/client.js';
 import { locate, type PlannedUpload, planUploads, refuseMisplaced, uploadKey } from './plan.js';

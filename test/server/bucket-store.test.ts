@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings } from '../../src/core/call-settings.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import { parseName } from '../../src/naming/names.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/server/index.js';

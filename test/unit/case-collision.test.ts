@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings } from '../../src/core/call-settings.js';
 import type * as CaseFolding from '../../src/data-root/case-folding.js';
 import { planDownloads } from '../../src/download/batch/plan.js';
 import { downloadFiles, previewDownloads } from '../../src/download/engine.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings } from '../../src/core/call-settings.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import type { DownloadHttp } from '../../src/download/types.js';
 import type { RequestLogEntry } from '../../src/server/index.js';

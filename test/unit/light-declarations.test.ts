@@ -16,7 +16,8 @@ const FOLDER = join(ROOT, 'src/cli/declarations');
 /** What a declaration may load with the program. */
 const LIGHT: readonly RegExp[] = [
   /^commander$/,
-  /^\.\.\/options\.js$/, // the shared flag tables, parsers and examples
+  /^\.\.\/options\.js$/, // the shared flag tables and parsers
+  /^\.\.\/examples\.js$/, // each command's examples, text only
   /^\.\.\/\.\.\/core\/errors\.js$/, // exit codes and error classes
   /^\.\.\/\.\.\/server\/backend-registry\.js$/, // the backends' declared settings, `serve`'s flags (their implementations load when opened)
   /^\.\/[\w-]+\.js$/, // another file of the folder (checked here too)

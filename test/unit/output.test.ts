@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  csvField,
-  formatCsv,
-  formatJson,
-  formatRecords,
-  formatTable,
-  foundLine,
-} from '../../src/cli/output.js';
+import { csvField, formatCsv, formatJson, formatTable, foundLine } from '../../src/cli/output.js';
 import type { QueryRecord } from '../../src/naming/query-records.js';
 
 const MAG: QueryRecord = {
@@ -108,11 +101,5 @@ describe('csv', () => {
       `${HEADER}\n` +
         'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250102_v01-00.cdf,mag,l1a,"x,""y""\r\nz",20250101,20250102,v01-00,cdf,2025-01-03 04:05:06\n',
     );
-  });
-
-  it('formatRecords picks the format', () => {
-    expect(formatRecords([], 'csv')).toBe(`${HEADER}\n`);
-    expect(formatRecords([], 'json')).toBe('[]\n');
-    expect(formatRecords([], 'table')).toBe('');
   });
 });

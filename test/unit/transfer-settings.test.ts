@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { transferFor, transferOverrides, transferSettings } from '../../src/core/call-settings.js';
 import { loadConfig } from '../../src/core/config.js';
-import { transferFor, transferOverrides, transferSettings } from '../../src/core/settings.js';
 
 const MIB = 1024 * 1024;
 

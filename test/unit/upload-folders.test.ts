@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { requestSettings } from '../../src/core/call-settings.js';
 import { ValidationError } from '../../src/core/errors.js';
-import { requestSettings } from '../../src/core/settings.js';
 import { parseName } from '../../src/naming/names.js';
 import { previewUploads, type UploadHttp, uploadFiles } from '../../src/upload/engine.js';
 

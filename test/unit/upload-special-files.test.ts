@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CommandIO } from '../../src/cli/io.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings } from '../../src/core/call-settings.js';
 import { previewUploads, type UploadHttp, uploadFiles } from '../../src/upload/engine.js';
 import { unixOnly } from '../helpers/platform.js';
 

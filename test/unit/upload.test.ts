@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { requestSettings, transferSettings } from '../../src/core/call-settings.js';
 import {
   AbortedError,
   ApiError,
@@ -14,7 +15,6 @@ import {
   type MissionDataError,
   ValidationError,
 } from '../../src/core/errors.js';
-import { requestSettings, transferSettings } from '../../src/core/settings.js';
 import { readableBody } from '../../src/http/body.js';
 import { HttpClient } from '../../src/service/client.js';
 import {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { requestSettings } from '../../src/core/settings.js';
+import { requestSettings } from '../../src/core/call-settings.js';
 import { downloadFiles } from '../../src/download/engine.js';
 import { PartFile } from '../../src/download/part/part-file.js';
 import { HttpClient } from '../../src/service/client.js';

@@ -7,8 +7,8 @@ import type {
   MatchingDownload,
   MissionDataClient,
 } from '../../api.js';
+import { transferOverrides } from '../../core/call-settings.js';
 import { AbortedError, ExitCode, UsageError } from '../../core/errors.js';
-import { transferOverrides } from '../../core/settings.js';
 import { hasFilter } from '../../naming/query-params.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes } from '../format.js';

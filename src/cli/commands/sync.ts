@@ -1,6 +1,7 @@
 /** `mission-data sync`: keeps the data root in step with the archive for a filter set, once or every DURATION. */
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { MissionDataClient, SyncFile, SyncResult } from '../../api.js';
+import { transferOverrides } from '../../core/call-settings.js';
 import {
   AbortedError,
   BusyError,
@@ -11,7 +12,6 @@ import {
   UsageError,
   ValidationError,
 } from '../../core/errors.js';
-import { transferOverrides } from '../../core/settings.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { elideMiddle, fitClauses } from '../fit-width.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';

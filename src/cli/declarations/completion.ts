@@ -1,7 +1,8 @@
 /** `mission-data completion`: a shell's completion script, written from the program it is given. */
+
 import { Argument } from 'commander';
 import type { CompletionShell } from '../completion/model.js';
-import { EXAMPLES } from '../options.js';
+import { EXAMPLES } from '../examples.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const completion: CommandDeclaration = {

@@ -1,7 +1,9 @@
 /** `mission-data config` and its subcommands: show and change the settings. */
+
 import { ExitCode } from '../../core/errors.js';
+import { EXAMPLES } from '../examples.js';
 import type { GlobalOptions } from '../io.js';
-import { EXAMPLES, settingNames } from '../options.js';
+import { settingNames } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 /** The settings a `<key>` names: those of the table of settings. */

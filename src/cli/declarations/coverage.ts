@@ -1,6 +1,8 @@
 /** `mission-data coverage`: the days the archive holds for each product, and what is here. */
+
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const coverage: CommandDeclaration = {

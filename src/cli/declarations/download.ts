@@ -1,6 +1,8 @@
 /** `mission-data download`: files by name, path or query, into the local data root. */
+
 import { Option } from 'commander';
-import { EXAMPLES, FILTER_OPTIONS, settingOptionsFor, withChoices, withOptions } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { FILTER_OPTIONS, settingOptionsFor, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const download: CommandDeclaration = {

@@ -1,13 +1,8 @@
 /** `mission-data query`: find files by their metadata. */
+
 import { Option } from 'commander';
-import {
-  EXAMPLES,
-  FILTER_OPTIONS,
-  OUTPUT_FORMATS,
-  positiveInteger,
-  withChoices,
-  withOptions,
-} from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { FILTER_OPTIONS, OUTPUT_FORMATS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const query: CommandDeclaration = {

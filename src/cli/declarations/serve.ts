@@ -2,9 +2,11 @@
  * `mission-data serve`: the embedded reference server; its body alone loads `server/`. The flags of the store's
  * and the index's backends come from what each backend declares (the server's light registry).
  */
+
 import { type Command, Option } from 'commander';
 import { commandLineSettings, storeHelp } from '../../server/backend-registry.js';
-import { collect, EXAMPLES, port, positiveInteger } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { collect, port, positiveInteger } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 /**

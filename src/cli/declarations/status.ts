@@ -1,6 +1,8 @@
 /** `mission-data status`: the local data root compared with the archive. */
+
 import { Option } from 'commander';
-import { EXAMPLES, NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const status: CommandDeclaration = {

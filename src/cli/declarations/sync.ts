@@ -1,13 +1,8 @@
 /** `mission-data sync`: keep the data root in step with the archive. */
+
 import { Option } from 'commander';
-import {
-  duration,
-  EXAMPLES,
-  FILTER_OPTIONS,
-  settingOptionsFor,
-  withChoices,
-  withOptions,
-} from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { duration, FILTER_OPTIONS, settingOptionsFor, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const sync: CommandDeclaration = {

@@ -1,6 +1,8 @@
 /** `mission-data upload`: files, each named and placed as the naming rules say. */
+
 import { Option } from 'commander';
-import { EXAMPLES, settingOptionsFor, withChoices, withOptions } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { settingOptionsFor, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const upload: CommandDeclaration = {

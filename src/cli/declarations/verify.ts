@@ -1,6 +1,8 @@
 /** `mission-data verify`: every held file hashed and compared with the checksum it was verified with. */
+
 import { Option } from 'commander';
-import { EXAMPLES, NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
+import { EXAMPLES } from '../examples.js';
+import { NAME_FILTER_OPTIONS, positiveInteger, withChoices, withOptions } from '../options.js';
 import type { CommandDeclaration } from './declaration.js';
 
 export const verify: CommandDeclaration = {

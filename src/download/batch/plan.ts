@@ -5,8 +5,8 @@
 
 import { lstatSync, type Stats } from 'node:fs';
 import { abortedError, type BatchStop } from '../../core/batch.js';
+import type { RequestSettings, TransferSettings } from '../../core/call-settings.js';
 import { LocalFileError, ValidationError } from '../../core/errors.js';
-import type { RequestSettings, TransferSettings } from '../../core/settings.js';
 import {
   type CaseProbe,
   type DataRoot,

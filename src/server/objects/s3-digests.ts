@@ -1,7 +1,9 @@
 /** The checksums of objects in S3: computed while bytes pass, kept as user metadata, read back from it. */
+
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
+import type { HeadObjectCommandOutput } from '@aws-sdk/client-s3';
 import type { Digests } from './checksums.js';
 import { PutRejected } from './object-store.js';
 
@@ -83,4 +85,13 @@ export class DigestStream extends Transform {
   digests(): Digests {
     return { md5: this.#md5.digest(), sha256: this.#sha256.digest(), crc32: this.#crc >>> 0 };
   }
+}
+
+/**
+ * False when the object is stored encrypted with SSE-KMS, DSSE-KMS or SSE-C, whose ETag S3 documents is not the
+ * MD5 of the data (a multipart ETag, `…-N`, is no MD5's form either).
+ */
+export function etagIsMd5(head: HeadObjectCommandOutput): boolean {
+  const encryption = head.ServerSideEncryption;
+  return encryption !== 'aws:kms' && encryption !== 'aws:kms:dsse' && head.SSECustomerAlgorithm === undefined;
 }

@@ -33,7 +33,7 @@ import {
   type StoredObject,
 } from './object-store.js';
 import { URL_LIFETIME_SECONDS } from './presign.js';
-import { DigestStream, digestsFromMetadata, md5FromEtag, metadataOf } from './s3-digests.js';
+import { DigestStream, digestsFromMetadata, etagIsMd5, md5FromEtag, metadataOf } from './s3-digests.js';
 import { s3Failure, statusOf } from './s3-failures.js';
 import { ObjectUnsettled } from './unsettled.js';
 
@@ -61,15 +61,6 @@ export function parseS3Url(url: string): { bucket: string; prefix: string } {
     throw new Error(`Invalid store ${JSON.stringify(url)}: give s3://BUCKET or s3://BUCKET/PREFIX.`);
   const rest = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
   return { bucket: match[1] as string, prefix: rest === '' ? '' : `${rest}/` };
-}
-
-/**
- * False when the object is stored encrypted with SSE-KMS, DSSE-KMS or SSE-C, whose ETag S3 documents is not the
- * MD5 of the data (a multipart ETag, `…-N`, is no MD5's form either).
- */
-function etagIsMd5(head: HeadObjectCommandOutput): boolean {
-  const encryption = head.ServerSideEncryption;
-  return encryption !== 'aws:kms' && encryption !== 'aws:kms:dsse' && head.SSECustomerAlgorithm === undefined;
 }
 
 /** Objects in an S3 bucket; uploads go straight to it and are confirmed once they arrived. */
