@@ -35,11 +35,13 @@ const LABELS = {
   reference: 'curl',
   floor: 'bare raw-socket loop',
   floorCrc: 'bare raw-socket loop with CRC-32',
+  floorChecked: 'bare raw-socket loop doing what mission-data must per file',
   undici: 'bare undici loop',
 };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
 const BARE_DOWNLOAD = fileURLToPath(new URL('./lib/bare-download.js', import.meta.url));
 const BARE_BATCH = fileURLToPath(new URL('./lib/bare-batch.js', import.meta.url));
+const BARE_BATCH_CHECKED = fileURLToPath(new URL('./lib/bare-batch-checked.js', import.meta.url));
 const BARE_UNDICI_DOWNLOAD = fileURLToPath(new URL('./lib/bare-undici-download.js', import.meta.url));
 const BARE_UNDICI_BATCH = fileURLToPath(new URL('./lib/bare-undici-batch.js', import.meta.url));
 
@@ -238,6 +240,7 @@ async function manySmallDownloads(context, https = false) {
           ]),
       },
       { name: 'floor', make: batch(BARE_BATCH, LABELS.floor) },
+      { name: 'floorChecked', make: batch(BARE_BATCH_CHECKED, LABELS.floorChecked) },
       { name: 'undici', make: batch(BARE_UNDICI_BATCH, LABELS.undici) },
     ],
   });
@@ -246,8 +249,10 @@ async function manySmallDownloads(context, https = false) {
   const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
   return {
     floorMs: results.floor.ms,
+    floorCheckedMs: results.floorChecked.ms,
     undiciMs: results.undici.ms,
     floor: againstFloor(results, label, time),
+    floorChecked: againstFloor(results, label, time, 'floorChecked'),
     undici: againstFloor(results, label, time, 'undici'),
     ...caseResult(
       result,
@@ -301,27 +306,56 @@ async function manyTinyDownloads(context) {
       curlConfig,
       keys.map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${outDir}/f${i}"\n`).join(''),
     );
-    const result = await compare({
+    const input = `${keys.join('\n')}\n`;
+    const batch = (script, label) => () =>
+      command(label, process.execPath, [script, server.url, outDir], { input });
+    const results = await compareRuns({
       repetitions: sizes.tinyRepetitions,
       prepare: () => {
         rmSync(outDir, { recursive: true, force: true });
         mkdirSync(outDir, { recursive: true });
       },
       verify: (which) => checkFiles(LABELS[which], outDir, { count: keys.length, size: sizes.tinySize }),
-      makeTool: () =>
-        tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', outDir], {
-          input: `${keys.join('\n')}\n`,
-        }),
-      makeReference: () =>
-        command('curl', 'curl', ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig]),
+      runs: [
+        {
+          name: 'tool',
+          make: () =>
+            tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', outDir], {
+              input,
+            }),
+        },
+        {
+          name: 'reference',
+          make: () =>
+            command('curl', 'curl', [
+              '-sS',
+              '-f',
+              '-L',
+              '--parallel',
+              '--parallel-max',
+              '16',
+              '-K',
+              curlConfig,
+            ]),
+        },
+        { name: 'floor', make: batch(BARE_BATCH, LABELS.floor) },
+        { name: 'floorChecked', make: batch(BARE_BATCH_CHECKED, LABELS.floorChecked) },
+      ],
     });
+    const result = toolAgainstReference(results);
     const label = `2b. ${keys.length.toLocaleString('en-US')} files of ${formatBytes(sizes.tinySize)}, 16 at a time`;
     const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
-    return caseResult(
-      result,
-      [label, time(result.toolMs), time(result.referenceMs)],
-      formatBytes(result.peakRss),
-    );
+    return {
+      floorMs: results.floor.ms,
+      floorCheckedMs: results.floorChecked.ms,
+      floor: againstFloor(results, label, time),
+      floorChecked: againstFloor(results, label, time, 'floorChecked'),
+      ...caseResult(
+        result,
+        [label, time(result.toolMs), time(result.referenceMs)],
+        formatBytes(result.peakRss),
+      ),
+    };
   } finally {
     await server.close();
     rmSync(storeDir, { recursive: true, force: true });
@@ -420,19 +454,23 @@ async function hashing(context) {
  */
 function floorNote(large, manySmall) {
   const ratio = (result, ms) => `${(result.referenceMs / ms).toFixed(2)}× curl`;
+  const optional = (result, ms, words) =>
+    ms === undefined ? '' : `, ${words} ${seconds(ms)} s (${ratio(result, ms)})`;
   const each = (result) =>
     `${result.label}: raw ${seconds(result.floorMs)} s (${ratio(result, result.floorMs)})` +
-    (result.floorCrcMs === undefined
-      ? ''
-      : `, raw with CRC-32 ${seconds(result.floorCrcMs)} s (${ratio(result, result.floorCrcMs)})`) +
-    `, undici ${seconds(result.undiciMs)} s (${ratio(result, result.undiciMs)})`;
+    optional(result, result.floorCrcMs, 'raw with CRC-32') +
+    optional(result, result.floorCheckedMs, 'raw doing what mission-data must') +
+    optional(result, result.undiciMs, 'undici');
   return (
-    'Floors: the interleaved runs of cases 1 and 2 also timed bare clients that do nothing else mission-data does ' +
-    '(no checksum, no part file, no name, folder or link checks, no record): bench/lib/bare-download.js and ' +
+    'Floors: the interleaved runs of cases 1, 2 and 2b also timed bare clients that do nothing else mission-data ' +
+    'does (no checksum, no part file, no name, folder or link checks, no record): bench/lib/bare-download.js and ' +
     'bare-batch.js on raw `net`/`tls` sockets reading into one reused buffer (`onread`) and writing each read ' +
     'with `writeSync` (the floor of any Node client here; in case 1 also with the CRC-32 of every byte, the floor ' +
-    'of one that verifies what the reference server states), and bench/lib/bare-undici-download.js and ' +
-    "bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
+    'of one that verifies what the reference server states); in cases 2 and 2b bench/lib/bare-batch-checked.js, ' +
+    'the same loop doing per file what mission-data must (a look at the destination, its folder made once and ' +
+    'looked at for a link, a part file opened with O_EXCL and O_NOFOLLOW, the CRC-32 checked against the stated ' +
+    "one, the part's fstat and rename, a record line, written 64 at a time); and bench/lib/bare-undici-download.js " +
+    "and bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
     `${[...large, ...manySmall].map(each).join('; ')}.`
   );
 }
@@ -488,13 +526,19 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
     const all = [...large, secureLarge, manySmall, secureSmall, manyTiny, upload, uploadNoChecksum].filter(
       Boolean,
     );
-    const withFloors = (result) => [result, result.floor, result.floorCrc, result.undici];
+    const withFloors = (result) => [
+      result,
+      result.floor,
+      result.floorCrc,
+      result.floorChecked,
+      result.undici,
+    ];
     const rows = [
       ...large.flatMap(withFloors),
       ...withFloors(secureLarge),
       ...withFloors(manySmall),
       ...withFloors(secureSmall),
-      manyTiny,
+      ...withFloors(manyTiny),
       upload,
       uploadNoChecksum,
       hashed,
@@ -536,6 +580,30 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       wallGoal(`${secureLarge.label}: speed against curl`, secureLarge.ratio, 1, quiet),
       wallGoal(`${manySmall.label}: speed against curl --parallel 16`, manySmall.ratio, 1, quiet),
       wallGoal(`${manyTiny.label}: speed against curl --parallel 16`, manyTiny.ratio, 1, quiet),
+      wallGoal(
+        `${largest.label}: speed within 5% of the ${LABELS.floorCrc}`,
+        largest.floorCrc.ratio,
+        0.95,
+        quiet,
+      ),
+      wallGoal(
+        `${secureLarge.label}: speed within 5% of the ${LABELS.floorCrc}`,
+        secureLarge.floorCrc.ratio,
+        0.95,
+        quiet,
+      ),
+      wallGoal(
+        `${manySmall.label}: speed within 5% of the ${LABELS.floorChecked}`,
+        manySmall.floorChecked.ratio,
+        0.95,
+        quiet,
+      ),
+      wallGoal(
+        `${manyTiny.label}: speed within 5% of the ${LABELS.floorChecked}`,
+        manyTiny.floorChecked.ratio,
+        0.95,
+        quiet,
+      ),
       ...(upload
         ? [wallGoal(`${upload.label}: speed against openssl md5 + curl -T`, upload.ratio, 0.95, quiet)]
         : []),
@@ -582,7 +650,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
         `FILE\` against \`node bench/lib/hash-file.js FILE\` (the library's \`md5Base64\`, ${sizes.hashRepetitions} ` +
         'runs each).',
       '',
-      floorNote([...large, secureLarge], [manySmall, secureSmall]),
+      floorNote([...large, secureLarge], [manySmall, secureSmall, manyTiny]),
       '',
       `Case 1f: the first byte of the ${formatBytes(firstBytes.size)} file on disk, from the command's start ` +
         `(bench/lib/first-byte.js polls the output folder every millisecond), median of ${firstBytes.runs} ` +

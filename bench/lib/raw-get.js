@@ -29,17 +29,18 @@ function open(url) {
 
 /**
  * A client with one kept-alive connection per origin (one request at a time): `get(href, onBody)` resolves to
- * the final status once the body has gone to `onBody`, redirects followed; `close()` ends its connections.
+ * the final status once the body has gone to `onBody`, redirects followed (`onHead`, if given, is handed the
+ * final answer's head as text before its body); `close()` ends its connections.
  */
 export function rawClient() {
   const kept = new Map();
   return {
-    async get(href, onBody) {
+    async get(href, onBody, onHead) {
       let url = new URL(href);
       for (;;) {
         const connection = kept.get(url.origin) ?? (await open(url));
         kept.set(url.origin, connection);
-        const answer = await exchange(connection, url, onBody);
+        const answer = await exchange(connection, url, onBody, onHead);
         if (answer.status >= 300 && answer.status < 400 && answer.location) {
           url = new URL(answer.location, url);
           continue;
@@ -54,7 +55,7 @@ export function rawClient() {
   };
 }
 
-function exchange(connection, url, onBody) {
+function exchange(connection, url, onBody, onHead) {
   const { buffer, socket } = connection;
   return new Promise((resolve, reject) => {
     let left = -1;
@@ -80,6 +81,7 @@ function exchange(connection, url, onBody) {
       const status = Number(head.slice(9, 12));
       const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
       answer = { status, location: /\r\nlocation: *([^\r]+)/i.exec(head)?.[1] };
+      if (status === 200 || status === 206) onHead?.(head);
       const rest = buffer.subarray(end + 4, connection.fill);
       connection.fill = 0;
       left = length;
