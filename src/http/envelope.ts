@@ -2,8 +2,9 @@
  * Reading API answers: the service's envelope in whichever wire form carried it, and the readable part of
  * error bodies (gateways answer with HTML pages, object stores with XML documents).
  */
-import { STATUS_CODES } from 'node:http';
+
 import { ProtocolError } from '../core/errors.js';
+import { reasonPhrase } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
 import type { AnswerBody } from './body.js';
 
@@ -88,7 +89,7 @@ export function messageOf(answer: ApiAnswer): string {
     const field = body.message ?? body.error ?? body.Message;
     message = typeof field === 'string' ? field : JSON.stringify(body);
   } else if (body !== undefined) message = JSON.stringify(body);
-  if (!message) message = STATUS_CODES[answer.status] ?? 'Unknown status';
+  if (!message) message = reasonPhrase(answer.status) ?? 'Unknown status';
   return snippet(message, 500);
 }
 
@@ -111,7 +112,7 @@ export function markupText(text: string, status: number): string {
       .replace(/\s+/g, ' ')
       .trim();
   // "502 Bad Gateway" under a status that is already printed would read "502 502 Bad Gateway".
-  return readable.replace(new RegExp(`^${status}\\b\\s*`), '') || (STATUS_CODES[status] ?? '');
+  return readable.replace(new RegExp(`^${status}\\b\\s*`), '') || (reasonPhrase(status) ?? '');
 }
 
 /** The text of the first `<name>` element of a markup document, when there is one. */

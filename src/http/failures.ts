@@ -3,8 +3,9 @@
  * `transport-failures.ts`'s), with method, URL and outcome in the message and what to do in the hint. Hints name
  * no command-line flag: the command line adds those, keyed by error code.
  */
-import { STATUS_CODES } from 'node:http';
+
 import { AbortedError, ApiError, type ErrorCode, type Peer, STORE_ERRNO_HEADER } from '../core/errors.js';
+import { reasonPhrase } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
 import { displayUrl } from '../core/urls.js';
 import type { SentAnswer } from './body.js';
@@ -98,7 +99,7 @@ export async function objectError(
   }
   const status = response.statusCode;
   // An S3 error document: its Code and Message lead the message (`403 AccessDenied: Request has expired`).
-  const message = snippet(markupText(text, status), 500) || STATUS_CODES[status] || 'Unknown status';
+  const message = snippet(markupText(text, status), 500) || reasonPhrase(status) || 'Unknown status';
   const storeCode = text.trimStart().startsWith('<') ? markupElement(text, 'Code') : undefined;
   const retryAfter = response.headers['retry-after'];
   return new ApiError(

@@ -5,8 +5,8 @@
  * after a whole answer with keep-alive, the connection goes back to its pool.
  */
 import { isIP, type Socket, connect as tcpConnect } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { FAULTS } from '../../core/dispatch-faults.js';
+import { tlsModule } from '../../core/on-first-use.js';
 import { AnswerReader, type ReaderHost } from './answer-reader.js';
 import { requestHead, WireError } from './head.js';
 import { sendBuffers, sendUpload } from './send-upload.js';
@@ -58,7 +58,7 @@ export class WireConnection {
     this.#reader = new AnswerReader(this.#readerHost(), timeouts.timeoutMs, !tls);
     const onread = this.#reader.onread;
     this.#socket = tls
-      ? tlsConnect({
+      ? tlsModule().connect({
           host,
           port,
           ...(isIP(host) ? {} : { servername: host }),

@@ -1,0 +1,60 @@
+/**
+ * `import('mission-data')` is part of every script's start-up: the modules it loads at once (the static imports
+ * reachable from src/index.ts and from the command line's entry) must not bring in Node's HTTP or TLS stacks,
+ * which only an error message's reason phrase or an `https` URL needs (src/core/on-first-use.ts loads them
+ * then). Read with TypeScript's parser; `import type` loads nothing and is not followed.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const HEAVY = ['node:http', 'node:https', 'node:tls', 'http', 'https', 'tls'];
+
+/** The static, value-carrying import and export specifiers of a TypeScript file. */
+function staticImports(path: string): string[] {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) && !statement.importClause?.isTypeOnly) {
+      found.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier && !statement.isTypeOnly) {
+      found.push((statement.moduleSpecifier as ts.StringLiteral).text);
+    }
+  }
+  return found;
+}
+
+/** Every file loaded at once from `entry`, each with the chain of imports that reached it. */
+function staticGraph(entry: string): Map<string, string[]> {
+  const reached = new Map<string, string[]>([[entry, [entry]]]);
+  const queue = [entry];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (const specifier of staticImports(file)) {
+      const chain = [...(reached.get(file) ?? []), specifier];
+      if (!specifier.startsWith('.')) {
+        reached.set(`builtin:${specifier}`, chain);
+        continue;
+      }
+      const target = join(dirname(file), specifier.replace(/\.js$/, '.ts'));
+      if (!existsSync(target) || reached.has(target)) continue;
+      reached.set(target, chain);
+      queue.push(target);
+    }
+  }
+  return reached;
+}
+
+describe('what importing the library loads at once', () => {
+  for (const entry of ['src/index.ts', 'src/cli/main.ts']) {
+    it(`${entry} reaches neither node:http nor node:tls through static imports`, () => {
+      const graph = staticGraph(join(ROOT, entry));
+      expect(graph.size).toBeGreaterThan(20);
+      const heavy = HEAVY.filter((name) => graph.has(`builtin:${name}`)).map((name) =>
+        (graph.get(`builtin:${name}`) ?? []).map((step) => step.replace(`${ROOT}/`, '')).join(' -> '),
+      );
+      expect(heavy).toEqual([]);
+    });
+  }
+});
