@@ -12,24 +12,14 @@ import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
 import { AbortedError, ValidationError } from './core/errors.js';
 import { describeProxy } from './core/proxy.js';
 import { SETTING_KEYS } from './core/settings.js';
-import { coverageParams, coverageReport, statusParams, statusReport } from './coverage/run.js';
-import { type DownloadPreview, downloadFiles, previewDownloads } from './download/engine.js';
+import type { DownloadPreview } from './download/engine.js';
 import { type DownloadTargets, readTargets } from './naming/download-targets.js';
 import { hasFilter, toQueryParams } from './naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters, type QueryParams } from './naming/query-vocabulary.js';
 import { HttpClient } from './service/client.js';
 import type { ReceivedRecord } from './service/records.js';
-import { downloadMatching, type MatchingDownload, type MatchingOptions } from './sync/matching.js';
-import { checkSyncRequest, syncFiles } from './sync/run.js';
-import { verifyFiles, verifyParams } from './sync/verify.js';
-import {
-  previewUploads,
-  refuseAsUploadWould,
-  type UploadOptions,
-  type UploadPreview,
-  type UploadResult,
-  uploadFiles,
-} from './upload/engine.js';
+import type { MatchingDownload, MatchingOptions } from './sync/matching.js';
+import type { UploadOptions, UploadPreview, UploadResult } from './upload/engine.js';
 
 export type { CreateClientOptions, MissionDataClient, QueryOptions, ReceivedRecord } from './api-types.js';
 // What the command line prints of the reports, by the library's own functions, and the types it names.
@@ -41,9 +31,24 @@ export { formatCalendar } from './coverage/calendar-text.js';
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';
 export type { ArchiveGlob } from './naming/glob.js';
 export type { SyncFile, SyncResult } from './sync/types.js';
-export { countStatuses } from './sync/verify.js';
-export { ALREADY_STORED } from './upload/engine.js';
+export { countStatuses } from './sync/verify-entries.js';
 export type { DownloadPreview, DownloadTargets, MatchingDownload, UploadPreview, UploadResult };
+
+/** How an upload the store held already, with the same bytes, is reported. */
+export const ALREADY_STORED = 'already stored (same bytes)';
+
+/**
+ * The engines, each loaded by its first call rather than with the library: a script that only queries, or a
+ * command that only reads a report, never parses the transfer code (a few milliseconds of every start-up).
+ */
+const engines = {
+  coverage: () => import('./coverage/run.js'),
+  download: () => import('./download/engine.js'),
+  matching: () => import('./sync/matching.js'),
+  sync: () => import('./sync/run.js'),
+  verify: () => import('./sync/verify.js'),
+  upload: () => import('./upload/engine.js'),
+};
 
 /** A client's state once its settings are read: the configuration, the service client and what is handed down. */
 interface ClientState {
@@ -130,16 +135,19 @@ function readingCalls(
       return pagesOf(ready, filters, queryOptions);
     },
     async coverage(filters, reportOptions = {}) {
+      const { coverageParams, coverageReport } = await engines.coverage();
       coverageParams(filters);
       const { config, http } = await ready();
       return coverageReport(http, filters, { ...reportOptions, dataDir: config.dataDir });
     },
     async status(filters, reportOptions = {}) {
+      const { statusParams, statusReport } = await engines.coverage();
       statusParams(filters);
       const { config, http } = await ready();
       return statusReport(http, filters, { ...reportOptions, dataDir: config.dataDir });
     },
     async verify(filters, verifyOptions = {}) {
+      const { verifyFiles, verifyParams } = await engines.verify();
       verifyParams(filters, verifyOptions);
       const { config, http, requests } = await ready();
       return verifyFiles(http, filters, { ...verifyOptions, dataDir: config.dataDir, requests });
@@ -160,11 +168,13 @@ function transferCalls(
       const paths = list.map((target: string | ReceivedRecord) =>
         typeof target === 'string' ? target : target.file_path,
       );
+      const { downloadFiles } = await engines.download();
       const { config, http, requests, transfer } = await ready();
       const options = { ...downloadOptions, dataDir: config.dataDir, requests, transfer };
       return unlessAborted(await downloadFiles(http, paths, options), downloadOptions.signal);
     },
     async downloadMatching(filters, matchingOptions = {}) {
+      const { downloadMatching } = await engines.matching();
       const { config, http, requests, transfer } = await ready();
       const options: MatchingOptions & { dataDir: string } & WithRequests & WithTransfer = {
         ...matchingOptions,
@@ -177,6 +187,7 @@ function transferCalls(
       return done;
     },
     async sync(filters, syncOptions = {}) {
+      const { checkSyncRequest, syncFiles } = await engines.sync();
       checkSyncRequest(filters, syncOptions);
       const { config, http, requests, transfer } = await ready();
       const options = { ...syncOptions, dataDir: config.dataDir, url: config.url, requests, transfer };
@@ -184,6 +195,7 @@ function transferCalls(
     },
     async upload(paths, uploadOptions = {}) {
       const list: readonly string[] = typeof paths === 'string' ? [paths] : paths;
+      const { uploadFiles } = await engines.upload();
       const { config, http, requests, transfer } = await ready();
       const options = { ...uploadOptions, dataDir: config.dataDir, requests, transfer };
       return unlessAborted(await uploadFiles(http, list, options), uploadOptions.signal);
@@ -200,6 +212,7 @@ function planningCalls(
       return readTargets(paths, (await ready()).config.dataDir, cwd);
     },
     async previewDownloads(targets, previewOptions = {}) {
+      const { previewDownloads } = await engines.download();
       return previewDownloads(targets, {
         dataDir: (await ready()).config.dataDir,
         force: previewOptions.force,
@@ -237,6 +250,7 @@ async function uploadPreview(
   paths: readonly string[],
   options: Pick<UploadOptions, 'dataDir' | 'ignoreFolder' | 'cwd'>,
 ): Promise<UploadPreview[]> {
+  const { previewUploads, refuseAsUploadWould } = await engines.upload();
   await refuseAsUploadWould(paths, options);
   return previewUploads(paths, options);
 }

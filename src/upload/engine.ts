@@ -86,9 +86,6 @@ export interface UploadResult {
 /** The part of the HTTP client the upload engine uses. */
 export type UploadHttp = Pick<HttpClient, 'presignUpload' | 'putObject' | 'resolveDownload' | 'getObject'>;
 
-/** How an upload the store held already, with the same bytes, is reported. */
-export const ALREADY_STORED = 'already stored (same bytes)';
-
 /**
  * Uploads files. Every name is checked before any request or file access (a `ValidationError` lists each bad
  * file's problems), then every file found is checked to lie in the folder its name gives (unless

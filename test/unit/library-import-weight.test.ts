@@ -2,7 +2,9 @@
  * `import('mission-data')` is part of every script's start-up: the modules it loads at once (the static imports
  * reachable from src/index.ts and from the command line's entry) must not bring in Node's HTTP or TLS stacks,
  * which only an error message's reason phrase or an `https` URL needs (src/core/on-first-use.ts loads them
- * then). Read with TypeScript's parser; `import type` loads nothing and is not followed.
+ * then), and `import('mission-data')` must not parse the engines (download, upload, sync, verify, coverage),
+ * which load with their first call (src/api.ts). Read with TypeScript's parser; `import type` loads nothing and
+ * is not followed.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -11,6 +13,14 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const HEAVY = ['node:http', 'node:https', 'node:tls', 'http', 'https', 'tls'];
+const ENGINES = [
+  'src/download/engine.ts',
+  'src/upload/engine.ts',
+  'src/sync/run.ts',
+  'src/sync/matching.ts',
+  'src/sync/verify.ts',
+  'src/coverage/run.ts',
+];
 
 /** The static, value-carrying import and export specifiers of a TypeScript file. */
 function staticImports(path: string): string[] {
@@ -57,4 +67,12 @@ describe('what importing the library loads at once', () => {
       expect(heavy).toEqual([]);
     });
   }
+
+  it('src/index.ts loads no engine at once: each loads with its first call', () => {
+    const graph = staticGraph(join(ROOT, 'src/index.ts'));
+    const loaded = ENGINES.filter((engine) => graph.has(join(ROOT, engine))).map((engine) =>
+      (graph.get(join(ROOT, engine)) ?? []).map((step) => step.replace(`${ROOT}/`, '')).join(' -> '),
+    );
+    expect(loaded).toEqual([]);
+  });
 });
