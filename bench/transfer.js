@@ -262,31 +262,44 @@ async function manySmallDownloads(context, https = false) {
   };
 }
 
+/** The `--connections` of case 1f: the default, one connection, and eight (ranges from the start). */
+const FIRST_BYTE_CONNECTIONS = [
+  { label: 'default', args: [] },
+  { label: '`--connections 1`', args: ['--connections', '1'] },
+  { label: '`--connections 8`', args: ['--connections', '8'] },
+];
+
 /**
- * Case 1f: the first byte of the large file on disk, from the command's start: `mission-data download` against
- * `curl -o`, each watched by the same poller (bench/lib/first-byte.js), interleaved; medians.
+ * Case 1f: the first byte of the large file on disk, from the command's start: `mission-data download` (with each
+ * of FIRST_BYTE_CONNECTIONS) against `curl -o`, each watched by the same poller (bench/lib/first-byte.js),
+ * interleaved; medians.
  */
 async function firstByteOnDisk(context, size) {
   const key = largeKey(size);
   const url = `${context.server.url}/download/${key}`;
-  const tool = [];
+  const tool = FIRST_BYTE_CONNECTIONS.map(() => []);
   const reference = [];
+  const fresh = () => {
+    rmSync(context.outDir, { recursive: true, force: true });
+    mkdirSync(context.outDir, { recursive: true });
+    execFileSync('sync');
+  };
   for (let i = 0; i < context.sizes.firstByteRepetitions; i += 1) {
-    for (const which of i % 2 === 0 ? ['tool', 'reference'] : ['reference', 'tool']) {
-      rmSync(context.outDir, { recursive: true, force: true });
-      mkdirSync(context.outDir, { recursive: true });
-      execFileSync('sync');
-      if (which === 'tool') {
-        const args = [BIN, 'download', key, '--url', context.server.url, '--data-dir', context.outDir, '-q'];
-        tool.push((await firstByte(process.execPath, args, context.outDir)).ms);
-      } else {
-        const args = ['-sS', '-f', '-L', '-o', join(context.outDir, 'large'), url];
-        reference.push((await firstByte('curl', args, context.outDir)).ms);
-      }
+    fresh();
+    const args = ['-sS', '-f', '-L', '-o', join(context.outDir, 'large'), url];
+    reference.push((await firstByte('curl', args, context.outDir)).ms);
+    for (const [at, connections] of FIRST_BYTE_CONNECTIONS.entries()) {
+      fresh();
+      const args = [BIN, 'download', key, '--url', context.server.url, '--data-dir', context.outDir, '-q'];
+      tool[at].push((await firstByte(process.execPath, [...args, ...connections.args], context.outDir)).ms);
     }
   }
   rmSync(context.outDir, { recursive: true, force: true });
-  return { toolMs: median(tool), referenceMs: median(reference), size, runs: tool.length };
+  const variants = FIRST_BYTE_CONNECTIONS.map((connections, at) => ({
+    label: connections.label,
+    ms: median(tool[at]),
+  }));
+  return { toolMs: variants[0].ms, variants, referenceMs: median(reference), size, runs: reference.length };
 }
 
 /**
@@ -546,7 +559,8 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       .filter((result) => result?.row)
       .map((result) => result.row);
     const memoryGrowth = (largest?.peakRss ?? 0) / (large[0]?.peakRss ?? 1) - 1;
-    const firstByteGap = firstBytes.toolMs - firstBytes.referenceMs;
+    const firstByteGap =
+      Math.max(...firstBytes.variants.map((variant) => variant.ms)) - firstBytes.referenceMs;
     const goals = [
       cpuGoal(
         `${largest.label}, verified by CRC-32: CPU against curl (which verifies nothing)`,
@@ -609,8 +623,8 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
         : []),
       wallGoal(`${uploadNoChecksum.label}: speed against curl -T`, uploadNoChecksum.ratio, 0.95, quiet),
       {
-        goal: `Case 1f: first byte of ${formatBytes(firstBytes.size)} on disk within 200 ms of curl's`,
-        measured: `${Math.round(firstBytes.toolMs)} ms against ${Math.round(firstBytes.referenceMs)} ms (+${Math.round(firstByteGap)} ms)`,
+        goal: `Case 1f: first byte of ${formatBytes(firstBytes.size)} on disk within 200 ms of curl's, whatever --connections`,
+        measured: `${firstBytes.variants.map((variant) => `${variant.label} ${Math.round(variant.ms)} ms`).join(', ')} against ${Math.round(firstBytes.referenceMs)} ms (+${Math.round(firstByteGap)} ms at most)`,
         met: firstByteGap <= 200,
       },
       {
@@ -654,7 +668,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       '',
       `Case 1f: the first byte of the ${formatBytes(firstBytes.size)} file on disk, from the command's start ` +
         `(bench/lib/first-byte.js polls the output folder every millisecond), median of ${firstBytes.runs} ` +
-        `interleaved runs of each: mission-data ${Math.round(firstBytes.toolMs)} ms, curl ` +
+        `interleaved runs of each: mission-data ${firstBytes.variants.map((variant) => `${Math.round(variant.ms)} ms (${variant.label})`).join(', ')}; curl ` +
         `${Math.round(firstBytes.referenceMs)} ms.`,
       ...(checksumCost ? ['', checksumCost] : []),
       ...(notes.length > 0 ? ['', ...notes.map((note) => `Note: ${note}`)] : []),
