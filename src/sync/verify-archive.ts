@@ -18,11 +18,12 @@ import type { VerifyEntry, VerifyHttp, VerifyOptions } from './verify-entries.js
 
 /** What a comparison asks of its pass: a file hashed on its threads, the record told, bytes passed over. */
 export interface PassHashing {
-  /** The file hashed, or the entry that says it could not be (vanished, unreadable). */
+  /** The file (of `size` bytes when measured) hashed, or the entry that says it could not be (vanished, unreadable). */
   hash(
     localPath: string,
     algorithm: ChecksumAlgorithm,
     base: { path: string; localPath: string },
+    size: number,
   ): Promise<FileHash | VerifyEntry>;
   /** The record learns the file was found whole now. */
   markWhole(path: string, hashed: FileHash, sum: string): void;
@@ -69,7 +70,7 @@ export class ArchiveCheck {
     }
     if (stated.expected) {
       const { algorithm } = stated.expected;
-      const hashed = await this.pass.hash(localPath, algorithm, base);
+      const hashed = await this.pass.hash(localPath, algorithm, base, size);
       if ('status' in hashed) return hashed;
       const known = { ...base, algorithm, against: 'archive' as const };
       if (!hashed.digest.equals(stated.expected.digest)) {
@@ -92,11 +93,11 @@ export class ArchiveCheck {
           'no record, and the archive states no checksum without the body (--download compares the bytes)',
       };
     }
-    return this.#byBytes(url, base);
+    return this.#byBytes(url, base, size);
   }
 
   /** `--download`: the object fetched whole and hashed beside the file, in the algorithm it states or MD5. */
-  async #byBytes(url: string, base: { path: string; localPath: string }): Promise<VerifyEntry> {
+  async #byBytes(url: string, base: { path: string; localPath: string }, size: number): Promise<VerifyEntry> {
     const { signal } = this.options;
     let remote: { digest: Buffer; stated: ExpectedChecksum | undefined; algorithm: ChecksumAlgorithm };
     try {
@@ -117,7 +118,7 @@ export class ArchiveCheck {
         reason: `the archive's bytes do not match its own ${remote.stated.source}`,
       };
     }
-    const hashed = await this.pass.hash(base.localPath, algorithm, base);
+    const hashed = await this.pass.hash(base.localPath, algorithm, base, size);
     if ('status' in hashed) return hashed;
     const known = { ...base, algorithm, against: 'download' as const };
     if (!hashed.digest.equals(remote.digest)) {

@@ -8,7 +8,13 @@ import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
 import type { WithRequests } from '../core/call-settings.js';
 import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
-import { type FileHash, FileHashError, FileHashPool } from '../core/checksums/hash-pool.js';
+import {
+  type FileHash,
+  FileHashError,
+  type FileHashPool,
+  JOBS_PER_THREAD,
+  type SizeDiffers,
+} from '../core/checksums/hash-pool.js';
 import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/index.js';
 import { downloadFiles } from '../download/engine.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
@@ -21,8 +27,8 @@ import {
   type VerifyReport,
 } from './verify-entries.js';
 
-/** Files in flight at once: enough to keep the threads busy while others wait on the archive. */
-const FILES_IN_FLIGHT = 8;
+/** Files in flight beyond what the threads hold: enough to keep them busy while others wait on the archive. */
+const FILES_WAITING = 8;
 const PROGRESS_EVERY_MS = 100;
 
 /** The checksum a record line holds, when it is one of the algorithms known here. */
@@ -48,14 +54,17 @@ export class VerifyPass {
   #notDue = 0;
   #repaired = 0;
 
+  /** `pool` hashes the files (its owner closes it). */
   constructor(
     private readonly http: VerifyHttp,
     private readonly record: VerifiedRecord,
     private readonly options: VerifyOptions & WithRequests,
+    pool: FileHashPool,
   ) {
-    this.#pool = new FileHashPool(options.threads, options.signal);
+    this.#pool = pool;
     this.#archive = new ArchiveCheck(http, options, {
-      hash: (localPath, algorithm, base) => this.#hash(localPath, algorithm, base),
+      hash: (localPath, algorithm, base, size) =>
+        this.#hash(localPath, algorithm, base, { hint: size }) as Promise<FileHash | VerifyEntry>,
       markWhole: (path, hashed, sum) => this.#markWhole(path, hashed, sum),
       passOver: (bytes) => {
         this.#progress.bytesDone += bytes;
@@ -72,7 +81,10 @@ export class VerifyPass {
     return [...this.#entries];
   }
 
-  /** Measures the files due (their sizes give the progress its total), then settles each. */
+  /**
+   * Settles each file due. With a progress to tell, the files are measured first (their sizes give it its total);
+   * otherwise each is measured as its turn comes, on the hashing threads for a file the record vouches for.
+   */
   async run(held: ReadonlyArray<{ path: string; localPath: string }>): Promise<void> {
     const since = this.options.notVerifiedSince?.getTime();
     const due = held.filter((file) => {
@@ -81,20 +93,20 @@ export class VerifyPass {
       if (skip) this.#notDue += 1;
       return !skip;
     });
-    const sizes = new Array<number | undefined>(due.length);
-    await runPool(due.length, 32, async (index) => {
-      const stats = await lstat((due[index] as { localPath: string }).localPath).catch(() => undefined);
-      sizes[index] = stats?.size;
-    });
+    const sizes = this.options.onProgress ? await measure(due) : undefined;
     this.#progress.files = due.length;
-    this.#progress.bytes = sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
+    this.#progress.bytes = sizes?.reduce<number>((sum, size) => sum + (size ?? 0), 0) ?? 0;
     this.#tell(true);
     let stop: unknown;
-    await runPool(due.length, FILES_IN_FLIGHT, async (index) => {
+    const inFlight = this.#pool.threads * JOBS_PER_THREAD + FILES_WAITING;
+    await runPool(due.length, inFlight, async (index) => {
       if (stop !== undefined) return;
       const file = due[index] as { path: string; localPath: string };
       try {
-        const entry = await this.#verifyOne(file.path, file.localPath, sizes[index]);
+        const measured = sizes ? { size: sizes[index] } : undefined;
+        const entry = await this.#verifyOne(file.path, file.localPath, measured);
+        // Answers come in batches: once cancelled, none settles any more file.
+        if (this.options.signal?.aborted) throw abortedError(this.options.signal);
         this.settle(entry);
       } catch (error) {
         stop ??= error;
@@ -107,28 +119,30 @@ export class VerifyPass {
     this.record.flush();
   }
 
-  async #verifyOne(path: string, localPath: string, size: number | undefined): Promise<VerifyEntry> {
+  /**
+   * One file compared with its record line or the archive. `measured` holds its size when it was measured before
+   * the pass (undefined when it could not be); without it, the file is measured now.
+   */
+  async #verifyOne(
+    path: string,
+    localPath: string,
+    measured: { size: number | undefined } | undefined,
+  ): Promise<VerifyEntry> {
     const { signal } = this.options;
     if (signal?.aborted) throw abortedError(signal);
     const base = { path, localPath };
-    if (size === undefined) return { ...base, status: 'unreadable', reason: 'vanished during the pass' };
+    const vanished: VerifyEntry = { ...base, status: 'unreadable', reason: 'vanished during the pass' };
+    if (measured && measured.size === undefined) return vanished;
     const line = this.record.recorded(path);
     const recorded = recordedSum(line);
     if (line && recorded) {
       const known = { ...base, algorithm: recorded.algorithm, against: 'record' as const };
-      if (size !== line.size) {
-        this.#progress.bytesDone += size;
-        this.#markBad(line, `size:${size}`);
-        return {
-          ...known,
-          status: 'corrupt',
-          expected: `${line.size} bytes`,
-          got: `${size} bytes`,
-          reason: `${size} bytes, ${line.size} when verified`,
-        };
+      if (measured?.size !== undefined && measured.size !== line.size) {
+        return this.#sizeDiffers(known, line, measured.size);
       }
-      const hashed = await this.#hash(localPath, recorded.algorithm, base);
+      const hashed = await this.#hash(localPath, recorded.algorithm, base, { expected: line.size });
       if ('status' in hashed) return hashed;
+      if ('sizeDiffers' in hashed) return this.#sizeDiffers(known, line, hashed.size);
       if (hashed.digest.equals(recorded.digest)) {
         this.#markWhole(path, hashed, line.sum);
         return { ...known, status: 'ok' };
@@ -136,32 +150,59 @@ export class VerifyPass {
       this.#markBad(line, sumOf({ ...recorded, digest: hashed.digest }));
       return corruptEntry(known, recorded, hashed.digest, 'verified');
     }
+    const size = measured ? measured.size : (await lstat(localPath).catch(() => undefined))?.size;
+    if (size === undefined) return vanished;
     return this.#archive.compare(path, localPath, size);
   }
 
-  /** The file hashed, or the entry that says it could not be (vanished, unreadable). */
+  /** A file whose size is not the one verified: corrupt, without reading it. */
+  #sizeDiffers(known: Omit<VerifyEntry, 'status'>, line: Readonly<VerifiedEntry>, size: number): VerifyEntry {
+    this.#progress.bytesDone += size;
+    this.#markBad(line, `size:${size}`);
+    return {
+      ...known,
+      status: 'corrupt',
+      expected: `${line.size} bytes`,
+      got: `${size} bytes`,
+      reason: `${size} bytes, ${line.size} when verified`,
+    };
+  }
+
+  /**
+   * The file hashed, or the entry that says it could not be (vanished, unreadable). With `size.expected`, it is
+   * measured first and read only when it has that size (otherwise its size is the answer); `size.hint` is its size
+   * as measured.
+   */
   async #hash(
     localPath: string,
     algorithm: ChecksumAlgorithm,
     base: { path: string; localPath: string },
-  ): Promise<FileHash | VerifyEntry> {
+    size: { expected?: number; hint?: number },
+  ): Promise<FileHash | SizeDiffers | VerifyEntry> {
     let counted = 0;
+    const onBytes = (bytes: number) => {
+      counted += bytes;
+      this.#progress.bytesDone += bytes;
+      this.#tell(false);
+    };
     try {
-      const hashed = await this.#pool.hash(localPath, algorithm, (bytes) => {
-        counted += bytes;
-        this.#progress.bytesDone += bytes;
-        this.#tell(false);
-      });
-      return hashed;
+      if (size.expected !== undefined) {
+        return await this.#pool.hashIfSize(localPath, algorithm, size.expected, onBytes);
+      }
+      if (size.hint !== undefined)
+        return await this.#pool.hashSized(localPath, algorithm, size.hint, onBytes);
+      return await this.#pool.hash(localPath, algorithm, onBytes);
     } catch (error) {
       const { signal } = this.options;
       if (signal?.aborted) throw abortedError(signal);
       if (!(error instanceof FileHashError)) throw error;
       this.#progress.bytesDone -= counted;
+      // A file that cannot even be measured counts as vanished, as when it is measured before the pass.
+      const gone = error.measuring || error.code === 'ENOENT';
       return {
         ...base,
         status: 'unreadable',
-        reason: error.code === 'ENOENT' ? 'vanished during the pass' : `cannot be read: ${error.message}`,
+        reason: gone ? 'vanished during the pass' : `cannot be read: ${error.message}`,
       };
     }
   }
@@ -225,14 +266,21 @@ export class VerifyPass {
     };
   }
 
-  close(): void {
-    this.#pool.close();
-  }
-
   #tell(force: boolean): void {
+    if (!this.options.onProgress) return;
     const now = Date.now();
-    if (!this.options.onProgress || (!force && now - this.#lastProgress < PROGRESS_EVERY_MS)) return;
+    if (!force && now - this.#lastProgress < PROGRESS_EVERY_MS) return;
     this.#lastProgress = now;
     this.options.onProgress({ ...this.#progress });
   }
+}
+
+/** The sizes of `files` (undefined for one that cannot be measured), measured 32 at a time. */
+async function measure(files: ReadonlyArray<{ localPath: string }>): Promise<Array<number | undefined>> {
+  const sizes = new Array<number | undefined>(files.length);
+  await runPool(files.length, 32, async (index) => {
+    const stats = await lstat((files[index] as { localPath: string }).localPath).catch(() => undefined);
+    sizes[index] = stats?.size;
+  });
+  return sizes;
 }

@@ -6,6 +6,7 @@
 
 import { abortedError } from '../core/batch.js';
 import type { WithRequests } from '../core/call-settings.js';
+import { FileHashPool } from '../core/checksums/hash-pool.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
 import { recordPaths, scanLocalCopy, statusParams } from '../coverage/run.js';
 import { DataRoot } from '../data-root/index.js';
@@ -49,6 +50,9 @@ export async function verifyFiles(
   // Before anything is asked of the service: a root that is not there, or no folder, is a mistyped path, never
   // a pass with nothing to verify.
   const root = await DataRoot.open(options.dataDir, { existing: true });
+  // The threads start while the archive is asked and the root read, ready by the first file.
+  const pool = new FileHashPool(options.threads, signal);
+  pool.start();
   let pass: VerifyPass | undefined;
   try {
     const [records, local] = await Promise.all([
@@ -56,7 +60,7 @@ export async function verifyFiles(
       scanLocalCopy(options.dataDir, filters),
     ]);
     const archivePaths = new Set(recordPaths(records));
-    pass = new VerifyPass(http, await root.verified(local.map((entry) => entry.path)), options);
+    pass = new VerifyPass(http, await root.verified(local.map((entry) => entry.path)), options, pool);
     const held: Array<{ path: string; localPath: string }> = [];
     for (const entry of local) {
       if (!entry.file || !archivePaths.has(entry.file.path)) {
@@ -81,6 +85,6 @@ export async function verifyFiles(
     throw error;
   } finally {
     await root.close();
-    pass?.close();
+    pool.close();
   }
 }

@@ -7,54 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { abortedError } from '../batch.js';
 import { type ChecksumAlgorithm, hashesInBackground } from './checksum.js';
 import { digestOfFile } from './file-digest.js';
-
-/**
- * One thread's code: it opens a file (never through a link), reads it through once in 4 MiB reads, and answers
- * with the digest and the stats of the very descriptor it read, telling how far it got every 32 MiB.
- */
-const POOL_SOURCE = `
-const { parentPort } = require('node:worker_threads');
-const { openSync, readSync, fstatSync, closeSync, constants } = require('node:fs');
-const { createHash } = require('node:crypto');
-const { crc32 } = require('node:zlib');
-const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
-const REPORT_EVERY = 32 * 1024 * 1024;
-parentPort.on('message', ({ id, path, algorithm }) => {
-  let fd;
-  try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW || 0));
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTFILE' });
-    const hash = algorithm === 'crc32' ? undefined : createHash(algorithm);
-    let crc = 0;
-    let position = 0;
-    let reported = 0;
-    for (;;) {
-      const read = readSync(fd, buffer, 0, buffer.length, position);
-      if (read === 0) break;
-      const chunk = buffer.subarray(0, read);
-      if (hash) hash.update(chunk);
-      else crc = crc32(chunk, crc);
-      position += read;
-      if (position - reported >= REPORT_EVERY) {
-        parentPort.postMessage({ id, progress: position - reported });
-        reported = position;
-      }
-    }
-    let digest;
-    if (hash) digest = hash.digest();
-    else { digest = Buffer.alloc(4); digest.writeUInt32BE(crc >>> 0); }
-    parentPort.postMessage({
-      id, progress: position - reported, digest, size: position,
-      mtimeMs: stats.mtimeMs, ino: stats.ino,
-    });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String((error && error.message) || error), code: error && error.code });
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-});
-`;
+import { HASH_THREAD_SOURCE } from './hash-thread-source.js';
 
 /** What hashing one whole file found. */
 export interface FileHash {
@@ -65,11 +18,22 @@ export interface FileHash {
   ino: number;
 }
 
-/** A file that could not be hashed; `code` is the system's (`ENOENT` when it vanished). */
+/** A file not read because its size was not the one expected (see `FileHashPool.hashIfSize`). */
+export interface SizeDiffers {
+  sizeDiffers: true;
+  /** The size it has. */
+  size: number;
+}
+
+/**
+ * A file that could not be hashed; `code` is the system's (`ENOENT` when it vanished); `measuring` when it could not
+ * even be measured (`hashIfSize`), whatever the reason.
+ */
 export class FileHashError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
+    readonly measuring = false,
   ) {
     super(message);
     this.name = 'FileHashError';
@@ -80,7 +44,11 @@ interface Job {
   id: number;
   path: string;
   algorithm: ChecksumAlgorithm;
-  resolve: (hash: FileHash) => void;
+  /** The size the file must have to be read, when asked. */
+  expectedSize: number | undefined;
+  /** Bytes the job will read, as far as known: small jobs are handed to a thread several at a time. */
+  weight: number;
+  resolve: (hash: FileHash | SizeDiffers) => void;
   reject: (error: Error) => void;
   onBytes: ((bytes: number) => void) | undefined;
 }
@@ -89,28 +57,44 @@ interface Answer {
   id: number;
   progress?: number;
   digest?: Uint8Array;
+  differs?: boolean;
   size?: number;
   mtimeMs?: number;
   ino?: number;
   error?: string;
   code?: string;
+  measuring?: boolean;
+}
+
+/** A thread and the jobs handed to it, in its order. */
+interface Thread {
+  worker: Worker;
+  jobs: Map<number, Job>;
+  weight: number;
 }
 
 /** Threads by default: two (a disk rarely serves more in parallel, and the machine has other work), at most the cores. */
 export const DEFAULT_HASH_THREADS = Math.max(1, Math.min(2, availableParallelism()));
 
 /**
- * A small pool of hashing threads. Each `hash` takes one whole file; files beyond the threads wait their turn
- * in order. CRC-32C and CRC-64/NVME (JavaScript tables, loaded by the main thread) hash in the main thread.
+ * Jobs a thread holds at most: two at least whatever their size (one read while the main thread answers the other
+ * and hands the next, so a thread never waits for it), more while they add up to SMALL_JOBS_BYTES.
+ */
+export const JOBS_PER_THREAD = 32;
+const SMALL_JOBS_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A small pool of hashing threads. Each `hash` takes one whole file; files beyond what the threads hold wait
+ * their turn in order. CRC-32C and CRC-64/NVME (JavaScript tables, loaded by the main thread) hash in the main
+ * thread.
  */
 export class FileHashPool {
   readonly #threads: number;
-  readonly #idle: Worker[] = [];
-  readonly #all: Worker[] = [];
+  readonly #all: Thread[] = [];
   readonly #queue: Job[] = [];
-  readonly #running = new Map<Worker, Job>();
   #nextId = 0;
   #closed = false;
+  #dispatching = false;
 
   constructor(
     threads = DEFAULT_HASH_THREADS,
@@ -120,15 +104,42 @@ export class FileHashPool {
     signal?.addEventListener('abort', () => this.close(), { once: true });
   }
 
+  /** Threads at most. */
+  get threads(): number {
+    return this.#threads;
+  }
+
+  /** Starts the threads now, so that they are ready by the first file (they start in tens of milliseconds). */
+  start(): void {
+    while (!this.#closed && this.#all.length < this.#threads) this.#spawn().worker.unref();
+  }
+
   /** The digest of the whole file at `path`; `onBytes` hears of bytes read as they are. */
   hash(path: string, algorithm: ChecksumAlgorithm, onBytes?: (bytes: number) => void): Promise<FileHash> {
-    if (this.signal?.aborted) return Promise.reject(abortedError(this.signal));
-    if (this.#closed) return Promise.reject(new Error('The hashing threads are closed.'));
-    if (!hashesInBackground(algorithm)) return this.#hashHere(path, algorithm, onBytes);
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, path, algorithm, resolve, reject, onBytes });
-      this.#dispatch();
-    });
+    return this.#submit(path, algorithm, undefined, undefined, onBytes) as Promise<FileHash>;
+  }
+
+  /**
+   * The file at `path` measured (not through a link) and, when it has `expectedSize` bytes, hashed as `hash`
+   * does; otherwise its size. A file that cannot be measured rejects with a `FileHashError` that is `measuring`.
+   */
+  hashIfSize(
+    path: string,
+    algorithm: ChecksumAlgorithm,
+    expectedSize: number,
+    onBytes?: (bytes: number) => void,
+  ): Promise<FileHash | SizeDiffers> {
+    return this.#submit(path, algorithm, expectedSize, expectedSize, onBytes);
+  }
+
+  /** Like `hash`, for a file whose size (`sizeHint`) is known: small ones are handed out several at a time. */
+  hashSized(
+    path: string,
+    algorithm: ChecksumAlgorithm,
+    sizeHint: number,
+    onBytes?: (bytes: number) => void,
+  ): Promise<FileHash> {
+    return this.#submit(path, algorithm, undefined, sizeHint, onBytes) as Promise<FileHash>;
   }
 
   /** Ends the threads; hashes still waiting or running reject. */
@@ -138,71 +149,143 @@ export class FileHashPool {
     const reason = this.signal?.aborted
       ? abortedError(this.signal)
       : new Error('The hashing threads are closed.');
-    for (const job of [...this.#queue, ...this.#running.values()]) job.reject(reason);
+    for (const job of this.#queue) job.reject(reason);
     this.#queue.length = 0;
-    this.#running.clear();
-    for (const worker of this.#all) void worker.terminate();
-  }
-
-  #dispatch(): void {
-    while (this.#queue.length > 0) {
-      const worker = this.#idle.pop() ?? (this.#all.length < this.#threads ? this.#spawn() : undefined);
-      if (!worker) return;
-      const job = this.#queue.shift() as Job;
-      this.#running.set(worker, job);
-      worker.ref();
-      worker.postMessage({ id: job.id, path: job.path, algorithm: job.algorithm });
+    for (const thread of this.#all) {
+      for (const job of thread.jobs.values()) job.reject(reason);
+      thread.jobs.clear();
+      void thread.worker.terminate();
     }
   }
 
-  #spawn(): Worker {
-    const worker = new Worker(POOL_SOURCE, { eval: true });
-    this.#all.push(worker);
-    worker.on('message', (answer: Answer) => this.#answer(worker, answer));
-    worker.on('error', (error) => {
-      const job = this.#running.get(worker);
-      this.#running.delete(worker);
-      this.#all.splice(this.#all.indexOf(worker), 1);
-      job?.reject(error);
-      this.#dispatch();
+  #submit(
+    path: string,
+    algorithm: ChecksumAlgorithm,
+    expectedSize: number | undefined,
+    sizeHint: number | undefined,
+    onBytes: ((bytes: number) => void) | undefined,
+  ): Promise<FileHash | SizeDiffers> {
+    if (this.signal?.aborted) return Promise.reject(abortedError(this.signal));
+    if (this.#closed) return Promise.reject(new Error('The hashing threads are closed.'));
+    if (!hashesInBackground(algorithm)) return this.#hashHere(path, algorithm, expectedSize, onBytes);
+    return new Promise((resolve, reject) => {
+      // A file of unknown size counts as a large one.
+      const weight = sizeHint ?? SMALL_JOBS_BYTES;
+      this.#queue.push({
+        id: this.#nextId++,
+        path,
+        algorithm,
+        expectedSize,
+        weight,
+        resolve,
+        reject,
+        onBytes,
+      });
+      // Files asked for in the same turn go to a thread in one message.
+      if (this.#dispatching) return;
+      this.#dispatching = true;
+      queueMicrotask(() => {
+        this.#dispatching = false;
+        this.#dispatch();
+      });
     });
-    return worker;
   }
 
-  #answer(worker: Worker, answer: Answer): void {
-    const job = this.#running.get(worker);
-    if (!job || job.id !== answer.id) return;
+  /** Hands waiting jobs to the threads that hold the fewest, each thread's share in one message. */
+  #dispatch(): void {
+    if (this.#closed) return;
+    this.start();
+    const batches = new Map<Thread, Job[]>();
+    let taken = 0;
+    for (const job of this.#queue) {
+      const thread = this.#roomFor(job);
+      if (!thread) break;
+      thread.jobs.set(job.id, job);
+      thread.weight += job.weight;
+      const batch = batches.get(thread);
+      if (batch) batch.push(job);
+      else batches.set(thread, [job]);
+      taken += 1;
+    }
+    if (taken === 0) return;
+    this.#queue.splice(0, taken);
+    for (const [thread, jobs] of batches) {
+      thread.worker.ref();
+      thread.worker.postMessage(
+        jobs.map(({ id, path, algorithm, expectedSize }) => ({ id, path, algorithm, size: expectedSize })),
+      );
+    }
+  }
+
+  /** The thread holding the fewest jobs, when it has room for `job`. */
+  #roomFor(job: Job): Thread | undefined {
+    let least: Thread | undefined;
+    for (const thread of this.#all) if (!least || thread.jobs.size < least.jobs.size) least = thread;
+    if (!least) return undefined;
+    const held = least.jobs.size;
+    if (held < 2 || (held < JOBS_PER_THREAD && least.weight + job.weight <= SMALL_JOBS_BYTES)) return least;
+    return undefined;
+  }
+
+  #spawn(): Thread {
+    const thread: Thread = {
+      worker: new Worker(HASH_THREAD_SOURCE, { eval: true }),
+      jobs: new Map(),
+      weight: 0,
+    };
+    this.#all.push(thread);
+    thread.worker.on('message', (answers: Answer[]) => {
+      for (const answer of answers) this.#answer(thread, answer);
+      if (thread.jobs.size === 0) thread.worker.unref(); // An idle thread does not keep the process alive.
+      this.#dispatch();
+    });
+    thread.worker.on('error', (error) => {
+      this.#all.splice(this.#all.indexOf(thread), 1);
+      for (const job of thread.jobs.values()) job.reject(error);
+      thread.jobs.clear();
+      this.#dispatch();
+    });
+    return thread;
+  }
+
+  #answer(thread: Thread, answer: Answer): void {
+    const job = thread.jobs.get(answer.id);
+    if (!job) return;
     if (answer.progress) job.onBytes?.(answer.progress);
-    if (answer.digest === undefined && answer.error === undefined) return;
-    this.#running.delete(worker);
-    // An idle thread does not keep the process alive.
-    worker.unref();
-    this.#idle.push(worker);
-    if (answer.error !== undefined) job.reject(new FileHashError(answer.error, answer.code));
+    if (answer.digest === undefined && answer.error === undefined && !answer.differs) return;
+    thread.jobs.delete(answer.id);
+    thread.weight -= job.weight;
+    if (thread.jobs.size === 0) thread.weight = 0;
+    if (answer.error !== undefined) {
+      job.reject(new FileHashError(answer.error, answer.code, answer.measuring === true));
+    } else if (answer.differs) job.resolve({ sizeDiffers: true, size: answer.size as number });
     else {
+      const digest = answer.digest as Uint8Array;
       job.resolve({
-        digest: Buffer.from(answer.digest as Uint8Array),
+        digest: Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength),
         size: answer.size as number,
         mtimeMs: answer.mtimeMs as number,
         ino: answer.ino as number,
       });
     }
-    this.#dispatch();
   }
 
   async #hashHere(
     path: string,
     algorithm: ChecksumAlgorithm,
+    expectedSize: number | undefined,
     onBytes: ((bytes: number) => void) | undefined,
-  ): Promise<FileHash> {
+  ): Promise<FileHash | SizeDiffers> {
     const { lstat } = await import('node:fs/promises');
-    const fail = (error: unknown) => {
+    const fail = (error: unknown, measuring = false) => {
       const code = (error as NodeJS.ErrnoException).code;
-      return new FileHashError(error instanceof Error ? error.message : String(error), code);
+      return new FileHashError(error instanceof Error ? error.message : String(error), code, measuring);
     };
     const stats = await lstat(path).catch((error: unknown) => {
-      throw fail(error);
+      throw fail(error, expectedSize !== undefined);
     });
+    if (expectedSize !== undefined && stats.size !== expectedSize)
+      return { sizeDiffers: true, size: stats.size };
     if (!stats.isFile()) throw new FileHashError('not a regular file', 'ENOTFILE');
     const digest = await digestOfFile(path, algorithm, this.signal, fail);
     onBytes?.(stats.size);
