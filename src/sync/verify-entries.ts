@@ -82,7 +82,7 @@ export interface VerifyReport {
 }
 
 /** The part of the HTTP client a pass uses. */
-export type VerifyHttp = Pick<HttpClient, 'query'> & DownloadHttp;
+export type VerifyHttp = Pick<HttpClient, 'queryPages'> & DownloadHttp;
 
 /** How many files a pass found in each state. */
 export function countStatuses(entries: readonly VerifyEntry[]): Record<VerifyStatus, number> {

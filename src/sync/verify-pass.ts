@@ -85,15 +85,15 @@ export class VerifyPass {
    * Settles each file due. With a progress to tell, the files are measured first (their sizes give it its total);
    * otherwise each is measured as its turn comes, on the hashing threads for a file the record vouches for.
    */
-  async run(held: ReadonlyArray<{ path: string; localPath: string }>): Promise<void> {
+  async run(held: readonly string[], localPathOf: (path: string) => string): Promise<void> {
     const since = this.options.notVerifiedSince?.getTime();
-    const due = held.filter((file) => {
-      const at = this.record.recorded(file.path)?.at;
+    const due = held.filter((path) => {
+      const at = this.record.recorded(path)?.at;
       const skip = since !== undefined && at !== undefined && at >= since;
       if (skip) this.#notDue += 1;
       return !skip;
     });
-    const sizes = this.options.onProgress ? await measure(due) : undefined;
+    const sizes = this.options.onProgress ? await measure(due.map(localPathOf)) : undefined;
     this.#progress.files = due.length;
     this.#progress.bytes = sizes?.reduce<number>((sum, size) => sum + (size ?? 0), 0) ?? 0;
     this.#tell(true);
@@ -101,10 +101,10 @@ export class VerifyPass {
     const inFlight = this.#pool.threads * JOBS_PER_THREAD + FILES_WAITING;
     await runPool(due.length, inFlight, async (index) => {
       if (stop !== undefined) return;
-      const file = due[index] as { path: string; localPath: string };
+      const path = due[index] as string;
       try {
         const measured = sizes ? { size: sizes[index] } : undefined;
-        const entry = await this.#verifyOne(file.path, file.localPath, measured);
+        const entry = await this.#verifyOne(path, localPathOf(path), measured);
         // Answers come in batches: once cancelled, none settles any more file.
         if (this.options.signal?.aborted) throw abortedError(this.options.signal);
         this.settle(entry);
@@ -275,11 +275,11 @@ export class VerifyPass {
   }
 }
 
-/** The sizes of `files` (undefined for one that cannot be measured), measured 32 at a time. */
-async function measure(files: ReadonlyArray<{ localPath: string }>): Promise<Array<number | undefined>> {
-  const sizes = new Array<number | undefined>(files.length);
-  await runPool(files.length, 32, async (index) => {
-    const stats = await lstat((files[index] as { localPath: string }).localPath).catch(() => undefined);
+/** The sizes of the files at `localPaths` (undefined for one that cannot be measured), measured 32 at a time. */
+async function measure(localPaths: readonly string[]): Promise<Array<number | undefined>> {
+  const sizes = new Array<number | undefined>(localPaths.length);
+  await runPool(localPaths.length, 32, async (index) => {
+    const stats = await lstat(localPaths[index] as string).catch(() => undefined);
     sizes[index] = stats?.size;
   });
   return sizes;

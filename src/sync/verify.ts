@@ -8,11 +8,12 @@ import { abortedError } from '../core/batch.js';
 import type { WithRequests } from '../core/call-settings.js';
 import { FileHashPool } from '../core/checksums/hash-pool.js';
 import { AbortedError, ValidationError } from '../core/errors.js';
-import { recordPaths, scanLocalCopy, statusParams } from '../coverage/run.js';
+import { statusParams } from '../coverage/run.js';
 import { DataRoot } from '../data-root/index.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
 import type { VerifyHttp, VerifyOptions, VerifyReport } from './verify-entries.js';
 import { VerifyPass } from './verify-pass.js';
+import { localPathOf, passScope } from './verify-scope.js';
 
 export {
   countStatuses,
@@ -55,24 +56,10 @@ export async function verifyFiles(
   pool.start();
   let pass: VerifyPass | undefined;
   try {
-    const [records, local] = await Promise.all([
-      http.query(params, { signal, pageSize: options.pageSize }),
-      scanLocalCopy(options.dataDir, filters),
-    ]);
-    const archivePaths = new Set(recordPaths(records));
-    pass = new VerifyPass(http, await root.verified(local.map((entry) => entry.path)), options, pool);
-    const held: Array<{ path: string; localPath: string }> = [];
-    for (const entry of local) {
-      if (!entry.file || !archivePaths.has(entry.file.path)) {
-        pass.settle({
-          status: 'extra',
-          path: entry.path,
-          localPath: entry.localPath,
-          reason: entry.file ? 'not in the archive' : (entry.problem ?? 'breaks the naming rules'),
-        });
-      } else held.push(entry);
-    }
-    await pass.run(held);
+    const { held, extras } = await passScope(http, params, filters, options);
+    pass = new VerifyPass(http, await root.verified(held), options, pool);
+    for (const entry of extras) pass.settle(entry);
+    await pass.run(held, localPathOf(options.dataDir));
     if (options.repair) await pass.repair();
     return pass.report(held.length);
   } catch (error) {

@@ -117,7 +117,7 @@ describe('a pass over files the record vouches for', () => {
         },
         pool,
       );
-      await pass.run(names.map((path) => ({ path, localPath: join(data, path) })));
+      await pass.run(names, (path) => join(data, path));
       const report = pass.report(names.length);
       const byName = new Map(report.entries.map((entry: VerifyEntry) => [entry.path, entry]));
       expect(byName.get(names[0] as string)).toMatchObject({ status: 'ok', against: 'record' });
