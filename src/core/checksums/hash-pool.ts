@@ -81,7 +81,7 @@ export const DEFAULT_HASH_THREADS = Math.max(1, Math.min(2, availableParallelism
  * and hands the next, so a thread never waits for it), more while they add up to SMALL_JOBS_BYTES.
  */
 export const JOBS_PER_THREAD = 32;
-const SMALL_JOBS_BYTES = 8 * 1024 * 1024;
+const SMALL_JOBS_BYTES = 16 * 1024 * 1024;
 
 /**
  * A small pool of hashing threads. Each `hash` takes one whole file; files beyond what the threads hold wait

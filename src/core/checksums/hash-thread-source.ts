@@ -9,8 +9,9 @@
  * very descriptor it read: `{ id, digest, size, mtimeMs, ino }`, or `{ id, error, code }`. `{ id, progress }` tells
  * how far a large file got, every 32 MiB.
  *
- * Answers are sent once a mebibyte of files was read since the last ones, before a progress line, and at the end
- * of each batch: one message per file of 1 MiB or more, one per batch of small files.
+ * Answers are sent once 4 MiB of files were read since the last ones, before a progress line, and at the end of
+ * each batch: one message per file of 4 MiB or more, one per few files of 1 MiB, one per batch of small files (the
+ * pool keeps more than that in a thread's hands, so it never runs dry while the answers travel).
  */
 export const HASH_THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
@@ -19,7 +20,7 @@ const { createHash } = require('node:crypto');
 const { crc32 } = require('node:zlib');
 const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
 const REPORT_EVERY = 32 * 1024 * 1024;
-const ANSWER_EVERY = 1024 * 1024;
+const ANSWER_EVERY = 4 * 1024 * 1024;
 let answers = [];
 let unsent = 0;
 function send() {
