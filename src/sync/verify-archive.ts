@@ -31,8 +31,17 @@ export interface PassHashing {
   passOver(bytes: number): void;
 }
 
+/**
+ * Files compared with the archive at once: the pass keeps many more files in flight for the hashing threads, but
+ * asks the archive about no more at a time than it always did.
+ */
+const ARCHIVE_AT_ONCE = 8;
+
 /** Compares held files with the archive's objects. */
 export class ArchiveCheck {
+  readonly #waiting: Array<() => void> = [];
+  #asking = 0;
+
   constructor(
     private readonly http: VerifyHttp,
     private readonly options: Pick<VerifyOptions, 'signal' | 'download'>,
@@ -41,6 +50,19 @@ export class ArchiveCheck {
 
   /** A file the record does not vouch for: compared with the archive's stated checksum, or its bytes. */
   async compare(path: string, localPath: string, size: number): Promise<VerifyEntry> {
+    if (this.#asking < ARCHIVE_AT_ONCE) this.#asking += 1;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await this.#compare(path, localPath, size);
+    } finally {
+      // The turn goes to the next file waiting, if any.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#asking -= 1;
+    }
+  }
+
+  async #compare(path: string, localPath: string, size: number): Promise<VerifyEntry> {
     const { signal } = this.options;
     const base = { path, localPath };
     let url: string;

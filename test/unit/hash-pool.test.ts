@@ -146,3 +146,44 @@ describe('a pass over files the record vouches for', () => {
     }
   });
 });
+
+describe('a pass over files the record does not vouch for', () => {
+  it('asks the archive about 8 files at most at once, however many the threads hold', async () => {
+    const data = await mkdtemp(join(tmpdir(), 'mission-hash-pool-archive-'));
+    const pool = new FileHashPool(2);
+    const record = await VerifiedRecord.open(data);
+    try {
+      const paths = Array.from({ length: 40 }, (_, index) => `imap/mag/l1a/2024/01/f${index}.cdf`);
+      await mkdir(join(data, 'imap/mag/l1a/2024/01'), { recursive: true });
+      for (const path of paths) await writeFile(join(data, path), 'bytes');
+      let asking = 0;
+      let most = 0;
+      const http = {
+        async resolveDownload(path: string) {
+          asking += 1;
+          most = Math.max(most, asking);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return `http://archive.invalid/${path}`;
+        },
+        async getObject() {
+          asking -= 1;
+          return { status: 206, headers: { 'content-range': 'bytes 0-0/5' }, body: { destroy() {} } };
+        },
+      };
+      const pass = new VerifyPass(
+        http as unknown as VerifyHttp,
+        record,
+        { dataDir: data, requests: requestSettings({}) },
+        pool,
+      );
+      await pass.run(paths, (path) => join(data, path));
+      const report = pass.report(paths.length);
+      expect(report.counts.unverifiable).toBe(paths.length);
+      expect(most).toBe(8);
+    } finally {
+      record.close();
+      pool.close();
+      await rm(data, { recursive: true, force: true });
+    }
+  });
+});
