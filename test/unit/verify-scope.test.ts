@@ -2,7 +2,7 @@
  * What a `verify` pass is about, from a listing of paths only: the same held files, extras, reasons and local paths
  * as the scan of the data root (`scanLocalCopy`) gives.
  */
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,6 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'mission-verify-scope-'));
   await mkdir(join(root, folder), { recursive: true });
   for (const name of [...held, notInArchive, 'notes.txt']) await writeFile(join(root, folder, name), name);
-  await symlink(join(root, folder, held[0] as string), join(root, folder, 'link.cdf'));
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -50,7 +49,7 @@ describe('the scope of a pass', () => {
         reason: entry.file ? 'not in the archive' : entry.problem,
       }));
     expect(expected.map((entry) => entry.path)).toEqual(
-      [notInArchive, 'link.cdf', 'notes.txt'].map((name) => `${folder}/${name}`),
+      [notInArchive, 'notes.txt'].map((name) => `${folder}/${name}`),
     );
     expect(scope.extras).toEqual(expected);
   });
