@@ -4,12 +4,13 @@
  * the object: only its single-part form of an object stored without SSE-KMS, DSSE-KMS or SSE-C (a multipart
  * ETag `…-N`, and the ETag of an object encrypted so, is not an MD5 and is never taken for one).
  */
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 // CRC-32C and CRC-64/NVME: the AWS SDK's own implementations (slicing-by-8 tables, checked against the
 // catalogue's check values in test/unit/s3-rules.test.ts); Node has neither. Loaded on first use only: most
 // objects state none of them, and every command's start-up would pay for the module.
 import type { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
+import { cryptoModule } from '../on-first-use.js';
 
 type CrcModule = typeof import('@aws-sdk/checksums/crc');
 let crcModule: CrcModule | undefined;
@@ -122,7 +123,7 @@ export class RunningChecksum {
       this.#early = [];
       void loadCrcModule().catch(() => undefined);
       this.#makeTable();
-    } else if (algorithm !== 'crc32') this.#hash = createHash(algorithm);
+    } else if (algorithm !== 'crc32') this.#hash = cryptoModule().createHash(algorithm);
   }
 
   /** Makes the CRC table once its module is loaded, and feeds it what came before. */
