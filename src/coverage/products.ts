@@ -40,16 +40,6 @@ export function dayKey(file: MissionFile): string {
   return `${productKey(file)}|${dayOf(file)}`;
 }
 
-/** The mission files among storage paths; paths of a naming form this version does not read are left out. */
-export function missionFiles(paths: Iterable<string>): MissionFile[] {
-  const files: MissionFile[] = [];
-  for (const path of paths) {
-    const located = locateFile(path);
-    if (located.kind !== 'unchecked') files.push(located);
-  }
-  return files;
-}
-
 /**
  * The storage path a query record names: its `file_path`, or (a SPICE record of today's service, which names
  * the kernel by `file_name` alone) the path its name gives it.

@@ -7,7 +7,7 @@ import { FILTER_NAMES, type QueryFilters, type QueryParams } from '../naming/que
 import type { HttpClient } from '../service/client.js';
 import { buildCoverage } from './coverage.js';
 import { listLocalCopy } from './local-copy.js';
-import { byPath, missionFiles, recordPaths } from './products.js';
+import { byPath } from './products.js';
 import { assertNameFilters } from './scope.js';
 import { ArchiveSide, checkHeld, compareSides, LocalSide, type StatusComparison } from './status.js';
 import type { CoverageReport, StatusReport } from './types.js';
@@ -26,11 +26,11 @@ export interface ReportOptions {
 }
 
 /** The part of the HTTP client the reports use. */
-export type ReportHttp = Pick<HttpClient, 'queryPages'>;
+export type ReportHttp = Pick<HttpClient, 'queryFilePages'>;
 
 /**
  * Hands each mission file of the archive a query answers to `take`, page by page as the service answers: no
- * page's records are kept once its files are taken.
+ * page's records are kept once its files are taken, and each path is read once, by the check of its record.
  */
 async function forEachArchiveFile(
   http: ReportHttp,
@@ -38,8 +38,8 @@ async function forEachArchiveFile(
   options: ReportOptions,
   take: (file: MissionFile) => void,
 ): Promise<void> {
-  const pages = http.queryPages(params, { signal: options.signal, pageSize: options.pageSize });
-  for await (const page of pages) for (const file of missionFiles(recordPaths(page))) take(file);
+  const pages = http.queryFilePages(params, { signal: options.signal, pageSize: options.pageSize });
+  for await (const page of pages) for (const file of page) take(file);
 }
 
 function requireFilter(filters: QueryFilters): void {

@@ -8,6 +8,7 @@ import { apiError } from '../http/failures.js';
 import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
 import { checkObjectUrl, getObjectWith, putObjectWith } from '../http/objects.js';
 import { encodePath } from '../http/request-path.js';
+import type { MissionFile } from '../naming/names.js';
 import type { QueryParams } from '../naming/query-vocabulary.js';
 import {
   credentialHeaders,
@@ -18,7 +19,7 @@ import {
   type ServiceCredentials,
   type ServiceRoute,
 } from './dialect.js';
-import { type QueryingService, queryAllPages, queryPages } from './query.js';
+import { type QueryingService, queryAllPages, queryFilePages, queryPages } from './query.js';
 import { describeValue, type ReceivedRecord } from './records.js';
 import { ServiceTransport } from './transport.js';
 import type { HttpClientOptions, HttpQueryOptions } from './types.js';
@@ -184,6 +185,14 @@ export class HttpClient {
    */
   queryPages(params: QueryParams, options: HttpQueryOptions = {}): AsyncGenerator<ReceivedRecord[], void> {
     return queryPages(this.#querying(), params, options);
+  }
+
+  /**
+   * The mission files of `queryPages`, page by page, as the check of each record read its storage path: for
+   * callers that want the files rather than the records (a page of newer forms only may be empty).
+   */
+  queryFilePages(params: QueryParams, options: HttpQueryOptions = {}): AsyncGenerator<MissionFile[], void> {
+    return queryFilePages(this.#querying(), params, options);
   }
 
   /** What a query asks of this client: its choices, how it learns, one call of a route. */

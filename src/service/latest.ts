@@ -2,34 +2,21 @@
  * `latest` resolved by the client, where the service is not asked for it: today's service keeps no `latest` for
  * its ancillary table, so its client asks for every version and keeps the newest of each file (ARCHIVE-TODAY §2).
  */
-import { ValidationError } from '../core/errors.js';
-import { type AncillaryFile, parsePath } from '../naming/names.js';
 import { compareVersions } from '../naming/versions.js';
-import type { ReceivedRecord } from './records.js';
-
-/** The ancillary file a record's storage path names, or undefined for any other (or a newer form's). */
-function ancillaryFile(path: string): AncillaryFile | undefined {
-  try {
-    const file = parsePath(path);
-    return file.kind === 'ancillary' ? file : undefined;
-  } catch (error) {
-    if (error instanceof ValidationError) return undefined;
-    throw error;
-  }
-}
+import type { QueryPage } from './records.js';
 
 /**
  * The records with only the newest version of each ancillary file: one per (instrument, descriptor, start date),
- * the greatest version by `compareVersions` (every `vXX-YY` before today's `vNNN`). The key and version are read
- * from the storage path's name, which the records' own fields repeat. Records of other kinds, and of newer forms,
- * are kept as they are; the order of the records kept is the answer's.
+ * the greatest version by `compareVersions` (every `vXX-YY` before today's `vNNN`). The key and version are those
+ * of the file the storage path names (as the check read it), which the records' own fields repeat. Records of
+ * other kinds, and of newer forms, are kept as they are; the order of the records kept is the answer's, each
+ * with its file.
  */
-export function latestAncillary(records: readonly ReceivedRecord[]): ReceivedRecord[] {
+export function latestAncillary(page: QueryPage): QueryPage {
   const newest = new Map<string, { index: number; version: string }>();
   const dropped = new Set<number>();
-  records.forEach((record, index) => {
-    const file = ancillaryFile(record.file_path);
-    if (!file) return;
+  page.files.forEach((file, index) => {
+    if (file.kind !== 'ancillary') return;
     const key = JSON.stringify([file.instrument, file.descriptor, file.startDate]);
     const held = newest.get(key);
     if (held === undefined || compareVersions(file.version, held.version) > 0) {
@@ -39,5 +26,6 @@ export function latestAncillary(records: readonly ReceivedRecord[]): ReceivedRec
       dropped.add(index);
     }
   });
-  return records.filter((_record, index) => !dropped.has(index));
+  const kept = (_item: unknown, index: number) => !dropped.has(index);
+  return { records: page.records.filter(kept), files: page.files.filter(kept) };
 }

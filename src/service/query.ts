@@ -5,6 +5,7 @@
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
+import type { MissionFile } from '../naming/names.js';
 import { checkQueryParams, spiceQuerySearch } from '../naming/query-params.js';
 import { QUERY_TABLES, type QueryParams, type QueryTable } from '../naming/query-vocabulary.js';
 import {
@@ -15,7 +16,7 @@ import {
   type ServiceRoute,
 } from './dialect.js';
 import { latestAncillary } from './latest.js';
-import { type CheckedAnswer, checkQueryAnswer, type ReceivedRecord } from './records.js';
+import { type CheckedAnswer, checkQueryAnswer, type QueryPage, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
 /**
@@ -41,6 +42,29 @@ export interface QueryingService {
   ): Promise<{ url: URL; answer: ApiAnswer }>;
 }
 
+/** The records of `queryAnswerPages`, page by page. */
+export async function* queryPages(
+  service: QueryingService,
+  params: QueryParams,
+  options: HttpQueryOptions,
+): AsyncGenerator<ReceivedRecord[], void, undefined> {
+  for await (const page of queryAnswerPages(service, params, options)) yield page.records;
+}
+
+/**
+ * The mission files of `queryAnswerPages`, page by page, as the check of each record read them: those of a
+ * naming form this version does not read are left out, and a page may then be empty.
+ */
+export async function* queryFilePages(
+  service: QueryingService,
+  params: QueryParams,
+  options: HttpQueryOptions,
+): AsyncGenerator<MissionFile[], void, undefined> {
+  for await (const page of queryAnswerPages(service, params, options)) {
+    yield page.files.filter((file): file is MissionFile => file.kind !== 'unchecked');
+  }
+}
+
 /**
  * GET /query (or, for the `spice` table, GET /spice-query), page by page (see `HttpClient.queryPages`): each page
  * is asked once the one before it has been taken, so a caller that writes each page as it comes holds one page at
@@ -48,11 +72,11 @@ export interface QueryingService {
  * them): those pages are held to the end and handed over as one. No page handed over is empty; the callbacks are
  * called before the last page is.
  */
-export async function* queryPages(
+async function* queryAnswerPages(
   service: QueryingService,
   params: QueryParams,
   options: HttpQueryOptions,
-): AsyncGenerator<ReceivedRecord[], void, undefined> {
+): AsyncGenerator<QueryPage, void, undefined> {
   const { signal, pageSize = DEFAULT_PAGE_SIZE, onNewerForms, onPossiblyCut } = options;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
     throw new ValidationError([
@@ -67,21 +91,24 @@ export async function* queryPages(
   if (latestHere) search.delete('version');
   const asked = table === 'spice' ? spiceQuerySearch(search) : search;
   const query = new PagedQuery(service, asked, pageSize, signal, table);
-  const held: ReceivedRecord[] = [];
+  const held: QueryPage = { records: [], files: [] };
   for (;;) {
     // Nothing outside this loop holds a page: while the next one is asked for, the last is the caller's alone.
-    const { records, more } = await query.takePage();
-    if (latestHere) appendTo(held, records);
+    const { page, more } = await query.takePage();
+    if (latestHere) {
+      appendTo(held.records, page.records);
+      appendTo(held.files, page.files);
+    }
     if (!more) {
       // Called before the last page is handed over: a caller that stops there has heard them too.
       if (query.newerForms > 0) onNewerForms?.(query.newerForms);
       const cut = query.possiblyCut();
       if (cut !== undefined) onPossiblyCut?.(cut);
-      const last = latestHere ? latestAncillary(held) : records;
-      if (last.length > 0) yield last;
+      const last = latestHere ? latestAncillary(held) : page;
+      if (last.records.length > 0) yield last;
       return;
     }
-    if (!latestHere && records.length > 0) yield records;
+    if (!latestHere && page.records.length > 0) yield page;
   }
 }
 
@@ -97,16 +124,16 @@ export async function queryAllPages(
 }
 
 /** Appends `page` to `records` one by one: spread into `push`, an unpaged answer of 200,000 records overflows the stack. */
-function appendTo(records: ReceivedRecord[], page: readonly ReceivedRecord[]): void {
+function appendTo<T>(records: T[], page: readonly T[]): void {
   for (const record of page) records.push(record);
 }
 
 /** The first and last storage paths of a page, to tell a page sent twice. */
 type PageBounds = { first: string; last: string };
 
-/** A page taken: its records (none when it repeats one taken), and whether another page follows. */
+/** A page taken: its records and files (none when it repeats one taken), and whether another page follows. */
 interface TakenPage {
-  records: ReceivedRecord[];
+  page: QueryPage;
   more: boolean;
 }
 
@@ -150,16 +177,16 @@ class PagedQuery {
         ? { first: received[0]?.file_path ?? '', last: received.at(-1)?.file_path ?? '' }
         : undefined;
     if (paged && (received.length > pageSize || sameBounds(bounds, this.#previous))) {
-      return { records: this.#pagingIgnored(url, checked, answer), more: false };
+      return { page: this.#pagingIgnored(url, checked, answer), more: false };
     }
     this.#take(checked, paged ? undefined : answer);
-    if (!paged || !this.#morePages(received.length, statedTotal(answer)))
-      return { records: received, more: false };
+    const taken = { records: received, files: checked.files };
+    if (!paged || !this.#morePages(received.length, statedTotal(answer))) return { page: taken, more: false };
     if (this.count > pageSize && service.choices.paging === 'unknown') {
       service.learn('paging', 'yes', 'the service pages query answers');
     }
     this.#previous = bounds;
-    return { records: received, more: true };
+    return { page: taken, more: true };
   }
 
   /** The error of an answer that did not succeed: a 404 of `/spice-query` says the service keeps no SPICE table. */
@@ -193,7 +220,7 @@ class PagedQuery {
    * held every record. Past the first page that is a broken answer, not a lesson. The records to take: the
    * first answer's, or none (a page sent twice).
    */
-  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): ReceivedRecord[] {
+  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): QueryPage {
     const received = checked.records.length;
     if (this.count > 0 && received > this.pageSize) {
       throw new ProtocolError(
@@ -201,9 +228,9 @@ class PagedQuery {
       );
     }
     this.service.learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
-    if (this.count > 0) return [];
+    if (this.count > 0) return { records: [], files: [] };
     this.#take(checked, answer);
-    return checked.records;
+    return { records: checked.records, files: checked.files };
   }
 
   /** Whether a page of `received` records leaves more to ask for, by the stated total or the page's size. */

@@ -79,7 +79,10 @@ export interface SyncResult {
 }
 
 /** The part of the HTTP client a sync uses. */
-export type SyncHttp = Pick<HttpClient, 'query' | 'queryPages' | 'resolveDownload' | 'getObject'>;
+export type SyncHttp = Pick<
+  HttpClient,
+  'query' | 'queryPages' | 'queryFilePages' | 'resolveDownload' | 'getObject'
+>;
 
 /** What `syncFiles` is handed: the call's options, where and from whom, and the client's settings, whole. */
 export type SyncRequest = SyncOptions & { dataDir: string; url: string } & WithRequests & WithTransfer;
