@@ -35,9 +35,15 @@ export function dayOf(file: MissionFile): string {
 
 const pad5 = (value: number) => String(value).padStart(5, '0');
 
-/** The product and start day of a file, as a key: the files of one key are versions of one another. */
+/**
+ * The product and start day of a file, as a key: the files of one key are versions of one another. `productKey`
+ * and `dayOf` joined by `|`, made by one `join`: a flat string, where concatenating the two (a string of strings,
+ * in V8) kept more than twice its bytes for each of the 100,000 files a comparison holds.
+ */
 export function dayKey(file: MissionFile): string {
-  return `${productKey(file)}|${dayOf(file)}`;
+  if (file.kind === 'spice') return ['spice', file.kernelType, spiceSeries(file)].join('|');
+  const level = isProductFile(file) ? file.dataLevel : '';
+  return [file.kind, file.instrument, level, file.descriptor, dayOf(file)].join('|');
 }
 
 /**

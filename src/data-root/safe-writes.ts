@@ -153,16 +153,20 @@ async function rootFailure(root: string, error: unknown, fail: (cause: unknown) 
 
 /**
  * Writes a file that must not exist yet: created exclusively and never through a symbolic link, so nothing
- * planted under its name is written through.
+ * planted under its name is written through. `contents` may come in pieces, written one after another.
  */
-export async function writeNewFile(path: string, contents: string, mode: number): Promise<void> {
+export async function writeNewFile(
+  path: string,
+  contents: string | Iterable<string>,
+  mode: number,
+): Promise<void> {
   const handle = await open(
     path,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
     mode,
   );
   try {
-    await handle.write(contents);
+    for (const piece of typeof contents === 'string' ? [contents] : contents) await handle.write(piece);
   } finally {
     await handle.close();
   }

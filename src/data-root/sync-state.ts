@@ -167,10 +167,37 @@ export async function writeState(root: string, identity: SyncIdentity, state: Sy
   const file = join(folder, `${syncId(identity)}.json`);
   const temporary = `${file}.${process.pid}.tmp`;
   await rm(temporary, { force: true });
-  await writeNewFile(
-    temporary,
-    `${JSON.stringify({ ...state, updatedAt: new Date().toISOString() })}\n`,
-    0o644,
-  );
+  await writeNewFile(temporary, stateText({ ...state, updatedAt: new Date().toISOString() }), 0o644);
   await replaceFile(temporary, file);
+}
+
+/** Held files written in one piece of a state's text. */
+const HELD_PER_PIECE = 4096;
+/** The held files as the state's text has them, empty. */
+const NO_HELD = '"held":{}';
+
+/**
+ * The text of `state` (`JSON.stringify` of it and a newline) in pieces: the held files a few thousand at a time,
+ * so that a state of 100,000 files is never one string of 10 MB (and its bytes another 10 MB) in memory. The
+ * first `"held":{}` of the text without its files is the state's own: a string's quotes are escaped, and no
+ * other field is an object with that key.
+ */
+export function* stateText(state: SyncState): Generator<string, void, undefined> {
+  const rest = `${JSON.stringify({ ...state, held: {} })}\n`;
+  const at = rest.indexOf(NO_HELD) + NO_HELD.length - 1;
+  yield rest.slice(0, at);
+  let piece: string[] = [];
+  let first = true;
+  for (const path of Object.keys(state.held)) {
+    const date = state.held[path];
+    // As JSON.stringify leaves out a field that is undefined.
+    if (date === undefined) continue;
+    piece.push(`${JSON.stringify(path)}:${JSON.stringify(date)}`);
+    if (piece.length < HELD_PER_PIECE) continue;
+    yield `${first ? '' : ','}${piece.join(',')}`;
+    first = false;
+    piece = [];
+  }
+  if (piece.length > 0) yield `${first ? '' : ','}${piece.join(',')}`;
+  yield rest.slice(at);
 }

@@ -37,10 +37,7 @@ export type VerifiedScope = Iterable<string>;
  * store next time), and a batch of many small files makes one write per this many instead of one per file.
  */
 const FLUSH_EVERY_LINES = 64;
-/**
- * A scope this much smaller than the lines to read is tested line by line; a larger one is not (looking each
- * line's path up costs about half what parsing the line does, so most lines in scope are parsed sooner).
- */
+/** A scope this much smaller than the lines to read is tested line by line (a look-up costs half a parse). */
 const SCOPE_FILTERS_BELOW = 1 / 4;
 
 /** The verified-download record of one data root. */
@@ -48,8 +45,8 @@ export class VerifiedRecord {
   readonly #entries = new Map<string, VerifiedEntry>();
   /** What this process remembered whose line was not read back yet: it stands over lines read before it. */
   readonly #unread = new Map<string, VerifiedEntry>();
-  /** The paths asked about; undefined for every one. */
-  #scope: Set<string> | undefined;
+  /** The paths asked about, each to itself (an entry keeps the caller's string, not its line's copy); or all. */
+  #scope: Map<string, string> | undefined;
   /** True while every line read was taken (no scope passed one by): the entries are then the whole log's. */
   #whole = true;
   /** The log read so far: its inode, its header's id ('' without one) and files at compaction, and how far. */
@@ -73,7 +70,7 @@ export class VerifiedRecord {
     readonly inodesStable = true,
     scope?: VerifiedScope,
   ) {
-    this.#scope = scope === undefined ? undefined : new Set(scope);
+    this.#scope = scope === undefined ? undefined : new Map(Array.from(scope, (path) => [path, path]));
   }
 
   /**
@@ -160,7 +157,7 @@ export class VerifiedRecord {
       if (scope === undefined) this.#scope = undefined;
       else {
         const before = known.size;
-        for (const path of scope) known.add(path);
+        for (const path of scope) known.set(path, path);
         if (known.size === before) return;
       }
       // Read again from the start: lines of the paths already in scope are taken again, in their order.
@@ -209,7 +206,7 @@ export class VerifiedRecord {
   /** Takes the lines from the offset up to `size`, parsing only those of the scope's paths when that pays. */
   async #readLines(handle: FileHandle, size: number): Promise<void> {
     const from = this.#offset;
-    let filter: Set<string> | undefined;
+    let filter: ReadonlyMap<string, string> | undefined;
     let decided = false;
     this.#offset = await readChunks(handle, from, size, (text) => {
       const lines = text.split('\n');
@@ -224,7 +221,7 @@ export class VerifiedRecord {
     });
   }
 
-  #take(line: string, scope: Set<string> | undefined): void {
+  #take(line: string, scope: ReadonlyMap<string, string> | undefined): void {
     if (line === '' || isHeader(line)) return;
     this.#lines += 1;
     if (scope !== undefined) {
@@ -233,6 +230,7 @@ export class VerifiedRecord {
     }
     const entry = entryOf(line);
     if (entry === undefined || (scope !== undefined && !scope.has(entry.p))) return;
+    entry.p = this.#scope?.get(entry.p) ?? entry.p;
     const mine = this.#unread.get(entry.p);
     if (mine !== undefined && sameEntry(mine, entry)) this.#unread.delete(entry.p);
     this.#entries.set(entry.p, entry);
