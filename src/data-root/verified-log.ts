@@ -31,7 +31,7 @@ import { replaceFile } from '../core/replace-file.js';
 import { acquireLock, type SyncLock } from './sync-lock.js';
 
 /** Bytes of the log read at once: a log of 100,000 files (tens of MB) is never held whole. */
-const READ_CHUNK_BYTES = 1024 * 1024;
+const READ_CHUNK_BYTES = 256 * 1024;
 /** How a compacted log's first line begins. */
 const HEADER_START = '{"compacted":';
 /** How a line written by this tool begins: its path is read without parsing the line. */
@@ -132,20 +132,28 @@ export async function readChunks(
   each: (text: string) => void | Promise<void>,
 ): Promise<number> {
   if (to <= from) return from;
-  const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, to - from));
-  let carried = Buffer.alloc(0);
+  let buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, to - from));
+  // The bytes of a line not complete at the end of a read, moved to the front of the buffer for the next one.
+  let carried = 0;
   let position = from;
   let offset = from;
   while (position < to) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, to - position), position);
+    if (carried === buffer.length) {
+      // A line longer than the buffer: a larger one, the line so far copied.
+      const larger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(larger);
+      buffer = larger;
+    }
+    const room = Math.min(buffer.length - carried, to - position);
+    const { bytesRead } = await handle.read(buffer, carried, room, position);
     if (bytesRead === 0) break;
     position += bytesRead;
-    const chunk = carried.length > 0 ? Buffer.concat([carried, buffer.subarray(0, bytesRead)]) : buffer;
-    const length = carried.length > 0 ? chunk.length : bytesRead;
-    const complete = chunk.subarray(0, length).lastIndexOf(10) + 1;
-    if (complete > 0) await each(chunk.toString('utf8', 0, complete));
+    const length = carried + bytesRead;
+    const complete = buffer.subarray(0, length).lastIndexOf(10) + 1;
+    if (complete > 0) await each(buffer.toString('utf8', 0, complete));
     offset += complete;
-    carried = Buffer.from(chunk.subarray(complete, length));
+    carried = length - complete;
+    buffer.copy(buffer, 0, complete, length);
   }
   return offset;
 }

@@ -39,7 +39,7 @@ export async function findGoneHeld(
 ): Promise<GoneHeld> {
   const held = Object.keys(state.held);
   // A held file the listing found is there: the others only are looked at, and only they need the versions.
-  const unlisted = held.filter((path) => !local.listed(path));
+  const unlisted = local.heldListed === held.length ? [] : held.filter((path) => !local.listed(path));
   const older = new Set(
     allVersions || unlisted.length === 0 ? [] : superseded(held, (path) => local.versionOf(path)),
   );

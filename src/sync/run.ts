@@ -97,7 +97,10 @@ class SyncRun {
     this.#first = loaded.first;
 
     // The data root is listed while the archive answers.
-    const [asked, local] = await Promise.all([this.#ask(), LocalFiles.scan(options.dataDir, this.filters)]);
+    const [asked, local] = await Promise.all([
+      this.#ask(),
+      LocalFiles.scan(options.dataDir, this.filters, this.#state.held),
+    ]);
     this.#local = local;
     const { targets, older } = await this.#targets(asked.since === undefined);
     const { files, results } = await this.#transfer(targets);
@@ -305,7 +308,7 @@ class SyncRun {
     const { prune, dryRun, dataDir } = this.options;
     // A transfer that wrote or removed anything has changed the listing; files it skipped were left as they were.
     if (results.some((result) => result.status !== 'skipped'))
-      this.#local = await LocalFiles.scan(dataDir, this.filters);
+      this.#local = await LocalFiles.scan(dataDir, this.filters, this.#state.held);
     const found = await findSuperseded(this.root, this.#local);
     const known = new Set(this.#state.superseded);
     const superseded: string[] = [];
