@@ -48,11 +48,18 @@ export const messages = {
  * no year 0000, which the service's date parsing refuses too).
  */
 export function isCalendarDate(value: string): boolean {
-  const match = /^(\d{4})(\d{2})(\d{2})$/.exec(value);
-  if (!match) return false;
-  const year = Number(match[1]);
-  const month = Number(match[2]);
-  const day = Number(match[3]);
+  // Read digit by digit rather than by a pattern's groups: every name read checks one or two dates, and the
+  // strings a match makes were a fifth of what reading a name allocated.
+  if (value.length !== 8) return false;
+  let number = 0;
+  for (let at = 0; at < 8; at += 1) {
+    const digit = value.charCodeAt(at) - 48;
+    if (digit < 0 || digit > 9) return false;
+    number = number * 10 + digit;
+  }
+  const year = Math.floor(number / 10_000);
+  const month = Math.floor(number / 100) % 100;
+  const day = number % 100;
   if (year < 1 || month < 1 || month > 12 || day < 1) return false;
   return day <= daysInMonth(year, month);
 }
@@ -126,7 +133,7 @@ export function namePartHint(part: ListedNamePart | 'date', value: string): stri
 // Worked out rather than taken from `Date`, which maps years 0-99 to 1900-1999.
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** True when `value` is a descriptor: free text, but one name part (letters, digits and dashes). */

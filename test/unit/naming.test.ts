@@ -415,6 +415,13 @@ describe('dates and versions', () => {
     ['00040229', true],
     ['202401010', false],
     ['２０２４0101', false],
+    ['2024/101', false],
+    ['2024:101', false],
+    ['-2024010', false],
+    ['20240229', true],
+    ['21000229', false],
+    ['20000229', true],
+    ['99991231', true],
   ])('isCalendarDate(%s) is %s', (value, expected) => {
     expect(isCalendarDate(value)).toBe(expected);
   });
