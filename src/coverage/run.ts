@@ -14,7 +14,7 @@ import type { CoverageReport, StatusReport } from './types.js';
 
 // What the compositions of sync/ use of a data root's scan, a file's day and a status comparison: other folders
 // take coverage through this module only.
-export { type LocalEntry, listLocalCopy, scanLocalCopy } from './local-copy.js';
+export { type LocalEntry, listLocalCopy, localEntryOf, scanLocalCopy } from './local-copy.js';
 export { dayKey, recordPath, recordPaths } from './products.js';
 export { statusTargets } from './status.js';
 

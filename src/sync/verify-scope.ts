@@ -3,11 +3,8 @@
  * scope that are not its (`extra`), found by listing the root while the archive is asked. Only storage paths are
  * kept (over 100,000 files, the listing's entries with their parsed names and joined local paths held ~100 MiB).
  */
-import type { Dirent } from 'node:fs';
 import { join, sep } from 'node:path';
-import { ValidationError } from '../core/errors.js';
-import { listLocalCopy, recordPaths } from '../coverage/run.js';
-import { parsePath } from '../naming/names.js';
+import { listLocalCopy, localEntryOf, recordPaths } from '../coverage/run.js';
 import type { QueryFilters, QueryParams } from '../naming/query-vocabulary.js';
 import type { VerifyEntry, VerifyHttp } from './verify-entries.js';
 
@@ -45,7 +42,12 @@ export async function passScope(
     ask(),
     listLocalCopy(options.dataDir, filters, (path, file, entry) => {
       if (file) files.push(path);
-      else strays.push({ path, reason: strayReason(path, entry) });
+      // In the scan's words: no regular file, or a name or place that breaks the naming rules.
+      else
+        strays.push({
+          path,
+          reason: localEntryOf(options.dataDir, path, entry).problem ?? 'breaks the naming rules',
+        });
     }),
   ]);
   const toLocal = localPathOf(options.dataDir);
@@ -63,28 +65,4 @@ export async function passScope(
 
 function byString(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * Why an entry of the listing that is no mission file is one, in the words of the scan (`localEntryOf` in
- * `src/coverage/local-copy.ts`): no regular file, or a name or place that breaks the naming rules.
- */
-function strayReason(path: string, entry: Dirent): string {
-  if (!entry.isFile()) return `not a regular file (${kindOf(entry)})`;
-  try {
-    parsePath(path);
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    return error.problems.join(' ');
-  }
-  return 'breaks the naming rules';
-}
-
-/** What an entry that is no regular file is, in words (as the scan says it). */
-function kindOf(entry: Dirent): string {
-  if (entry.isSymbolicLink()) return 'a symbolic link';
-  if (entry.isFIFO()) return 'a FIFO';
-  if (entry.isSocket()) return 'a socket';
-  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'a device';
-  return 'not a file';
 }
