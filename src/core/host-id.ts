@@ -3,11 +3,11 @@
  * configuration folder, not the host name. macOS renames the host as it changes networks, and two laptops are
  * both `MacBook-Pro.local`: a name would take the machine's own lock for another's, or another's for its own.
  */
-import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { defaultConfigFile } from './config.js';
+import { cryptoModule } from './on-first-use.js';
 
 /** The file in the configuration folder that holds the id. */
 const HOST_ID_FILE = 'host-id';
@@ -39,7 +39,7 @@ function readId(file: string): string | undefined {
  * has no links (FAT, exFAT), or the file holds no id, a rename puts it in place.
  */
 function createId(file: string): string {
-  const id = randomUUID();
+  const id = cryptoModule().randomUUID();
   const temporary = `${file}.${process.pid}.${id.slice(0, 8)}.tmp`;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(temporary, `${id}\n`, { flag: 'wx', mode: 0o644 });

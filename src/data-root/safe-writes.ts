@@ -2,12 +2,12 @@
  * The local data root as a place to write: checked once before a batch sends anything, folders made below it
  * without ever passing through a symbolic link that leads outside it, and file-system errors told in words.
  */
-import { randomBytes } from 'node:crypto';
 import { type BigIntStats, constants, lstatSync, mkdirSync } from 'node:fs';
 import { mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
 import { NO_FOLLOW } from '../core/no-follow.js';
+import { cryptoModule } from '../core/on-first-use.js';
 import { realPathSync } from '../core/real-path.js';
 import { formatBytes } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
@@ -63,7 +63,10 @@ export async function checkWritableRoot(root: string): Promise<void> {
   } catch (error) {
     throw await rootFailure(root, error, fail);
   }
-  const probe = join(root, `.mission-data-probe-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const probe = join(
+    root,
+    `.mission-data-probe-${process.pid}-${cryptoModule().randomBytes(6).toString('hex')}`,
+  );
   try {
     await writeNewFile(probe, 'probe\n', 0o600);
   } catch (error) {

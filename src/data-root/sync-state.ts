@@ -3,9 +3,9 @@
  * set under `<data root>/.mission-data/`, so syncs of different selections never share one. Written whole at the
  * end of a run (temporary file + rename), so a reader sees the old state or the new one, never half of one.
  */
-import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cryptoModule } from '../core/on-first-use.js';
 import { replaceFile } from '../core/replace-file.js';
 import * as z from '../core/zod.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
@@ -87,7 +87,7 @@ export function syncId(identity: SyncIdentity): string {
     normalFilters(identity.filters),
     identity.allVersions,
   ]);
-  return `${STATE_NAMES.syncPrefix}${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  return `${STATE_NAMES.syncPrefix}${cryptoModule().createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
 /** A fresh state: nothing held, no cursor. */

@@ -21,12 +21,12 @@
  * appending without the check, may lose lines written during a compaction (as its own compaction at an open
  * could): those files are checked against the store again, which is slower but never wrong.
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, writeSync } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { ExpectedChecksum } from '../core/checksums/checksum.js';
 import { NO_FOLLOW, openNoFollow, openNoFollowSync } from '../core/no-follow.js';
+import { cryptoModule } from '../core/on-first-use.js';
 import { replaceFile } from '../core/replace-file.js';
 import { acquireLock, type SyncLock } from './sync-lock.js';
 
@@ -302,5 +302,5 @@ async function copyLastLines(source: FileHandle, size: number, temporary: string
 }
 
 function headerLine(entries: number): string {
-  return `${JSON.stringify({ compacted: Date.now(), entries, id: randomBytes(6).toString('hex') })}\n`;
+  return `${JSON.stringify({ compacted: Date.now(), entries, id: cryptoModule().randomBytes(6).toString('hex') })}\n`;
 }

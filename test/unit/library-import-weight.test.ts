@@ -1,8 +1,8 @@
 /**
  * `import('mission-data')` is part of every script's start-up: the modules it loads at once (the static imports
- * reachable from src/index.ts and from the command line's entry) must not bring in Node's HTTP or TLS stacks,
- * which only an error message's reason phrase or an `https` URL needs (src/core/on-first-use.ts loads them
- * then), and `import('mission-data')` must not parse the engines (download, upload, sync, verify, coverage),
+ * reachable from src/index.ts and from the command line's entry) must not bring in Node's HTTP, TLS or crypto
+ * modules, which only an error message's reason phrase, an `https` URL or a digest need (src/core/on-first-use.ts
+ * loads them then), and `import('mission-data')` must not parse the engines (download, upload, sync, verify, coverage),
  * which load with their first call (src/api.ts). Read with TypeScript's parser; `import type` loads nothing and
  * is not followed.
  */
@@ -12,7 +12,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const HEAVY = ['node:http', 'node:https', 'node:tls', 'http', 'https', 'tls'];
+const HEAVY = ['node:http', 'node:https', 'node:tls', 'node:crypto', 'http', 'https', 'tls', 'crypto'];
 const ENGINES = [
   'src/download/engine.ts',
   'src/upload/engine.ts',
@@ -58,7 +58,7 @@ function staticGraph(entry: string): Map<string, string[]> {
 
 describe('what importing the library loads at once', () => {
   for (const entry of ['src/index.ts', 'src/cli/main.ts']) {
-    it(`${entry} reaches neither node:http nor node:tls through static imports`, () => {
+    it(`${entry} reaches neither node:http, node:tls nor node:crypto through static imports`, () => {
       const graph = staticGraph(join(ROOT, entry));
       expect(graph.size).toBeGreaterThan(20);
       const heavy = HEAVY.filter((name) => graph.has(`builtin:${name}`)).map((name) =>
