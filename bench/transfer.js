@@ -193,73 +193,79 @@ async function largeDownload(context, size, https = false) {
   };
 }
 
-/** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
-async function manySmallDownloads(context, https = false) {
-  const { keys } = context.small;
-  const { server, env, curl, over } = target(context, https);
-  const curlConfig = join(context.workDir, 'small.curl');
+/**
+ * A batch of `keys` (each file `size` bytes) downloaded into `outDir` by the tool, `curl --parallel 16` and the
+ * floors (`floors`: names of LABELS with their scripts), interleaved; `label` names the case's rows.
+ */
+async function compareBatch({
+  keys,
+  size,
+  url,
+  outDir,
+  curlConfig,
+  repetitions,
+  label,
+  floors,
+  env,
+  curl = [],
+}) {
   writeFileSync(
     curlConfig,
-    keys
-      .map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${context.outDir}/f${i}"\n`)
-      .join(''),
+    keys.map((key, i) => `url = "${url}/download/${key}"\noutput = "${outDir}/f${i}"\n`).join(''),
   );
   const input = `${keys.join('\n')}\n`;
-  const batch = (script, label) => () =>
-    command(label, process.execPath, [script, server.url, context.outDir], { input, env });
+  const batch = (script, name) => () =>
+    command(LABELS[name], process.execPath, [script, url, outDir], { input, env });
+  const parallel = ['-sS', '-f', '-L', ...curl, '--parallel', '--parallel-max', '16', '-K', curlConfig];
   const results = await compareRuns({
-    repetitions: context.sizes.repetitions,
+    repetitions,
     prepare: () => {
-      rmSync(context.outDir, { recursive: true, force: true });
-      mkdirSync(context.outDir, { recursive: true });
+      rmSync(outDir, { recursive: true, force: true });
+      mkdirSync(outDir, { recursive: true });
     },
-    verify: (which) =>
-      checkFiles(LABELS[which], context.outDir, { count: keys.length, size: context.sizes.smallSize }),
+    verify: (which) => checkFiles(LABELS[which], outDir, { count: keys.length, size }),
     runs: [
       {
         name: 'tool',
         make: () =>
-          tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', context.outDir], {
-            input,
-            env,
-          }),
+          tool(['download', '-', '--concurrency', '16', '--url', url, '--data-dir', outDir], { input, env }),
       },
-      {
-        name: 'reference',
-        make: () =>
-          command('curl', 'curl', [
-            '-sS',
-            '-f',
-            '-L',
-            ...curl,
-            '--parallel',
-            '--parallel-max',
-            '16',
-            '-K',
-            curlConfig,
-          ]),
-      },
-      { name: 'floor', make: batch(BARE_BATCH, LABELS.floor) },
-      { name: 'floorChecked', make: batch(BARE_BATCH_CHECKED, LABELS.floorChecked) },
-      { name: 'undici', make: batch(BARE_UNDICI_BATCH, LABELS.undici) },
+      { name: 'reference', make: () => command('curl', 'curl', parallel) },
+      ...Object.entries(floors).map(([name, script]) => ({ name, make: batch(script, name) })),
     ],
   });
   const result = toolAgainstReference(results);
-  const label = `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time${over}`;
   const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
+  const floorsOf = Object.keys(floors).flatMap((name) => [
+    [`${name}Ms`, results[name].ms],
+    [name, againstFloor(results, label, time, name)],
+  ]);
   return {
-    floorMs: results.floor.ms,
-    floorCheckedMs: results.floorChecked.ms,
-    undiciMs: results.undici.ms,
-    floor: againstFloor(results, label, time),
-    floorChecked: againstFloor(results, label, time, 'floorChecked'),
-    undici: againstFloor(results, label, time, 'undici'),
+    ...Object.fromEntries(floorsOf),
     ...caseResult(
       result,
       [label, time(result.toolMs), time(result.referenceMs)],
       formatBytes(result.peakRss),
     ),
   };
+}
+
+/** Case 2: many small files, `download -` with `--concurrency 16` against `curl --parallel --parallel-max 16`. */
+async function manySmallDownloads(context, https = false) {
+  const { keys } = context.small;
+  const { server, env, curl, over } = target(context, https);
+  return compareBatch({
+    keys,
+    size: context.sizes.smallSize,
+    url: server.url,
+    outDir: context.outDir,
+    curlConfig: join(context.workDir, 'small.curl'),
+    repetitions: context.sizes.repetitions,
+    label: `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time${over}`,
+    floors: { floor: BARE_BATCH, floorChecked: BARE_BATCH_CHECKED, undici: BARE_UNDICI_BATCH },
+    env,
+    curl,
+  });
 }
 
 /** The `--connections` of case 1f: the default, one connection, and eight (ranges from the start). */
@@ -314,61 +320,16 @@ async function manyTinyDownloads(context) {
   const server = await startServerProcess(storeDir);
   try {
     await touchObjects(server.url, keys);
-    const curlConfig = join(workDir, 'tiny.curl');
-    writeFileSync(
-      curlConfig,
-      keys.map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${outDir}/f${i}"\n`).join(''),
-    );
-    const input = `${keys.join('\n')}\n`;
-    const batch = (script, label) => () =>
-      command(label, process.execPath, [script, server.url, outDir], { input });
-    const results = await compareRuns({
+    return await compareBatch({
+      keys,
+      size: sizes.tinySize,
+      url: server.url,
+      outDir,
+      curlConfig: join(workDir, 'tiny.curl'),
       repetitions: sizes.tinyRepetitions,
-      prepare: () => {
-        rmSync(outDir, { recursive: true, force: true });
-        mkdirSync(outDir, { recursive: true });
-      },
-      verify: (which) => checkFiles(LABELS[which], outDir, { count: keys.length, size: sizes.tinySize }),
-      runs: [
-        {
-          name: 'tool',
-          make: () =>
-            tool(['download', '-', '--concurrency', '16', '--url', server.url, '--data-dir', outDir], {
-              input,
-            }),
-        },
-        {
-          name: 'reference',
-          make: () =>
-            command('curl', 'curl', [
-              '-sS',
-              '-f',
-              '-L',
-              '--parallel',
-              '--parallel-max',
-              '16',
-              '-K',
-              curlConfig,
-            ]),
-        },
-        { name: 'floor', make: batch(BARE_BATCH, LABELS.floor) },
-        { name: 'floorChecked', make: batch(BARE_BATCH_CHECKED, LABELS.floorChecked) },
-      ],
+      label: `2b. ${keys.length.toLocaleString('en-US')} files of ${formatBytes(sizes.tinySize)}, 16 at a time`,
+      floors: { floor: BARE_BATCH, floorChecked: BARE_BATCH_CHECKED },
     });
-    const result = toolAgainstReference(results);
-    const label = `2b. ${keys.length.toLocaleString('en-US')} files of ${formatBytes(sizes.tinySize)}, 16 at a time`;
-    const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
-    return {
-      floorMs: results.floor.ms,
-      floorCheckedMs: results.floorChecked.ms,
-      floor: againstFloor(results, label, time),
-      floorChecked: againstFloor(results, label, time, 'floorChecked'),
-      ...caseResult(
-        result,
-        [label, time(result.toolMs), time(result.referenceMs)],
-        formatBytes(result.peakRss),
-      ),
-    };
   } finally {
     await server.close();
     rmSync(storeDir, { recursive: true, force: true });

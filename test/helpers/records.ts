@@ -11,3 +11,18 @@ export const MAG_RECORD: QueryRecord = {
   version: 'v01-00',
   extension: 'cdf',
 };
+
+/** A record of today's naming: a repointing in place of the end date, and a version of two numbers. */
+export const REPOINTED_RECORD: QueryRecord = {
+  file_path: 'imap/hi/l1b/2025/01/imap_hi_l1b_45sensor-de_20250101-repoint00012_v002.0001.cdf',
+  instrument: 'hi',
+  data_level: 'l1b',
+  descriptor: '45sensor-de',
+  start_date: '20250101',
+  repointing: 12,
+  cr: null,
+  version: 'v002.0001',
+  major_version: 2,
+  minor_version: 1,
+  extension: 'cdf',
+};

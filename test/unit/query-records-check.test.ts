@@ -8,32 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/core/errors.js';
 import { locateFile } from '../../src/naming/layout.js';
 import { checkQueryAnswer } from '../../src/service/records.js';
+import { MAG_RECORD, REPOINTED_RECORD } from '../helpers/records.js';
 
-const SPEC_SCIENCE = {
-  file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf',
-  instrument: 'mag',
-  data_level: 'l1a',
-  descriptor: 'norm-mago',
-  start_date: '20250101',
-  end_date: '20250101',
-  version: 'v01-00',
-  extension: 'cdf',
-  ingestion_date: '2025-01-02 03:04:05',
-};
+const SPEC_SCIENCE = { ...MAG_RECORD, ingestion_date: '2025-01-02 03:04:05' };
 
-const TODAY_SCIENCE = {
-  file_path: 'imap/hi/l1b/2025/01/imap_hi_l1b_45sensor-de_20250101-repoint00012_v002.0001.cdf',
-  instrument: 'hi',
-  data_level: 'l1b',
-  descriptor: '45sensor-de',
-  start_date: '20250101',
-  repointing: 12,
-  cr: null,
-  version: 'v002.0001',
-  major_version: 2,
-  minor_version: 1,
-  extension: 'cdf',
-};
+const TODAY_SCIENCE = REPOINTED_RECORD;
 
 const ANCILLARY = {
   file_path: 'imap/ancillary/mag/imap_mag_calibration_20250101_v001.json',
