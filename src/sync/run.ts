@@ -15,19 +15,11 @@ import { hasFilter, toQueryParams } from '../naming/query-params.js';
 import { FILTER_NAMES, type QueryFilters } from '../naming/query-vocabulary.js';
 import type { ReceivedRecord } from '../service/records.js';
 import { findGoneHeld } from './gone.js';
+import { dayBefore } from './ingestion-days.js';
 import { LocalFiles } from './local-files.js';
 import { chooseNewest, superseded } from './newest.js';
 import { findSuperseded } from './superseded.js';
 import type { SyncFile, SyncHttp, SyncOptions, SyncRequest, SyncResult } from './types.js';
-
-const DAY_MS = 86_400_000;
-
-/** The ingestion day before that of `ingestionDate` (`YYYY-MM-DD HH:MM:SS`), as `YYYYMMDD`: a day of overlap. */
-export function dayBefore(ingestionDate: string): string | undefined {
-  const time = Date.parse(`${ingestionDate.slice(0, 10)}T00:00:00Z`);
-  if (Number.isNaN(time)) return undefined;
-  return new Date(time - DAY_MS).toISOString().slice(0, 10).replaceAll('-', '');
-}
 
 /** Checks a sync's filters and options before anything is read or sent. */
 export function checkSyncRequest(

@@ -20,8 +20,8 @@ import {
   syncId,
   writeState,
 } from '../../src/data-root/sync-state.js';
+import { dayBefore } from '../../src/sync/ingestion-days.js';
 import { chooseNewest, superseded } from '../../src/sync/newest.js';
-import { dayBefore } from '../../src/sync/run.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
 
 const API = 'http://api.test';
