@@ -22,10 +22,11 @@ import type { MatchingDownload, MatchingOptions } from './sync/matching.js';
 import type { UploadOptions, UploadPreview, UploadResult } from './upload/engine.js';
 
 export type { CreateClientOptions, MissionDataClient, QueryOptions, ReceivedRecord } from './api-types.js';
-// What the command line prints of the reports, by the library's own functions, and the types it names.
-export { formatCalendarHtml } from './coverage/calendar-html.js';
-export { formatCoverageCsv, formatCoverageJson } from './coverage/calendar-records.js';
-export { formatCalendar } from './coverage/calendar-text.js';
+/**
+ * What the command line prints of a coverage report (a calendar, a web page, JSON or CSV), by the library's own
+ * functions, loaded once a report is there to print: nothing else of the library needs them.
+ */
+export const coverageFormats = () => import('./coverage/formats.js');
 // The types of the calls below, and the one word of upload results the command line prints, for the command
 // line, which reaches the engines only through this module.
 export type { DownloadOptions, DownloadProgress, DownloadResult } from './download/types.js';

@@ -22,7 +22,7 @@ export {
 } from './core/errors.js';
 export type { ProxySettings, ProxyValue } from './core/proxy.js';
 export type { ReportOptions } from './coverage/run.js';
-export { statusTargets } from './coverage/status.js';
+export { statusTargets } from './coverage/status-targets.js';
 export type {
   CoverageDay,
   CoverageGap,

@@ -5,13 +5,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
-import {
-  type ConfigFile,
-  readConfigDocument,
-  settingProblem,
-  unknownSettingsWarning,
-  writeConfigFile,
-} from './config-file.js';
+import type { ConfigFile } from './config-file.js';
 import { ConfigError } from './errors.js';
 import { LOCAL_PATHS, type PathRules, withForwardSlashes } from './platform-paths.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
@@ -109,8 +103,16 @@ export function expandHome(
   return rules.join(env.HOME || homedir(), path.slice(1));
 }
 
+/**
+ * The configuration file's reader and writer, loaded with the first command that reads the configuration: its
+ * checks are zod schemas, built as it loads, which a program that imports the library and never reads a
+ * configuration need not build.
+ */
+const configFiles = () => import('./config-file.js');
+
 /** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
-export function checkSetting(name: SettingName, value: string): string {
+export async function checkSetting(name: SettingName, value: string): Promise<string> {
+  const { settingProblem } = await configFiles();
   const problem = settingProblem(name, value);
   if (problem !== undefined) {
     throw new ConfigError(`Invalid ${SETTING_DISPLAY_NAMES[name]} ${JSON.stringify(value)}: ${problem}.`);
@@ -171,6 +173,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const configFile = options.configFile ?? defaultConfigFile(env);
+  const { readConfigDocument, unknownSettingsWarning } = await configFiles();
   const { settings: file, unknown } = await readConfigDocument(configFile);
   const values: Record<string, unknown> = {};
   const sources: Record<string, SettingSource> = {};
@@ -220,6 +223,7 @@ export function maskApiKey(key: string): string {
 
 /** Removes a setting from the configuration file; returns whether it was set. */
 export async function unsetConfigValue(file: string, name: SettingName): Promise<boolean> {
+  const { readConfigDocument, writeConfigFile } = await configFiles();
   const { settings, unknown } = await readConfigDocument(file);
   if (settings[name] === undefined) return false;
   delete settings[name];
@@ -229,8 +233,9 @@ export async function unsetConfigValue(file: string, name: SettingName): Promise
 
 /** Stores a setting in the configuration file after checking it. */
 export async function setConfigValue(file: string, name: SettingName, value: string): Promise<void> {
+  const { readConfigDocument, writeConfigFile } = await configFiles();
   const { settings, unknown } = await readConfigDocument(file);
-  settings[name] = checkSetting(name, value);
+  settings[name] = await checkSetting(name, value);
   // Keys this version does not know are kept: they may be a newer version's settings.
   await writeConfigFile(file, { ...unknown, ...settings });
 }

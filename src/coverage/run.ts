@@ -16,7 +16,7 @@ import type { CoverageReport, StatusReport } from './types.js';
 // take coverage through this module only.
 export { type LocalEntry, listLocalCopy, localEntryOf, scanLocalCopy } from './local-copy.js';
 export { dayKey, recordPath, recordPaths } from './products.js';
-export { statusTargets } from './status.js';
+export { statusTargets } from './status-targets.js';
 
 /** How `coverage` and `status` ask the archive. */
 export interface ReportOptions {

@@ -246,17 +246,3 @@ function latestByPath(files: Iterable<KeptFile>): Map<string, KeptFile> {
   }
   return latest;
 }
-
-/**
- * The storage paths a download fetches to bring the data root in step: `missing` files only, or (`update`) also
- * the newer versions of outdated files and the changed files again.
- */
-export function statusTargets(report: StatusReport, mode: 'missing' | 'update'): string[] {
-  const targets: string[] = [];
-  for (const entry of report.entries) {
-    if (entry.status === 'missing') targets.push(entry.path);
-    else if (mode === 'update' && entry.status === 'outdated' && entry.newer) targets.push(entry.newer);
-    else if (mode === 'update' && entry.status === 'changed') targets.push(entry.path);
-  }
-  return [...new Set(targets)];
-}

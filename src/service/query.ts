@@ -19,6 +19,9 @@ import { latestAncillary } from './latest.js';
 import { type CheckedAnswer, checkQueryAnswer, type QueryPage, type ReceivedRecord } from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
+/** The records' schemas, which word a refusal: loaded with the first query, not with the library. */
+const recordSchemas = () => import('./record-schemas.js');
+
 /**
  * Page sizes services cap their answers at without saying so. A page of exactly one of these sizes, smaller
  * than the page asked for, may be a cut answer: the next page is asked for (an empty one ends the query).
@@ -170,7 +173,8 @@ class PagedQuery {
     const page = service.choices.paging === 'no' ? undefined : { offset: this.count, limit: pageSize };
     const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, this.signal);
     if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
-    const checked = checkQueryAnswer(answer.body, `GET ${url}`, paged ? this.count : 0, this.table);
+    const { schemas } = await recordSchemas();
+    const checked = checkQueryAnswer(answer.body, `GET ${url}`, schemas, paged ? this.count : 0, this.table);
     const received = checked.records;
     const bounds =
       received.length > 0

@@ -5,73 +5,13 @@
  */
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
-import * as z from '../core/zod.js';
 import { tableOf } from '../naming/grammars.js';
 import { type LocatedFile, locateFile } from '../naming/layout.js';
 import { parseName } from '../naming/names.js';
 import { unsafePathReason } from '../naming/path-safety.js';
 import type { QueryRecord, SpiceRecord } from '../naming/query-records.js';
 import type { QueryTable } from '../naming/query-vocabulary.js';
-
-/** A whole number or null, where today's records carry one (`repointing`, `cr`, the version's parts). */
-const wholeOrNull = z.optional(z.nullable(z.int()));
-
-/** The zod schema of a record of the specification's names, or of today's ancillary files; extra fields pass. */
-const queryRecordSchema = z.looseObject({
-  file_path: z.string(),
-  instrument: z.string(),
-  data_level: z.optional(z.string()),
-  descriptor: z.string(),
-  start_date: z.string(),
-  end_date: z.optional(z.nullable(z.string())),
-  version: z.string(),
-  extension: z.string(),
-  ingestion_date: z.optional(z.string()),
-});
-
-/** Today's science record (ARCHIVE-TODAY §3): one date, the suffix's numbers and the version's parts. */
-const todayProductSchema = z.looseObject({
-  file_path: z.string(),
-  instrument: z.string(),
-  data_level: z.string(),
-  descriptor: z.string(),
-  start_date: z.string(),
-  end_date: z.optional(z.nullable(z.string())),
-  version: z.string(),
-  extension: z.string(),
-  ingestion_date: z.optional(z.string()),
-  repointing: wholeOrNull,
-  cr: wholeOrNull,
-  major_version: wholeOrNull,
-  minor_version: wholeOrNull,
-});
-
-/** A `/spice-query` record: the kernel's name and type, its coverage (null for no date) and its version. */
-const spiceRecordSchema = z.looseObject({
-  file_path: z.optional(z.string()),
-  file_name: z.string(),
-  kernel_type: z.string(),
-  min_date_datetime: z.nullable(z.string()),
-  max_date_datetime: z.nullable(z.string()),
-  ingestion_date: z.optional(z.string()),
-  version: z.union([z.string(), z.int()]),
-});
-
-/**
- * The schema of a record whose name is of a form this version does not check: only `file_path` is sure; the
- * other fields, when present, are text (or null), so they can still be shown.
- */
-const newerFormRecordSchema = z.looseObject({
-  file_path: z.string(),
-  instrument: z.optional(z.nullable(z.string())),
-  data_level: z.optional(z.nullable(z.string())),
-  descriptor: z.optional(z.nullable(z.string())),
-  start_date: z.optional(z.nullable(z.string())),
-  end_date: z.optional(z.nullable(z.string())),
-  version: z.optional(z.nullable(z.string())),
-  extension: z.optional(z.nullable(z.string())),
-  ingestion_date: z.optional(z.nullable(z.string())),
-});
+import type { RecordKind, RecordSchemas } from './record-schemas.js';
 
 /**
  * A record whose `file_path` follows a naming form this version does not check (a newer service's): kept as
@@ -117,6 +57,7 @@ export interface CheckedAnswer extends QueryPage {
 export function checkQueryAnswer(
   body: unknown,
   source: string,
+  schemas: RecordSchemas,
   firstIndex = 0,
   table?: QueryTable,
 ): CheckedAnswer {
@@ -127,7 +68,7 @@ export function checkQueryAnswer(
   const records: ReceivedRecord[] = new Array(body.length);
   const files: LocatedFile[] = new Array(body.length);
   body.forEach((item: unknown, index) => {
-    const where: RecordPlace = { source, number: firstIndex + index + 1 };
+    const where: RecordPlace = { source, number: firstIndex + index + 1, schemas };
     const checked = table === 'spice' ? checkSpiceRecord(item, where) : checkFileRecord(item, where, table);
     if (checked.file.kind === 'unchecked') newerForms += 1;
     records[index] = checked.record;
@@ -136,10 +77,11 @@ export function checkQueryAnswer(
   return { records, files, newerForms };
 }
 
-/** Where a record is, for messages: the request and the record's number in the whole answer. */
+/** Where a record is, for messages: the request and the record's number in the whole answer; the schemas. */
 interface RecordPlace {
   source: string;
   number: number;
+  schemas: RecordSchemas;
 }
 
 /** One checked record, and the file its storage path names (`unchecked`: a form newer than this version's). */
@@ -159,12 +101,12 @@ function checkFileRecord(item: unknown, where: RecordPlace, table: QueryTable | 
       `its file_path ${JSON.stringify(path)} is ${kindPhrase(file.kind)} file, not one the ${table} table lists`,
     );
   }
-  const schema = newer
-    ? newerFormRecordSchema
+  const kind: RecordKind = newer
+    ? 'newer'
     : file.generation === 'today' && file.kind !== 'ancillary' && file.kind !== 'release'
-      ? todayProductSchema
-      : queryRecordSchema;
-  checkShape(schema, item, where);
+      ? 'today'
+      : 'spec';
+  checkShape(kind, item, where);
   return { record: item as ReceivedRecord, file };
 }
 
@@ -173,7 +115,7 @@ function checkFileRecord(item: unknown, where: RecordPlace, table: QueryTable | 
  * a newer form, kept as one), and its `file_path` that name's storage path, rebuilt from the name when absent.
  */
 function checkSpiceRecord(item: unknown, where: RecordPlace): CheckedRecord {
-  checkShape(spiceRecordSchema, item, where);
+  checkShape('spice', item, where);
   const record = item as Omit<SpiceRecord, 'file_path'> & { file_path?: string | undefined };
   const name = record.file_name;
   if (name.includes('/') || unsafePathReason(name)) {
@@ -240,9 +182,9 @@ function refusal(where: RecordPlace, why: string): ProtocolError {
  */
 type FieldRule = 'string' | 'string?' | 'string|null?' | 'int|null?';
 
-const FIELD_RULES = new Map<z.ZodMiniType, ReadonlyArray<readonly [string, FieldRule]>>([
+const FIELD_RULES = new Map<RecordKind, ReadonlyArray<readonly [string, FieldRule]>>([
   [
-    queryRecordSchema,
+    'spec',
     [
       ['file_path', 'string'],
       ['instrument', 'string'],
@@ -256,7 +198,7 @@ const FIELD_RULES = new Map<z.ZodMiniType, ReadonlyArray<readonly [string, Field
     ],
   ],
   [
-    todayProductSchema,
+    'today',
     [
       ['file_path', 'string'],
       ['instrument', 'string'],
@@ -287,8 +229,8 @@ function fitsRule(value: unknown, rule: FieldRule): boolean {
  * every record it checks (at 10,000 records a page, most of what a page cost besides its names); false says only
  * that zod must look (a schema without rules here, or a field that does not fit).
  */
-function fitsShape(schema: z.ZodMiniType, item: unknown): boolean {
-  const rules = FIELD_RULES.get(schema);
+function fitsShape(kind: RecordKind, item: unknown): boolean {
+  const rules = FIELD_RULES.get(kind);
   if (rules === undefined || typeof item !== 'object' || item === null || Array.isArray(item)) return false;
   const fields = item as Record<string, unknown>;
   for (const [field, rule] of rules) if (!fitsRule(fields[field], rule)) return false;
@@ -296,14 +238,13 @@ function fitsShape(schema: z.ZodMiniType, item: unknown): boolean {
 }
 
 /** Checks a record against its kind's schema; a `ProtocolError` naming the first field that is wrong. */
-function checkShape(schema: z.ZodMiniType, item: unknown, where: RecordPlace): void {
-  if (fitsShape(schema, item)) return;
-  const result = z.safeParse(schema, item);
-  if (result.success) return;
-  const issue = result.error.issues[0];
-  const field = issue && issue.path.length > 0 ? `field ${issue.path.join('.')}: ` : '';
+function checkShape(kind: RecordKind, item: unknown, where: RecordPlace): void {
+  if (fitsShape(kind, item)) return;
+  const problem = where.schemas.problem(kind, item);
+  if (problem === undefined) return;
+  const field = problem.field !== '' ? `field ${problem.field}: ` : '';
   throw new ProtocolError(
-    `${where.source}: record ${where.number} is not a file record (${field}${issue?.message ?? 'invalid'}).`,
+    `${where.source}: record ${where.number} is not a file record (${field}${problem.message}).`,
   );
 }
 
@@ -327,8 +268,13 @@ function filePathOf(item: unknown, number: number, source: string): string {
  * Checks a query answer's body and returns its records exactly as received (see `checkQueryAnswer`; records of
  * newer naming forms are kept).
  */
-export function checkQueryRecords(body: unknown, source: string, table?: QueryTable): ReceivedRecord[] {
-  return checkQueryAnswer(body, source, 0, table).records;
+export function checkQueryRecords(
+  body: unknown,
+  source: string,
+  schemas: RecordSchemas,
+  table?: QueryTable,
+): ReceivedRecord[] {
+  return checkQueryAnswer(body, source, schemas, 0, table).records;
 }
 
 /** A short description of an unexpected JSON value, for messages. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api.js';
-import { statusTargets } from '../../src/coverage/status.js';
+import { statusTargets } from '../../src/coverage/status-targets.js';
 import {
   assertBuilt,
   BUCKET_LISTS_PAST_ONE_PAGE,

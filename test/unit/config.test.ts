@@ -182,10 +182,10 @@ describe('the configuration file', () => {
     expect((error as ConfigError).message).toContain(`Cannot read the configuration file ${folder}`);
   });
 
-  it('checks a single value by the name users type', () => {
-    expect(checkSetting('url', 'https://example.org')).toBe('https://example.org');
-    expect(() => checkSetting('apiKey', '')).toThrow('Invalid api-key "": must not be empty.');
-    expect(() => checkSetting('url', 'ftp://example.org')).toThrow('Invalid url "ftp://example.org"');
+  it('checks a single value by the name users type', async () => {
+    expect(await checkSetting('url', 'https://example.org')).toBe('https://example.org');
+    await expect(checkSetting('apiKey', '')).rejects.toThrow('Invalid api-key "": must not be empty.');
+    await expect(checkSetting('url', 'ftp://example.org')).rejects.toThrow('Invalid url "ftp://example.org"');
   });
 
   it.skipIf(MODES.missing)(
@@ -327,7 +327,7 @@ describe('the transfer settings (concurrency, connections, part size, the checks
     expect(error.message).toBe(
       `The configuration file ${configFile} is malformed: partSize must be a whole number from 1 to 1024; requireChecksum must be true or false.`,
     );
-    expect(() => checkSetting('connections', '65')).toThrow(
+    await expect(checkSetting('connections', '65')).rejects.toThrow(
       'Invalid connections "65": must be a whole number from 1 to 64, or auto (measured).',
     );
     await writeFile(configFile, '{}');

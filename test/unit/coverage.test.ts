@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatCalendar } from '../../src/coverage/calendar-text.js';
 import { buildCoverage, gapsOf } from '../../src/coverage/coverage.js';
 import { matchesFilters, scopeFolders } from '../../src/coverage/scope.js';
-import { statusTargets } from '../../src/coverage/status.js';
+import { statusTargets } from '../../src/coverage/status-targets.js';
 import type { CoverageDay, StatusReport } from '../../src/coverage/types.js';
 import { parseName } from '../../src/naming/names.js';
 

@@ -3,7 +3,9 @@
  * reachable from src/index.ts and from the command line's entry) must not bring in Node's HTTP, TLS or crypto
  * modules, which only an error message's reason phrase, an `https` URL or a digest need (src/core/on-first-use.ts
  * loads them then), and `import('mission-data')` must not parse the engines (download, upload, sync, verify, coverage),
- * which load with their first call (src/api.ts). Read with TypeScript's parser; `import type` loads nothing and
+ * which load with their first call (src/api.ts), nor zod, whose schemas are built as they load (the configuration
+ * file's and the query records' load with the first command that needs them), nor the data root's state, nor
+ * the coverage report's formats. Read with TypeScript's parser; `import type` loads nothing and
  * is not followed.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -20,6 +22,15 @@ const ENGINES = [
   'src/sync/matching.ts',
   'src/sync/verify.ts',
   'src/coverage/run.ts',
+];
+/** Loaded with the first call that needs them, not with the library: each builds or holds much of its own. */
+const LATER = [
+  'src/core/zod.ts',
+  'src/core/config-file.ts',
+  'src/service/record-schemas.ts',
+  'src/data-root/index.ts',
+  'src/coverage/formats.ts',
+  'src/coverage/status.ts',
 ];
 
 /** The static, value-carrying import and export specifiers of a TypeScript file. */
@@ -72,6 +83,15 @@ describe('what importing the library loads at once', () => {
     const graph = staticGraph(join(ROOT, 'src/index.ts'));
     const loaded = ENGINES.filter((engine) => graph.has(join(ROOT, engine))).map((engine) =>
       (graph.get(join(ROOT, engine)) ?? []).map((step) => step.replace(`${ROOT}/`, '')).join(' -> '),
+    );
+    expect(loaded).toEqual([]);
+  });
+
+  it('src/index.ts loads neither zod, the data root nor the report formats at once', () => {
+    const graph = staticGraph(join(ROOT, 'src/index.ts'));
+    expect(graph.has('builtin:zod/mini')).toBe(false);
+    const loaded = LATER.filter((file) => graph.has(join(ROOT, file))).map((file) =>
+      (graph.get(join(ROOT, file)) ?? []).map((step) => step.replace(`${ROOT}/`, '')).join(' -> '),
     );
     expect(loaded).toEqual([]);
   });

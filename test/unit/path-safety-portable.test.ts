@@ -13,6 +13,7 @@ import type { DownloadHttp } from '../../src/download/types.js';
 import { encodePath } from '../../src/http/request-path.js';
 import { locateFile } from '../../src/naming/layout.js';
 import { unsafePathReason } from '../../src/naming/path-safety.js';
+import { schemas } from '../../src/service/record-schemas.js';
 import { checkQueryRecords } from '../../src/service/records.js';
 import { MAG_RECORD } from '../helpers/records.js';
 
@@ -64,8 +65,8 @@ describe('unsafePathReason refuses what some system cannot hold', () => {
   it('refuses such a path before a request is made of it, and in a query record', () => {
     expect(() => encodePath(`${MONTH}/CON.cdf`, 'path')).toThrow(/Windows device CON/);
     const record = { ...MAG_RECORD, file_path: `${MONTH}/a:b.cdf` };
-    expect(() => checkQueryRecords([record], 'GET /query')).toThrow(ProtocolError);
-    expect(() => checkQueryRecords([record], 'GET /query')).toThrow(/a:b\.cdf.*Windows refuses/);
+    expect(() => checkQueryRecords([record], 'GET /query', schemas)).toThrow(ProtocolError);
+    expect(() => checkQueryRecords([record], 'GET /query', schemas)).toThrow(/a:b\.cdf.*Windows refuses/);
   });
 });
 

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/core/errors.js';
 import { locateFile } from '../../src/naming/layout.js';
+import { schemas } from '../../src/service/record-schemas.js';
 import { checkQueryAnswer } from '../../src/service/records.js';
 import { MAG_RECORD, REPOINTED_RECORD } from '../helpers/records.js';
 
@@ -36,7 +37,7 @@ const SPICE_WITHOUT_PATH = {
 
 function refusal(record: unknown): string {
   try {
-    checkQueryAnswer([record], 'GET /query');
+    checkQueryAnswer([record], 'GET /query', schemas);
   } catch (error) {
     if (error instanceof ProtocolError) return error.message;
     throw error;
@@ -47,7 +48,7 @@ function refusal(record: unknown): string {
 describe('checkQueryAnswer', () => {
   it("gives each record's file at its index, read from its storage path", () => {
     const records = [SPEC_SCIENCE, NEWER_FORM, TODAY_SCIENCE, ANCILLARY];
-    const answer = checkQueryAnswer(records, 'GET /query');
+    const answer = checkQueryAnswer(records, 'GET /query', schemas);
     expect(answer.records).toEqual(records);
     expect(answer.files).toEqual(records.map((record) => locateFile(record.file_path)));
     expect(answer.files.map((file) => file.kind)).toEqual(['science', 'unchecked', 'science', 'ancillary']);
@@ -55,7 +56,7 @@ describe('checkQueryAnswer', () => {
   });
 
   it('gives a SPICE record named by its file name alone the file of that name, at the path it is given', () => {
-    const answer = checkQueryAnswer([SPICE_WITHOUT_PATH], 'GET /spice-query', 0, 'spice');
+    const answer = checkQueryAnswer([SPICE_WITHOUT_PATH], 'GET /spice-query', schemas, 0, 'spice');
     const path = answer.records[0]?.file_path;
     expect(path).toBe('imap/spice/spk/imap_pred_od004_20251002_20251113_v01.bsp');
     expect(answer.files).toEqual([locateFile(path as string)]);

@@ -87,7 +87,7 @@ export async function configSet(
 ): Promise<void> {
   const name = settingName(key);
   const value = given === '-' ? await firstLine(io, SETTING_DISPLAY_NAMES[name]) : given;
-  checkSetting(name, value);
+  await checkSetting(name, value);
   // A relative data root would otherwise move with whichever folder the next command runs in.
   const stored = name === 'dataDir' ? resolve(expandHome(value)) : value;
   const configFile = defaultConfigFile();

@@ -1,7 +1,7 @@
 /** `mission-data coverage`: the days the archive holds for each product, as a calendar, JSON, CSV or a web page. */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { formatCalendar, formatCalendarHtml, formatCoverageCsv, formatCoverageJson } from '../../api.js';
+import { coverageFormats } from '../../api.js';
 import { ExitCode, LocalFileError } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
@@ -29,6 +29,8 @@ export async function coverage(options: CoverageCommandOptions, io: CommandIO): 
   const client = clientFor(options, io);
   try {
     const report = await client.coverage(filters, { signal: io.signal, pageSize: options.pageSize });
+    const { formatCalendar, formatCalendarHtml, formatCoverageCsv, formatCoverageJson } =
+      await coverageFormats();
     if (report.rootMissing && !options.quiet)
       io.stderr.write(rootMissingNotice((await client.config()).dataDir));
     if (report.products.length === 0 && !options.quiet) io.stderr.write('No files match the filters.\n');
