@@ -44,6 +44,24 @@ const undiciIndexLeftOut = {
   },
 };
 
+/**
+ * env-paths imports `process` from `node:process`, whose ES facade reads every property of `process` as it
+ * loads, `stdout` and `stderr` included: their streams are made at import, ~4 ms of every start-up. Its default
+ * export is the global `process` itself, which the stand-in hands over.
+ */
+const processGlobal = {
+  name: 'process-global',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?process$/ }, (args) =>
+      args.importer.includes('env-paths') ? { path: 'process', namespace: 'process-global' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'process-global' }, () => ({
+      contents: 'export default process;',
+      loader: 'js',
+    }));
+  },
+};
+
 const result = await build({
   entryPoints: {
     'mission-data': 'src/cli/main.ts',
@@ -64,7 +82,7 @@ const result = await build({
   },
   metafile: true,
   logLevel: 'warning',
-  plugins: [withoutHttp2, undiciIndexLeftOut],
+  plugins: [withoutHttp2, undiciIndexLeftOut, processGlobal],
 });
 
 // Chunk names carry content hashes: remove the last build's once this one is written (never before, so a

@@ -3,7 +3,8 @@
  * that hands it over (the wire client's are views of its connection's read buffer; undici's are its own buffers,
  * which the contract does not promise), so a taker uses or copies each before returning.
  */
-import { finished, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { streamModule } from '../core/on-first-use.js';
 
 /** An answer's body: consumed once, dumped, or destroyed. */
 export interface AnswerBody {
@@ -51,7 +52,7 @@ export function readableBody(readable: Readable & { dump?: () => Promise<unknown
         };
         readable.on('data', take);
         // `finished` also hears a body that ended or was destroyed before these listeners were added.
-        finished(readable, (error) => {
+        streamModule().finished(readable, (error) => {
           readable.off('data', take);
           resolve(error === undefined || error === null ? undefined : (readable.errored ?? error));
         });

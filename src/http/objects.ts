@@ -1,7 +1,8 @@
 /** Requests to the object store: the URLs the service hands out, checked, and the bodies sent there, counted. */
-import { pipeline, type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ExpectedChecksum } from '../core/checksums/checksum.js';
 import { type Peer, ProtocolError } from '../core/errors.js';
+import { streamModule } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
 import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import type { AnswerBody, SentAnswer } from './body.js';
@@ -206,6 +207,7 @@ function shown(value: string): string {
 export function countBytes(source: Readable, onBytes: ((sent: number) => void) | undefined): Readable {
   if (!onBytes) return source;
   let sent = 0;
+  const { pipeline, Transform } = streamModule();
   const counter = new Transform({
     highWaterMark: OBJECT_HIGH_WATER_MARK,
     transform(chunk: Buffer, _encoding, done) {

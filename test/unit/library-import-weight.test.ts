@@ -8,8 +8,10 @@
  * the coverage report's formats. Read with TypeScript's parser; `import type` loads nothing and
  * is not followed.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -94,5 +96,23 @@ describe('what importing the library loads at once', () => {
       (graph.get(join(ROOT, file)) ?? []).map((step) => step.replace(`${ROOT}/`, '')).join(' -> '),
     );
     expect(loaded).toEqual([]);
+  });
+
+  it('the built library, imported in a fresh process, loads none of the streams, sockets, zlib, TLS, HTTP or crypto', () => {
+    const bundle = join(ROOT, 'dist/index.js');
+    if (!existsSync(bundle)) throw new Error('dist/ is missing: run `npm run build` first');
+    // Node's own modules loaded by the import: `stream` also comes with `process.stdout`, which an ES import of
+    // `node:process` reads (see processGlobal in scripts/bundle.js).
+    const script = [
+      'const before = new Set(process.moduleLoadList);',
+      `await import(${JSON.stringify(pathToFileURL(bundle).href)});`,
+      'console.log(JSON.stringify(process.moduleLoadList.filter((name) => !before.has(name))));',
+    ].join('\n');
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+    ) as string[];
+    expect(loaded.length).toBeGreaterThan(0);
+    const builtins = ['stream', 'net', 'zlib', 'tls', 'http', 'crypto', 'tty'];
+    expect(loaded.filter((name) => builtins.includes(name.replace(/^NativeModule /, '')))).toEqual([]);
   });
 });

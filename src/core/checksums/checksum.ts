@@ -5,12 +5,11 @@
  * ETag `…-N`, and the ETag of an object encrypted so, is not an MD5 and is never taken for one).
  */
 import type { Hash } from 'node:crypto';
-import { crc32 } from 'node:zlib';
 // CRC-32C and CRC-64/NVME: the AWS SDK's own implementations (slicing-by-8 tables, checked against the
 // catalogue's check values in test/unit/s3-rules.test.ts); Node has neither. Loaded on first use only: most
 // objects state none of them, and every command's start-up would pay for the module.
 import type { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
-import { cryptoModule } from '../on-first-use.js';
+import { cryptoModule, zlibModule } from '../on-first-use.js';
 
 type CrcModule = typeof import('@aws-sdk/checksums/crc');
 let crcModule: CrcModule | undefined;
@@ -117,8 +116,11 @@ export class RunningChecksum {
   /** Copies of the bytes fed before the CRC module was loaded (a table algorithm only). */
   #early: Buffer[] | undefined;
   #crc = 0;
+  /** zlib's CRC-32, for that algorithm. */
+  readonly #crc32: typeof import('node:zlib').crc32 | undefined;
 
   constructor(readonly algorithm: ChecksumAlgorithm) {
+    if (algorithm === 'crc32') this.#crc32 = zlibModule().crc32;
     if (algorithm === 'crc32c' || algorithm === 'crc64nvme') {
       this.#early = [];
       void loadCrcModule().catch(() => undefined);
@@ -142,7 +144,7 @@ export class RunningChecksum {
       // The caller may reuse its buffer: what waits for the module is copied.
       else this.#early.push(Buffer.from(chunk));
     } else if (this.#table) this.#table.update(chunk);
-    else this.#crc = crc32(chunk, this.#crc);
+    else if (this.#crc32) this.#crc = this.#crc32(chunk, this.#crc);
   }
 
   async digest(): Promise<Buffer> {

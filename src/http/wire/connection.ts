@@ -4,9 +4,9 @@
  * timer. A body is sent from a source read synchronously into two buffers that take turns. One exchange at a time;
  * after a whole answer with keep-alive, the connection goes back to its pool.
  */
-import { isIP, type Socket, connect as tcpConnect } from 'node:net';
+import type { Socket } from 'node:net';
 import { FAULTS } from '../../core/dispatch-faults.js';
-import { tlsModule } from '../../core/on-first-use.js';
+import { netModule, tlsModule } from '../../core/on-first-use.js';
 import { AnswerReader, type ReaderHost } from './answer-reader.js';
 import { requestHead, WireError } from './head.js';
 import { sendBuffers, sendUpload } from './send-upload.js';
@@ -61,12 +61,12 @@ export class WireConnection {
       ? tlsModule().connect({
           host,
           port,
-          ...(isIP(host) ? {} : { servername: host }),
+          ...(netModule().isIP(host) ? {} : { servername: host }),
           ALPNProtocols: ['http/1.1'],
           // Node's TLS sockets take `onread` as its TCP sockets do; its types leave it out.
           ...({ onread, noDelay: true } as Record<string, unknown>),
         })
-      : tcpConnect({ host, port, onread, noDelay: true });
+      : netModule().connect({ host, port, onread, noDelay: true });
     this.#reader.attach(this.#socket);
     this.#socket.on('error', (error) => this.#fail(error));
     this.#socket.on('end', () => this.#onEnd());
