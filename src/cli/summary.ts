@@ -2,6 +2,7 @@
  * The closing lines of a transfer: what became of the files (done, failed, not started), the bytes moved, and
  * why a batch stopped. Each part is short so no line wraps in 80 columns; a note goes on a line of its own.
  */
+import { withThousands } from '../core/text.js';
 import { formatBytes, formatDuration, formatRate } from './format.js';
 
 /** What the summary is made of. */
@@ -29,8 +30,8 @@ export function summaryLines(facts: SummaryFacts): string[] {
   const parts = Object.entries(facts.statuses)
     .map(([status, word]) => [facts.counts.get(status) ?? 0, word] as const)
     .filter(([count]) => count > 0)
-    .map(([count, word]) => `${count.toLocaleString('en-US')} ${word}`);
-  if (facts.notStarted > 0) parts.push(`${facts.notStarted.toLocaleString('en-US')} not started`);
+    .map(([count, word]) => `${withThousands(count)} ${word}`);
+  if (facts.notStarted > 0) parts.push(`${withThousands(facts.notStarted)} not started`);
   const rate = facts.bytes > 0 ? ` (${formatRate(facts.bytes, facts.elapsedMs)})` : '';
   const lines = [
     `${parts.length > 0 ? parts.join(', ') : '0 files'}; ${formatBytes(facts.bytes)} in ${formatDuration(facts.elapsedMs)}${rate}.`,
@@ -39,7 +40,7 @@ export function summaryLines(facts: SummaryFacts): string[] {
     lines.push(`${formatBytes(facts.keptBytes)} of unfinished files kept; the next run resumes them.`);
   }
   if (facts.notStarted > 0 && facts.notStartedWhy) {
-    const files = facts.notStarted === 1 ? '1 file' : `${facts.notStarted.toLocaleString('en-US')} files`;
+    const files = facts.notStarted === 1 ? '1 file' : `${withThousands(facts.notStarted)} files`;
     lines.push(`Stopped: ${files} not started, as ${facts.notStartedWhy}.`);
   }
   return lines;

@@ -7,9 +7,8 @@ import { mkdir, open, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { type ErrorCode, LocalFileError } from '../core/errors.js';
 import { NO_FOLLOW } from '../core/no-follow.js';
-import { cryptoModule } from '../core/on-first-use.js';
 import { realPathSync } from '../core/real-path.js';
-import { formatBytes } from '../core/text.js';
+import { formatBytes, withThousands } from '../core/text.js';
 import { isInside } from '../naming/layout.js';
 
 /** What common file-system errors mean, in words. */
@@ -45,6 +44,9 @@ export function localError(what: string, error: unknown, code?: ErrorCode): Loca
   });
 }
 
+/** Probes made by this process so far: part of each probe's name. */
+let probes = 0;
+
 /**
  * Checks that files can be created in the data root (making it when missing), before any request: a read-only,
  * full or forbidden root is reported once, in words, instead of once per file after asking the service.
@@ -63,9 +65,12 @@ export async function checkWritableRoot(root: string): Promise<void> {
   } catch (error) {
     throw await rootFailure(root, error, fail);
   }
+  // Unique to this process and this call; a name taken after all is an error (the probe is created with O_EXCL),
+  // not a file of another's replaced. Not a secret: Math.random spares loading node:crypto (~4 ms) for it.
+  probes += 1;
   const probe = join(
     root,
-    `.mission-data-probe-${process.pid}-${cryptoModule().randomBytes(6).toString('hex')}`,
+    `.mission-data-probe-${process.pid}-${probes}-${Math.random().toString(36).slice(2, 10)}`,
   );
   try {
     await writeNewFile(probe, 'probe\n', 0o600);
@@ -247,7 +252,7 @@ const CHECK_SPACE_FROM_BYTES = 1024 * 1024;
 export function twoSizes(a: number, b: number): [string, string] {
   const [first, second] = [formatBytes(a), formatBytes(b)];
   if (first !== second) return [first, second];
-  return [`${a.toLocaleString('en-US')} bytes`, `${b.toLocaleString('en-US')} bytes`];
+  return [`${withThousands(a)} bytes`, `${withThousands(b)} bytes`];
 }
 
 /**
