@@ -37,8 +37,11 @@ export async function startRetryingProxy(backends: readonly string[]): Promise<R
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      // Each try goes to the backend after the one before it, as a balancer's redispatch does: with one shared
+      // turn, the tries of one request could meet the same backend, gone, eight times while others took turns.
+      const first = next++;
       const tryAt = (tries: number): void => {
-        const backend = backends[next++ % backends.length] as string;
+        const backend = backends[(first + tries) % backends.length] as string;
         const target = new URL(req.url ?? '/', backend);
         const headers: IncomingHttpHeaders = { ...req.headers, 'content-length': String(body.length) };
         delete headers.connection;
