@@ -7,30 +7,29 @@ import * as z from '../core/zod.js';
 /** A whole number or null, where today's records carry one (`repointing`, `cr`, the version's parts). */
 const wholeOrNull = z.optional(z.nullable(z.int()));
 
-/** The zod schema of a record of the specification's names, or of today's ancillary files; extra fields pass. */
-const queryRecordSchema = z.looseObject({
-  file_path: z.string(),
-  instrument: z.string(),
-  data_level: z.optional(z.string()),
+/** The fields every file record carries, before and after its `data_level` (the order zod reports them in). */
+const namingFields = { file_path: z.string(), instrument: z.string() };
+const productFields = {
   descriptor: z.string(),
   start_date: z.string(),
   end_date: z.optional(z.nullable(z.string())),
   version: z.string(),
   extension: z.string(),
   ingestion_date: z.optional(z.string()),
+};
+
+/** The zod schema of a record of the specification's names, or of today's ancillary files; extra fields pass. */
+const queryRecordSchema = z.looseObject({
+  ...namingFields,
+  data_level: z.optional(z.string()),
+  ...productFields,
 });
 
 /** Today's science record (ARCHIVE-TODAY §3): one date, the suffix's numbers and the version's parts. */
 const todayProductSchema = z.looseObject({
-  file_path: z.string(),
-  instrument: z.string(),
+  ...namingFields,
   data_level: z.string(),
-  descriptor: z.string(),
-  start_date: z.string(),
-  end_date: z.optional(z.nullable(z.string())),
-  version: z.string(),
-  extension: z.string(),
-  ingestion_date: z.optional(z.string()),
+  ...productFields,
   repointing: wholeOrNull,
   cr: wholeOrNull,
   major_version: wholeOrNull,

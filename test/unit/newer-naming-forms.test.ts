@@ -16,7 +16,7 @@ import { ProtocolError, ValidationError } from '../../src/core/errors.js';
 import { resolveLocalPath } from '../../src/naming/layout.js';
 import type { QueryRecord } from '../../src/naming/query-records.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
-import { MAG_RECORD } from '../helpers/records.js';
+import { MAG_RECORD, REPOINTED_RECORD } from '../helpers/records.js';
 import { makeTempDir } from '../server/helpers.js';
 
 const A = 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_20250101_v01-00.cdf';
@@ -188,20 +188,7 @@ describe('records of a naming form this version does not check', () => {
 });
 
 describe("records of today's names are of known forms", () => {
-  const SCIENCE_TODAY = {
-    file_path: 'imap/hi/l1b/2025/01/imap_hi_l1b_45sensor-de_20250101-repoint00012_v002.0001.cdf',
-    instrument: 'hi',
-    data_level: 'l1b',
-    descriptor: '45sensor-de',
-    start_date: '20250101',
-    repointing: 12,
-    cr: null,
-    version: 'v002.0001',
-    major_version: 2,
-    minor_version: 1,
-    extension: 'cdf',
-    ingestion_date: '2025-01-02 03:04:05',
-  };
+  const SCIENCE_TODAY = { ...REPOINTED_RECORD, ingestion_date: '2025-01-02 03:04:05' };
   const MINOR_ONLY = {
     file_path: 'imap/mag/l1a/2025/01/imap_mag_l1a_norm-mago_20250101_v001.cdf',
     instrument: 'mag',

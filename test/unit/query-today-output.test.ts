@@ -6,21 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { csvColumns, formatCsv, formatJson, formatTable, parseCsv } from '../../src/cli/output.js';
 import type { QueryRecord, SpiceRecord } from '../../src/naming/query-records.js';
+import { REPOINTED_RECORD } from '../helpers/records.js';
 
-const REPOINTED: QueryRecord = {
-  file_path: 'imap/hi/l1b/2025/01/imap_hi_l1b_45sensor-de_20250101-repoint00012_v002.0001.cdf',
-  instrument: 'hi',
-  data_level: 'l1b',
-  descriptor: '45sensor-de',
-  start_date: '20250101',
-  repointing: 12,
-  cr: null,
-  version: 'v002.0001',
-  major_version: 2,
-  minor_version: 1,
-  extension: 'cdf',
-  ingestion_date: '2025-01-02 03:04:05',
-};
+const REPOINTED: QueryRecord = { ...REPOINTED_RECORD, ingestion_date: '2025-01-02 03:04:05' };
 const ROTATION: QueryRecord = {
   ...REPOINTED,
   file_path: 'imap/glows/l3a/2025/01/imap_glows_l3a_hist_20250105-cr02291_v001.0000.cdf',

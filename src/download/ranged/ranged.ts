@@ -207,12 +207,7 @@ export class RangedDownload {
     this.#busyLook = undefined;
     const controller = this.#controller as ConnectionController;
     if (controller.observeBusy(utilization) === 'hold') return;
-    while (this.#active < this.#wanted()) {
-      const span = this.#book.claimFront();
-      if (span === undefined) break;
-      this.#awaitingFirstBytes += 1;
-      this.#start(span);
-    }
+    this.#openWanted();
   }
 
   /**
@@ -236,12 +231,20 @@ export class RangedDownload {
     const decision = controller.observe(throughput);
     this.#probing = decision === 'grow' && before === 1;
     if (decision === 'hold') return;
+    this.#openWanted();
+    if (this.#active === before) controller.settle();
+  }
+
+  /**
+   * Opens connections up to the number wanted, each on a span of its own (from the end while the first step up is
+   * measured), each awaited for its first bytes before the next window opens.
+   */
+  #openWanted(): void {
     while (this.#active < this.#wanted()) {
       const span = this.#probing ? this.#book.claimLast() : this.#book.claimFront();
       if (span === undefined) break;
       this.#awaitingFirstBytes += 1;
       this.#start(span);
     }
-    if (this.#active === before) controller.settle();
   }
 }
