@@ -20,6 +20,7 @@ import {
 } from '../helpers/e2e.js';
 import {
   findWine,
+  keepWine,
   runWindowsCli,
   spawnWindowsCli,
   stopWine,
@@ -72,6 +73,7 @@ const local = (root: string, name: string) => join(root, 'data', MONTH, name);
 beforeAll(async () => {
   assertBuilt();
   if (!setup) return;
+  keepWine(setup);
   store = await tempDir('mission-wine-store-');
   work = await tempDir('mission-wine-');
   for (const name of NAMES) await putFile(store, `${MONTH}/${name}`, bytesFor(name, SIZE));

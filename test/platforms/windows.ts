@@ -123,6 +123,15 @@ export async function runWindowsCli(
   return { code, signal, stdout, stderr };
 }
 
+/**
+ * Keeps the prefix's wineserver up until `stopWine`. By default it exits a few seconds after its last Windows
+ * process, and a run that starts in that instant fails with "wine client error:0: recvmsg: Connection reset by
+ * peer" (seen once in a full suite, on a loaded machine).
+ */
+export function keepWine(setup: WineSetup): void {
+  spawnSync(setup.wineserver, ['-p'], { env: wineEnv(setup), stdio: 'ignore', timeout: 20_000 });
+}
+
 /** Ends every Windows process of the prefix (and its wineserver). */
 export function stopWine(setup: WineSetup): void {
   spawnSync(setup.wineserver, ['-k'], { env: wineEnv(setup), stdio: 'ignore', timeout: 20_000 });
