@@ -23,7 +23,6 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 const SMALL = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240101_20240101_v01-00.cdf';
 const LARGE = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240102_20240102_v01-00.cdf';
-const HUGE = 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240103_20240103_v01-00.cdf';
 
 /** The client, counting the object answers open at once (from the request until its body closes). */
 function countingClient(url: string) {
@@ -79,7 +78,6 @@ describe('adaptive connections over a shaped link', () => {
   beforeAll(async () => {
     bodies.set(SMALL, randomBytes(3 * MIB));
     bodies.set(LARGE, randomBytes(8 * MIB));
-    bodies.set(HUGE, randomBytes(96 * MIB));
     test = await startTestServer({ log: (entry) => log.push(entry) }, async (storeDir) => {
       for (const [path, body] of bodies) await putStoreFile(storeDir, path, body);
     });
@@ -128,28 +126,6 @@ describe('adaptive connections over a shaped link', () => {
     expect(seen.maxOpen).toBeGreaterThanOrEqual(8);
     expect(seen.maxOpen).toBeLessThanOrEqual(16);
     expect(objectGets.length).toBe(seen.requests);
-  });
-
-  it('holds at one connection where one keeps the process busy (loopback), and keeps that number', async () => {
-    // The server runs in this process: one connection alone keeps its thread busy, so more could not pay.
-    const root = await makeTempDir('mission-adaptive-');
-    const { http, counting, seen } = countingClient(test.server.url);
-    try {
-      const [result] = await downloadFiles(counting, [HUGE], {
-        requests: REQUESTS,
-        dataDir: root,
-        partSize: MIB,
-        connections: 'auto',
-      });
-      expect(result).toMatchObject({ status: 'downloaded', verified: true });
-      expect((await readFile(join(root, HUGE))).equals(bodies.get(HUGE) as Buffer)).toBe(true);
-      expect(seen).toMatchObject({ requests: 1, maxOpen: 1, ranged: 0 });
-      const kept = JSON.parse(await readFile(join(root, '.mission-data', 'connections.json'), 'utf8'));
-      expect(kept.hosts[new URL(test.server.url).host].connections).toBe(1);
-    } finally {
-      await http.close();
-      await rm(root, { recursive: true, force: true });
-    }
   });
 
   it('grows on a per-connection cap, past 8 connections when each step pays', async () => {
