@@ -19,7 +19,7 @@ export const LIBRARY_IMPORT_MS = 80;
 const LIBRARY = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
 /** Runs the case and returns its markdown section and goals. */
-export async function run({ quick = false } = {}) {
+export async function run({ quick = false, quiet = false } = {}) {
   const repetitions = quick ? 5 : 20;
   const storeDir = await mkdtemp(join(tmpdir(), 'mission-data-bench-startup-'));
   let server;
@@ -77,12 +77,13 @@ export async function run({ quick = false } = {}) {
       `${library.referenceMs.toFixed(1)} ms`,
       `${(library.toolMs - library.referenceMs).toFixed(1)} ms`,
       `${LIBRARY_IMPORT_MS} ms in all`,
-      libraryMet ? 'yes' : 'no',
+      quiet ? (libraryMet ? 'yes' : 'no') : 'not judged (load)',
     ]);
     goals.push({
       goal: `5. \`await import('mission-data')\` in a fresh process under ${LIBRARY_IMPORT_MS} ms`,
       measured: `${library.toolMs.toFixed(1)} ms (node -e 0: ${library.referenceMs.toFixed(1)} ms)`,
-      met: libraryMet,
+      // A whole time, not a difference to node -e 0: it moves with the load like any wall-clock figure.
+      met: quiet ? libraryMet : undefined,
     });
     const markdown = [
       '### Start-up: mission-data against `node -e 0`',
