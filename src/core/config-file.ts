@@ -2,8 +2,9 @@
  * The configuration file: what it may hold, read and checked (keys this version does not know set apart, not
  * refused), and written atomically for its owner only.
  */
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { readConfigText } from './config-text.js';
 import { ConfigError } from './errors.js';
 import { replaceFile } from './replace-file.js';
 import { HTTP_URL_PROBLEM, SETTINGS, type SettingKey, type SettingSpec } from './settings.js';
@@ -55,15 +56,12 @@ export async function readConfigFile(file: string): Promise<ConfigFile> {
  * shared with a newer version, or a typo, must not stop every command (the caller warns about it).
  */
 export async function readConfigDocument(file: string): Promise<ConfigDocument> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { settings: {}, unknown: {} };
-    throw new ConfigError(`Cannot read the configuration file ${file}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
+  const text = await readConfigText(file);
+  return text === undefined ? { settings: {}, unknown: {} } : parseConfigDocument(file, text);
+}
+
+/** Checks the text of the configuration file at `file` (see `readConfigDocument`). */
+export function parseConfigDocument(file: string, text: string): ConfigDocument {
   let data: unknown;
   try {
     data = JSON.parse(text);

@@ -5,7 +5,8 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
-import type { ConfigFile } from './config-file.js';
+import type { ConfigDocument, ConfigFile } from './config-file.js';
+import { readConfigText } from './config-text.js';
 import { ConfigError } from './errors.js';
 import { LOCAL_PATHS, type PathRules, withForwardSlashes } from './platform-paths.js';
 import { type ProxySettings, resolveProxy } from './proxy.js';
@@ -110,6 +111,9 @@ export function expandHome(
  */
 const configFiles = () => import('./config-file.js');
 
+/** What a configuration file that is not there holds. */
+const NO_FILE: ConfigDocument = { settings: {}, unknown: {} };
+
 /** Checks one value as the configuration file would hold it; throws a `ConfigError` when it is bad. */
 export async function checkSetting(name: SettingName, value: string): Promise<string> {
   const { settingProblem } = await configFiles();
@@ -173,8 +177,11 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const configFile = options.configFile ?? defaultConfigFile(env);
-  const { readConfigDocument, unknownSettingsWarning } = await configFiles();
-  const { settings: file, unknown } = await readConfigDocument(configFile);
+  // Without a configuration file (most runs), its checks are not loaded.
+  const text = await readConfigText(configFile);
+  const checks = text === undefined ? undefined : await configFiles();
+  const { settings: file, unknown } =
+    checks && text !== undefined ? checks.parseConfigDocument(configFile, text) : NO_FILE;
   const values: Record<string, unknown> = {};
   const sources: Record<string, SettingSource> = {};
   for (const spec of SETTINGS) {
@@ -188,7 +195,7 @@ export async function loadConfig(flags: ConfigFlags = {}, options: LoadConfigOpt
     sources: sources as Record<SettingName, SettingSource>,
     configFile,
     proxy: resolveProxy(env),
-    warnings: unknownSettingsWarning(configFile, unknown),
+    warnings: checks?.unknownSettingsWarning(configFile, unknown) ?? [],
   };
 }
 
