@@ -76,7 +76,12 @@ export class LearnedConnections {
 
   /** The number a download from `host` starts with: the one last measured there, or the fixed default. */
   startFor(host: string): number {
-    return this.#hosts.get(host)?.connections ?? this.limits.start;
+    return this.measuredAt(host) ?? this.limits.start;
+  }
+
+  /** The number last measured for `host`; undefined when none was. */
+  measuredAt(host: string): number | undefined {
+    return this.#hosts.get(host)?.connections;
   }
 
   /** Keeps `connections` as what a download from `host` settled on (written by `save`). */

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionController, ThroughputWindow } from '../../src/download/ranged/adaptive.js';
+import {
+  ConnectionController,
+  moreConnectionsCanPay,
+  ThroughputWindow,
+} from '../../src/download/ranged/adaptive.js';
 
 const MIB = 1024 * 1024;
 
@@ -12,6 +16,31 @@ function settle(controller: ConnectionController, link: (connections: number) =>
 }
 
 describe('ConnectionController', () => {
+  it('holds at one for good when one connection keeps the thread too busy for more to pay', () => {
+    // Busy 80 % of the time: more connections could carry at most 1.25x, short of the 1.3x a doubling must.
+    expect(moreConnectionsCanPay(0.8)).toBe(false);
+    expect(moreConnectionsCanPay(0.75)).toBe(true);
+    expect(moreConnectionsCanPay(0.05)).toBe(true);
+    // A stricter gain asks for an idler thread.
+    expect(moreConnectionsCanPay(0.6, 1)).toBe(false);
+    const busy = new ConnectionController({ max: 32, initial: 8 });
+    expect(busy.observeBusy(0.95)).toBe('hold');
+    expect(busy.connections).toBe(1);
+    expect(busy.settled).toBe(true);
+    // Kept for the next download from the host, as a measured number.
+    expect(busy.measured).toBe(1);
+    expect(busy.observe(1000 * MIB)).toBe('hold');
+  });
+
+  it('opens the first step after a look at one connection that left the thread mostly idle', () => {
+    const idle = new ConnectionController({ max: 32, initial: 8 });
+    expect(idle.observeBusy(0.05)).toBe('grow');
+    expect(idle.connections).toBe(8);
+    expect(idle.settled).toBe(false);
+    expect(idle.measured).toBeUndefined();
+    expect(settle(idle, (n) => n * 40 * MIB)).toEqual([8, 16, 32]);
+  });
+
   it('tries a second connection on a link one connection fills, and goes back to one for good', () => {
     const controller = new ConnectionController({ max: 32 });
     expect(settle(controller, () => 100 * MIB)).toEqual([1, 2]);

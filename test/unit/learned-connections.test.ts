@@ -31,11 +31,15 @@ describe('LearnedConnections', () => {
   it('starts from the fixed default for a host it knows nothing of, and from what it learned next time', () => {
     const first = LearnedConnections.read(root, LIMITS);
     expect(first.startFor('store.example:443')).toBe(DEFAULT_CONNECTIONS);
+    // Nothing measured there yet: a download looks at its first connection before it opens the default.
+    expect(first.measuredAt('store.example:443')).toBeUndefined();
     first.learn('store.example:443', 32);
     first.save();
     const next = LearnedConnections.read(root, LIMITS);
     expect(next.startFor('store.example:443')).toBe(32);
+    expect(next.measuredAt('store.example:443')).toBe(32);
     expect(next.startFor('other.example:443')).toBe(DEFAULT_CONNECTIONS);
+    expect(next.measuredAt('other.example:443')).toBeUndefined();
     expect(JSON.parse(readFileSync(file, 'utf8')).hosts['store.example:443'].connections).toBe(32);
   });
 

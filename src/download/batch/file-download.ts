@@ -316,7 +316,8 @@ function sumOfRanges(ranges: ReadonlyArray<[number, number]> | undefined): numbe
 
 /**
  * Measured connections for an object at `url`: from the number the last download from its host settled on (the
- * fixed default the first time), and that host's number kept once this download settles on one.
+ * fixed default the first time, after a look at the first connection alone), and that host's number kept once
+ * this download settles on one.
  */
 function measuredFrom(learned: LearnedConnections, url: string) {
   let host: string;
@@ -328,6 +329,7 @@ function measuredFrom(learned: LearnedConnections, url: string) {
   return {
     max: DEFAULT_MAX_CONNECTIONS,
     initial: learned.startFor(host),
+    look: learned.measuredAt(host) === undefined,
     onDecided: (connections: number) => learned.learn(host, connections),
   };
 }

@@ -23,6 +23,11 @@ export interface RangedPlan {
         max: number;
         initial?: number | undefined;
         windowMs?: number | undefined;
+        /**
+         * Look at the first connection alone before opening more (see `moreConnectionsCanPay`): when nothing was
+         * learned of the host yet. A number learned there is where the last download settled, look included.
+         */
+        look?: boolean | undefined;
         /** Told what the download's measurements showed, when they showed something (see `LearnedConnections`). */
         onDecided?: ((connections: number) => void) | undefined;
       }

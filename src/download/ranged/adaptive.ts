@@ -1,6 +1,7 @@
 /**
- * How many connections a large download runs over, decided from what it measures: it starts with as many as
- * the fixed default and opens more only while each step up raises the throughput it measures, as a
+ * How many connections a large download runs over, decided from what it measures: unless one connection keeps
+ * the process too busy for more to pay, it goes on as many as the fixed default and opens more only while each
+ * step up raises the throughput it measures, as a
  * per-connection cap or a long round trip rewards more connections and a full link does not. Pure rules, fed
  * numbers: the I/O that opens and closes the connections is `ranged.ts`.
  */
@@ -11,8 +12,8 @@ export const DEFAULT_MAX_CONNECTIONS = 32;
 /**
  * Connections a large file is fetched over unless told otherwise, and those the measured number (`'auto'`)
  * starts from: a ramp from one connection cost more than it gained on the capped links measured, its first steps
- * being the slowest. (On a link one connection fills, one connection costs less CPU than eight, whose parts are
- * hashed back from the page cache; neither the default nor `auto` finds that out yet.)
+ * being the slowest. Where one connection already keeps this process busy (a link it fills faster than the
+ * process takes bytes: loopback, a fast LAN), `auto` holds at one after a short look (see `moreConnectionsCanPay`).
  */
 export const DEFAULT_CONNECTIONS = 8;
 /** How long each number of connections is measured before the next step is decided. */
@@ -23,6 +24,17 @@ export const DEFAULT_WINDOW_MS = 300;
  * nothing, and noise on a loaded machine stays well below 30 % over a window.
  */
 export const DEFAULT_MIN_GAIN = 0.3;
+
+/**
+ * Whether more connections can pay, from the share of a look at one connection's first bytes during which this
+ * process's thread was busy (its event loop's utilization). A thread busy a share `u` of the time carries at most
+ * `1 / u` times what it carries now, whatever the link: when that is short of the gain a doubling must show
+ * (`minGain`), opening more only adds their cost. Over loopback one connection keeps the thread 85-100 % busy;
+ * behind a 40 MiB/s per-connection cap, 3-6 %.
+ */
+export function moreConnectionsCanPay(utilization: number, minGain: number = DEFAULT_MIN_GAIN): boolean {
+  return utilization < 1 / (1 + minGain);
+}
 
 /** A step whose connections each added at least this share of what the ones before carried is grown by four. */
 const NEAR_FULL_SHARE = 0.8;
@@ -114,6 +126,19 @@ export class ConnectionController {
     this.#before = { connections: this.#connections, throughput };
     this.#connections = Math.min(this.#max, this.#connections * factor);
     return 'grow';
+  }
+
+  /**
+   * Fed the share of a look at one connection during which this process's thread was busy, before the first
+   * step opens more: 'hold' at one for good when more cannot pay (see `moreConnectionsCanPay`), else 'grow' to
+   * the connections of the first step.
+   */
+  observeBusy(utilization: number): ConnectionDecision {
+    if (this.#settled || moreConnectionsCanPay(utilization, this.#minGain)) return 'grow';
+    this.#connections = 1;
+    this.#settled = true;
+    this.#decided = true;
+    return 'hold';
   }
 
   /** Stops adapting at the current number (nothing is left to split). */

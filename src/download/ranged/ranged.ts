@@ -6,13 +6,16 @@
  * Unless the number is fixed, the split is measured as it goes: one connection first, more while they pay.
  */
 
-import { performance } from 'node:perf_hooks';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { ProtocolError } from '../../core/errors.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
 import { RecordCadence, type RecordLane, recordQuietly } from '../part/progress-record.js';
 import { ConnectionController, ThroughputWindow } from './adaptive.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
 import { type Span, SpanBook } from './spans.js';
+
+/** A thread busy less than this share of a look is plainly waiting on the link: see `#lookAtOne`. */
+const IDLE_SHARE = 0.3;
 
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export function receiveRanges(job: RangedJob): Promise<number> {
@@ -51,6 +54,11 @@ export class RangedDownload {
   #awaitingFirstBytes = 0;
   /** True while the first step up is measured: its connection takes parts from the end. */
   #probing = false;
+  /**
+   * With a measured number from a host nothing was learned of yet: the look at the first connection alone,
+   * before any other opens (`'pending'` until its first bytes; see `#lookAtOne`).
+   */
+  #busyLook: 'pending' | { atMs: number; busy: EventLoopUtilization } | undefined;
 
   constructor(job: RangedJob) {
     this.#job = job;
@@ -62,6 +70,7 @@ export class RangedDownload {
       : undefined;
     this.#meter = new ThroughputWindow(adaptive?.windowMs);
     this.#warmingUntil = this.#controller ? performance.now() + this.#meter.windowMs : undefined;
+    if (this.#controller && adaptive?.look && job.firstBody) this.#busyLook = 'pending';
   }
 
   /** Runs the download to its end; resolves to the bytes received over the network. */
@@ -111,6 +120,7 @@ export class RangedDownload {
 
   /** Connections to run now. */
   #wanted(): number {
+    if (this.#busyLook !== undefined) return 1;
     return this.#controller?.connections ?? this.#job.plan.connections;
   }
 
@@ -164,11 +174,40 @@ export class RangedDownload {
 
   #received(bytes: number, first: boolean): void {
     this.#receivedNow += bytes;
+    if (this.#busyLook !== undefined) {
+      this.#lookAtOne();
+      return;
+    }
     if (first && this.#awaitingFirstBytes > 0) {
       this.#awaitingFirstBytes -= 1;
       if (this.#awaitingFirstBytes === 0) this.#warmingUntil = performance.now() + this.#meter.windowMs / 2;
     }
     this.#decide();
+  }
+
+  /**
+   * Before a measured download opens more connections, a look at the first alone (from its first bytes): when it
+   * keeps this process's thread so busy that more cannot pay, the download holds at one, for good; else the first
+   * step's connections open, and are measured as the windows below say. A third of a window decides; a thread
+   * mostly idle (a slow or capped link) is plain after a fifteenth, and more open then.
+   */
+  #lookAtOne(): void {
+    const look = this.#busyLook;
+    const now = performance.now();
+    if (look === 'pending') {
+      this.#busyLook = { atMs: now, busy: performance.eventLoopUtilization() };
+      return;
+    }
+    if (look === undefined) return;
+    const elapsed = now - look.atMs;
+    const { windowMs } = this.#meter;
+    if (elapsed < windowMs / 15) return;
+    const { utilization } = performance.eventLoopUtilization(performance.eventLoopUtilization(), look.busy);
+    if (elapsed < windowMs / 3 && utilization >= IDLE_SHARE) return;
+    this.#busyLook = undefined;
+    const controller = this.#controller as ConnectionController;
+    if (controller.observeBusy(utilization) === 'hold') return;
+    this.#openWanted();
   }
 
   /**
@@ -192,12 +231,20 @@ export class RangedDownload {
     const decision = controller.observe(throughput);
     this.#probing = decision === 'grow' && before === 1;
     if (decision === 'hold') return;
+    this.#openWanted();
+    if (this.#active === before) controller.settle();
+  }
+
+  /**
+   * Opens connections up to the number wanted, each on a span of its own (from the end while the first step up is
+   * measured), each awaited for its first bytes before the next window opens.
+   */
+  #openWanted(): void {
     while (this.#active < this.#wanted()) {
       const span = this.#probing ? this.#book.claimLast() : this.#book.claimFront();
       if (span === undefined) break;
       this.#awaitingFirstBytes += 1;
       this.#start(span);
     }
-    if (this.#active === before) controller.settle();
   }
 }
