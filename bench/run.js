@@ -29,14 +29,45 @@ const PEAK_MEMORY_LIMIT = 150 * 1024 * 1024;
 /** How long the run waits for the load average to fall under QUIET_LOAD before it starts anyway. */
 const SETTLE_MS = 3 * 60_000;
 /**
- * How long each later group waits likewise: a group can leave load behind it (engines stopping, the disk writing
- * back what it wrote), and a group started in it measured `node -e 0` at three times its usual time.
+ * How long each later group waits for the machine to be idle: a group can leave work behind it (engines stopping,
+ * the disk writing back what it wrote), and a group started in it measured `node -e 0` at three times its usual
+ * time. The 1-minute load average is no measure of that between groups: it still counts the group before for a
+ * minute or more after it ended.
  */
 const GROUP_SETTLE_MS = 60_000;
+/** A group starts once a sample of IDLE_SAMPLE_MS finds the machine's cores idle at least this share of it. */
+const QUIET_IDLE = 0.9;
+const IDLE_SAMPLE_MS = 2000;
 
-/** The 1-minute load average once under QUIET_LOAD, or after `waitMs`, whichever comes first. */
-async function settledLoad(waitMs = SETTLE_MS) {
+/** The share of every core's time spent idle over the next `ms`. */
+async function idleShare(ms) {
+  const before = cpus();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  let idle = 0;
+  let total = 0;
+  for (const [index, { times }] of cpus().entries()) {
+    const earlier = before[index]?.times;
+    if (!earlier) continue;
+    for (const [kind, value] of Object.entries(times)) {
+      const spent = value - earlier[kind];
+      total += spent;
+      if (kind === 'idle') idle += spent;
+    }
+  }
+  return total > 0 ? idle / total : 1;
+}
+
+/** The idle share of the first sample at QUIET_IDLE or above, or of the last one after `waitMs`. */
+async function settledIdle(waitMs) {
   const until = performance.now() + waitMs;
+  let idle = await idleShare(IDLE_SAMPLE_MS);
+  while (idle < QUIET_IDLE && performance.now() < until) idle = await idleShare(IDLE_SAMPLE_MS);
+  return idle;
+}
+
+/** The 1-minute load average once under QUIET_LOAD, or after SETTLE_MS, whichever comes first. */
+async function settledLoad() {
+  const until = performance.now() + SETTLE_MS;
   while (loadavg()[0] >= QUIET_LOAD && performance.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 5000));
   }
@@ -84,8 +115,8 @@ if (unknown.length > 0) {
       `memory, ${process.platform} ${process.arch}, Node ${process.version}, ${references.join(', ')}. ` +
       `Command: \`${command}\`. 1-minute load average at the start: ${load.toFixed(2)} (wall-clock goals are ` +
       `judged ${quiet ? '' : 'only '}under ${QUIET_LOAD}${quiet ? '' : ': not judged in this run'}; CPU goals always). ` +
-      `Each later group waits up to ${GROUP_SETTLE_MS / 1000} s for the load to fall under ${QUIET_LOAD} again; ` +
-      'its wall-clock goals are judged only when it did.',
+      `Each later group waits up to ${GROUP_SETTLE_MS / 1000} s for ${IDLE_SAMPLE_MS / 1000} s in which the cores are ` +
+      `${QUIET_IDLE * 100} % idle; its wall-clock goals are judged only when they were.`,
   ].join('\n');
   console.log(header);
   const sections = [header];
@@ -93,13 +124,14 @@ if (unknown.length > 0) {
   const peaks = [];
   for (const [at, name] of names.entries()) {
     const group = await GROUPS[name]();
-    const groupLoad = quick || at === 0 ? load : await settledLoad(GROUP_SETTLE_MS);
-    const result = await group.run({ quick, commands, quiet: quiet && groupLoad < QUIET_LOAD });
+    const idle = quick || at === 0 ? undefined : await settledIdle(GROUP_SETTLE_MS);
+    const result = await group.run({ quick, commands, quiet: quiet && (idle ?? 1) >= QUIET_IDLE });
     // A group returns its markdown, or its markdown with the goals it measured and the tool's peak memory.
     const markdown = typeof result === 'string' ? result : result.markdown;
-    const section = quick
-      ? markdown
-      : `${markdown}\n\n1-minute load average before this group: ${groupLoad.toFixed(2)}.`;
+    const section =
+      idle === undefined
+        ? markdown
+        : `${markdown}\n\nCores idle over the ${IDLE_SAMPLE_MS / 1000} s before this group: ${(idle * 100).toFixed(0)} %.`;
     if (typeof result !== 'string') {
       goals.push(...(result.goals ?? []));
       peaks.push(...(result.peaks ?? []));
