@@ -32,9 +32,26 @@ describe('ConnectionController', () => {
     expect(busy.observe(1000 * MIB)).toBe('hold');
   });
 
+  it('steps up from one, each step measured, after a look that found the thread busy short of that', () => {
+    // Busy 70 % of the time: more could carry 1.4x at most, if the other end can send it.
+    const busy = new ConnectionController({ max: 32, initial: 8 });
+    expect(busy.observeBusy(0.7)).toBe('step');
+    expect(busy.connections).toBe(1);
+    expect(busy.settled).toBe(false);
+    // A server that one connection keeps busy: a second gains nothing, and it goes back to one for good.
+    expect(settle(busy, () => 900 * MIB)).toEqual([1, 2]);
+    expect(busy.connections).toBe(1);
+    expect(busy.measured).toBe(1);
+    // Where the other end keeps up, the steps go on while they pay.
+    const capped = new ConnectionController({ max: 32, initial: 8 });
+    expect(capped.observeBusy(0.5)).toBe('step');
+    expect(settle(capped, (n) => Math.min(n, 2) * 200 * MIB)).toEqual([1, 2, 8]);
+    expect(capped.connections).toBe(2);
+  });
+
   it('opens the first step after a look at one connection that left the thread mostly idle', () => {
     const idle = new ConnectionController({ max: 32, initial: 8 });
-    expect(idle.observeBusy(0.05)).toBe('grow');
+    expect(idle.observeBusy(0.05)).toBe('open');
     expect(idle.connections).toBe(8);
     expect(idle.settled).toBe(false);
     expect(idle.measured).toBeUndefined();

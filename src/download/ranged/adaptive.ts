@@ -36,6 +36,18 @@ export function moreConnectionsCanPay(utilization: number, minGain: number = DEF
   return utilization < 1 / (1 + minGain);
 }
 
+/**
+ * A thread busy less than this share of a look at one connection is plainly waiting on the link (a slow or capped
+ * one: 3-13 % behind a 40 MiB/s per-connection cap), and the first step's connections open at once. Between this
+ * and what `moreConnectionsCanPay` allows, the thread is busy enough that the wait may be the other end's (a server
+ * that one connection keeps busy: 70-77 % over loopback here, when a look reads under the bar): more connections are
+ * then opened one step at a time from one, each kept only when it paid.
+ */
+export const WAITING_SHARE = 0.3;
+
+/** What a look at one connection says: hold at one for good, step up from one by measurements, or open the first step. */
+export type LookDecision = 'hold' | 'step' | 'open';
+
 /** A step whose connections each added at least this share of what the ones before carried is grown by four. */
 const NEAR_FULL_SHARE = 0.8;
 
@@ -130,12 +142,14 @@ export class ConnectionController {
 
   /**
    * Fed the share of a look at one connection during which this process's thread was busy, before the first
-   * step opens more: 'hold' at one for good when more cannot pay (see `moreConnectionsCanPay`), else 'grow' to
-   * the connections of the first step.
+   * step opens more: 'hold' at one for good when more cannot pay (see `moreConnectionsCanPay`); 'step' up from
+   * one, each step measured as `observe` says, when the thread was busy but not that busy (see `WAITING_SHARE`);
+   * else 'open' the connections of the first step.
    */
-  observeBusy(utilization: number): ConnectionDecision {
-    if (this.#settled || moreConnectionsCanPay(utilization, this.#minGain)) return 'grow';
+  observeBusy(utilization: number): LookDecision {
+    if (this.#settled || utilization < WAITING_SHARE) return 'open';
     this.#connections = 1;
+    if (moreConnectionsCanPay(utilization, this.#minGain)) return 'step';
     this.#settled = true;
     this.#decided = true;
     return 'hold';

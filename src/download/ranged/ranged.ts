@@ -10,12 +10,9 @@ import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { ProtocolError } from '../../core/errors.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
 import { RecordCadence, type RecordLane, recordQuietly } from '../part/progress-record.js';
-import { ConnectionController, ThroughputWindow } from './adaptive.js';
+import { ConnectionController, ThroughputWindow, WAITING_SHARE } from './adaptive.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
 import { type Span, SpanBook } from './spans.js';
-
-/** A thread busy less than this share of a look is plainly waiting on the link: see `#lookAtOne`. */
-const IDLE_SHARE = 0.3;
 
 /** Fetches the rest of the object from `state.written` as parts; resolves to the bytes received over the network. */
 export function receiveRanges(job: RangedJob): Promise<number> {
@@ -187,9 +184,10 @@ export class RangedDownload {
 
   /**
    * Before a measured download opens more connections, a look at the first alone (from its first bytes): when it
-   * keeps this process's thread so busy that more cannot pay, the download holds at one, for good; else the first
-   * step's connections open, and are measured as the windows below say. A third of a window decides; a thread
-   * mostly idle (a slow or capped link) is plain after a fifteenth, and more open then.
+   * keeps this process's thread so busy that more cannot pay, the download holds at one, for good; when it keeps
+   * it busy short of that, more open one step at a time from one; else the first step's connections open. Every
+   * step is measured as the windows below say. A third of a window decides; a thread mostly idle (a slow or
+   * capped link) is plain after a fifteenth, and more open then.
    */
   #lookAtOne(): void {
     const look = this.#busyLook;
@@ -203,11 +201,11 @@ export class RangedDownload {
     const { windowMs } = this.#meter;
     if (elapsed < windowMs / 15) return;
     const { utilization } = performance.eventLoopUtilization(performance.eventLoopUtilization(), look.busy);
-    if (elapsed < windowMs / 3 && utilization >= IDLE_SHARE) return;
+    if (elapsed < windowMs / 3 && utilization >= WAITING_SHARE) return;
     this.#busyLook = undefined;
     const controller = this.#controller as ConnectionController;
-    if (controller.observeBusy(utilization) === 'hold') return;
-    this.#openWanted();
+    // 'hold' and 'step' go on with the one connection; 'step' opens more as the windows below measure them.
+    if (controller.observeBusy(utilization) === 'open') this.#openWanted();
   }
 
   /**
