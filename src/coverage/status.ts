@@ -2,9 +2,10 @@
  * The status of a data root against the archive, within the scope of some filters: what is missing, what has a
  * newer version in the archive, what the archive does not hold, and what no longer holds its verified bytes.
  *
- * Each side is taken file by file and kept only as the comparison needs it (a path, a product and day, a
- * version), and the record of verified downloads is read once the files to check are known: over 100,000 files
- * neither a list of parsed names nor the archive's records are held, nor the record beside the archive's side.
+ * Each side is taken file by file and kept only as the comparison needs it (the archive's files as a path, a
+ * product and day and a version, the root's as a path), and the record of verified downloads is read once the
+ * files to check are known: over 100,000 files neither a list of parsed names nor the archive's records are
+ * held, nor the record beside the archive's side.
  */
 import type { Dirent } from 'node:fs';
 import { lstatSync } from 'node:fs';
@@ -37,8 +38,8 @@ function kept(file: MissionFile): KeptFile {
 
 /** The archive's side of a status (every version of the scope), taken file by file as its pages come. */
 export class ArchiveSide {
-  /** Every storage path the archive holds. */
-  readonly paths = new Set<string>();
+  /** Every file the archive holds, by storage path. */
+  readonly byPath = new Map<string, KeptFile>();
   /** The latest version of each product and day, the first of equal ones in the order the archive gave them. */
   readonly latest = new Map<string, KeptFile>();
   /** How many files the archive gave. */
@@ -46,24 +47,30 @@ export class ArchiveSide {
 
   add(file: MissionFile): void {
     this.files += 1;
-    this.paths.add(file.path);
     const next = kept(file);
     const held = this.latest.get(next.key);
+    // Versions of one day share the key's text: one string for each day, however many versions it has.
+    if (held) next.key = held.key;
+    this.byPath.set(next.path, next);
     if (!held || compareVersions(next.version, held.version) > 0) this.latest.set(next.key, next);
   }
 }
 
-/** The data root's side of a status, taken entry by entry as a listing finds them (see `listLocalCopy`). */
+/**
+ * The data root's side of a status, taken entry by entry as a listing finds them (see `listLocalCopy`). Of a file
+ * named by the rules only its path is kept: a file the archive holds is then compared as the archive's record
+ * of that path (the same path names the same product, day and version), and one it does not hold needs no more.
+ */
 export class LocalSide {
-  /** The files named by the rules, in the scope, in the order found. */
-  readonly files: KeptFile[] = [];
+  /** The storage paths of the files named by the rules, in the scope, in the order found. */
+  readonly paths: string[] = [];
   /** The entries whose name or place breaks the rules, or that are no regular file. */
   readonly others: LocalEntry[] = [];
 
   constructor(readonly root: string) {}
 
   add(path: string, file: MissionFile | undefined, entry: Dirent): void {
-    if (file) this.files.push(kept(file));
+    if (file) this.paths.push(file.path);
     else this.others.push(localEntryOf(this.root, path, entry));
   }
 }
@@ -85,7 +92,7 @@ export interface StatusComparison {
  * or whose name or place breaks the rules, is `extra`. What is `changed` is told by `checkHeld`.
  */
 export function compareSides(archive: ArchiveSide, local: LocalSide): StatusComparison {
-  const { extra, held, blocked } = separateExtra(archive.paths, local);
+  const { extra, held, blocked } = separateExtra(archive.byPath, local);
   return {
     entries: [...extra, ...versionEntries(archive.latest, held, blocked, local.root)],
     held,
@@ -131,25 +138,29 @@ function kindOrder(entry: StatusEntry): number {
  * is there).
  */
 function separateExtra(
-  archivePaths: ReadonlySet<string>,
+  archiveFiles: ReadonlyMap<string, KeptFile>,
   local: LocalSide,
 ): { extra: StatusEntry[]; held: KeptFile[]; blocked: Map<string, LocalEntry> } {
   const extra: StatusEntry[] = [];
   const held: KeptFile[] = [];
   const blocked = new Map<string, LocalEntry>();
   for (const entry of local.others) {
-    if (entry.irregular && archivePaths.has(entry.path)) blocked.set(entry.path, entry);
+    if (entry.irregular && archiveFiles.has(entry.path)) blocked.set(entry.path, entry);
     else {
       const reason = entry.problem ?? 'breaks the naming rules';
       extra.push({ status: 'extra', path: entry.path, localPath: entry.localPath, reason });
     }
   }
-  for (const file of local.files) {
-    if (archivePaths.has(file.path)) held.push(file);
-    else {
-      const localPath = localPathOf(local.root, file.path);
-      extra.push({ status: 'extra', path: file.path, localPath, reason: 'not in the archive' });
-    }
+  for (const path of local.paths) {
+    const file = archiveFiles.get(path);
+    if (file) held.push(file);
+    else
+      extra.push({
+        status: 'extra',
+        path,
+        localPath: localPathOf(local.root, path),
+        reason: 'not in the archive',
+      });
   }
   return { extra, held, blocked };
 }

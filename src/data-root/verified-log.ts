@@ -31,7 +31,7 @@ import { replaceFile } from '../core/replace-file.js';
 import { acquireLock, type SyncLock } from './sync-lock.js';
 
 /** Bytes of the log read at once: a log of 100,000 files (tens of MB) is never held whole. */
-const READ_CHUNK_BYTES = 256 * 1024;
+const READ_CHUNK_BYTES = 64 * 1024;
 /** How a compacted log's first line begins. */
 const HEADER_START = '{"compacted":';
 /** How a line written by this tool begins: its path is read without parsing the line. */

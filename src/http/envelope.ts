@@ -7,6 +7,7 @@ import { ProtocolError } from '../core/errors.js';
 import { reasonPhrase } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
 import type { AnswerBody } from './body.js';
+import { JsonArrayText, LAZY_FROM_CHARS, lazyArray, objectWithLazyArray } from './json-array.js';
 
 /** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
 export interface ApiAnswer {
@@ -18,20 +19,35 @@ export interface ApiAnswer {
 }
 
 /**
- * Reads the outcome of an API answer, whichever wire form carried it (the service wraps answers, a gateway in front of it may not): an HTTP body that is
- * a JSON object with a numeric `statusCode` is the envelope and its fields are the outcome (its `body` a string,
- * a JSON-encoded string, an object or an array); anything else is an unwrapped gateway answer.
+ * Reads the outcome of an API answer, whichever wire form carried it (the service wraps answers, a gateway in
+ * front of it may not): an HTTP body that is a JSON object with a numeric `statusCode` is the envelope and its
+ * fields are the outcome (its `body` a string, a JSON-encoded string, an object or an array); anything else is an
+ * unwrapped gateway answer. With `lazyArrays`, a body of 100 KiB or more that is an array (bare, in the envelope,
+ * or JSON-encoded there) comes as a `JsonArrayText`, its elements parsed as they are taken: a query's page is
+ * taken record by record, and parsed whole its records would all outlive the page in the old generation.
  */
 export function readEnvelope(
   httpStatus: number,
   httpHeaders: Record<string, string | string[] | undefined>,
   text: string,
   source: string,
+  { lazyArrays = false }: { lazyArrays?: boolean } = {},
 ): ApiAnswer {
   const headers = lowerCaseHeaders(httpHeaders);
   let parsed: unknown;
   let isJson = false;
-  if (text.trim() !== '') {
+  let lazyBody: JsonArrayText | undefined;
+  if (lazyArrays && text.length >= LAZY_FROM_CHARS) {
+    const bare = lazyArray(text);
+    const wrapped = bare ? undefined : objectWithLazyArray(text, 'body');
+    if (bare) return { status: httpStatus, headers, body: bare };
+    if (wrapped && isRecord(wrapped.object) && typeof wrapped.object.statusCode === 'number') {
+      parsed = wrapped.object;
+      isJson = true;
+      lazyBody = wrapped.array;
+    }
+  }
+  if (!isJson && text.trim() !== '') {
     try {
       parsed = JSON.parse(text);
       isJson = true;
@@ -45,17 +61,23 @@ export function readEnvelope(
       throw new ProtocolError(`${source}: the answer's envelope carries an impossible statusCode ${status}.`);
     }
     const envelopeHeaders = isRecord(parsed.headers) ? lowerCaseHeaders(parsed.headers) : {};
-    return { status, headers: { ...headers, ...envelopeHeaders }, body: decodeBody(parsed.body) };
+    const body = lazyBody ?? decodeBody(parsed.body, lazyArrays);
+    return { status, headers: { ...headers, ...envelopeHeaders }, body };
   }
   return { status: httpStatus, headers, body: isJson ? parsed : text };
 }
 
-/** An envelope body: a string that holds JSON (the service's Lambda `json.dumps` its bodies) is decoded. */
-function decodeBody(body: unknown): unknown {
+/**
+ * An envelope body: a string that holds JSON (the service's Lambda `json.dumps` its bodies) is decoded; with
+ * `lazyArrays`, a large one holding an array is scanned rather than parsed.
+ */
+function decodeBody(body: unknown, lazyArrays: boolean): unknown {
   if (body === undefined || body === null) return '';
   if (typeof body !== 'string') return body;
   const trimmed = body.trim();
   if (trimmed.startsWith('{') || trimmed.startsWith('[') || trimmed.startsWith('"')) {
+    const lazy = lazyArrays && trimmed.length >= LAZY_FROM_CHARS ? lazyArray(trimmed) : undefined;
+    if (lazy) return lazy;
     try {
       return JSON.parse(trimmed);
     } catch {
@@ -85,6 +107,7 @@ export function messageOf(answer: ApiAnswer): string {
   const body = answer.body;
   let message: string | undefined;
   if (typeof body === 'string') message = markupText(body, answer.status);
+  else if (body instanceof JsonArrayText) message = body.text.slice(body.open, body.open + 1000);
   else if (isRecord(body)) {
     const field = body.message ?? body.error ?? body.Message;
     message = typeof field === 'string' ? field : JSON.stringify(body);

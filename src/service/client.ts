@@ -31,6 +31,14 @@ export const UPLOAD_IN_PROGRESS = 'UploadInProgress';
 const NOT_STORED_YET = 'not stored yet';
 
 /**
+ * True for the routes that answer lists of records: their large answers are read a few records at a time (see
+ * `readEnvelope`), since a caller takes one record after another.
+ */
+function answersArrays(route: ServiceRoute): boolean {
+  return route === 'query' || route === 'spice-query';
+}
+
+/**
  * What a 409 of `/upload` says of the name, read from what the service states: today's routes name the error
  * (`UploadInProgress` for a name an unfinished upload holds, `FileAlreadyExists` for a stored file); the
  * specification's answer a string, and only a reserved name's answer carries `Retry-After` (when it is free again).
@@ -255,6 +263,7 @@ export class HttpClient {
     extraHeaders?: Record<string, string>,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const headers = { ...credentialHeaders(this.#credentials), ...extraHeaders };
+    const lazyArrays = answersArrays(route);
     let prefix = routePrefix(route, this.#credentials, this.#choices);
     // The first request to a service goes alone: the others wait for what it learns instead of each paying
     // for the fallback.
@@ -264,7 +273,7 @@ export class HttpClient {
     }
     if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') {
       const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-      return { url, answer: await this.#transport.callApi(url, headers, signal, once) };
+      return { url, answer: await this.#transport.callApi(url, headers, signal, { once, lazyArrays }) };
     }
     let learnt: () => void = () => undefined;
     this.#routeLearning = new Promise<void>((resolve) => {
@@ -287,13 +296,15 @@ export class HttpClient {
     signal: AbortSignal | undefined,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-    const answer = await this.#transport.callApi(url, headers, signal);
+    const answer = await this.#transport.callApi(url, headers, signal, { lazyArrays: answersArrays(route) });
     if (answer.status !== 404) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };
     }
     const plainUrl = this.#apiUrl(`/${route}${rest}`);
-    const plain = await this.#transport.callApi(plainUrl, headers, signal);
+    const plain = await this.#transport.callApi(plainUrl, headers, signal, {
+      lazyArrays: answersArrays(route),
+    });
     if (prefixedRoutesExist(answer, plain)) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };

@@ -16,7 +16,14 @@ import {
   type ServiceRoute,
 } from './dialect.js';
 import { latestAncillary } from './latest.js';
-import { type CheckedAnswer, checkQueryAnswer, type QueryPage, type ReceivedRecord } from './records.js';
+import {
+  answerBounds,
+  answerLength,
+  type CheckedAnswer,
+  checkQueryParts,
+  type QueryPage,
+  type ReceivedRecord,
+} from './records.js';
 import type { HttpQueryOptions } from './types.js';
 
 /** The records' schemas, which word a refusal: loaded with the first query, not with the library. */
@@ -55,16 +62,18 @@ export async function* queryPages(
 }
 
 /**
- * The mission files of `queryAnswerPages`, page by page, as the check of each record read them: those of a
- * naming form this version does not read are left out, and a page may then be empty.
+ * The mission files of a query (see `queryAnswerPages`), a part of a page at a time as the check of its records
+ * read them (a large page is parsed and checked a run of records at a time, as the loop takes them, so a caller
+ * that keeps only what it needs of each file never holds a page): those of a naming form this version does not
+ * read are left out, and a part may then be empty. A record refused throws after the parts before it.
  */
 export async function* queryFilePages(
   service: QueryingService,
   params: QueryParams,
   options: HttpQueryOptions,
 ): AsyncGenerator<MissionFile[], void, undefined> {
-  for await (const page of queryAnswerPages(service, params, options)) {
-    yield page.files.filter((file): file is MissionFile => file.kind !== 'unchecked');
+  for await (const part of queryAnswerPages(service, params, options, 'parts')) {
+    yield part.files.filter((file): file is MissionFile => file.kind !== 'unchecked');
   }
 }
 
@@ -72,13 +81,16 @@ export async function* queryFilePages(
  * GET /query (or, for the `spice` table, GET /spice-query), page by page (see `HttpClient.queryPages`): each page
  * is asked once the one before it has been taken, so a caller that writes each page as it comes holds one page at
  * a time. The newest ancillary versions are chosen here, from every version (today's service has no `latest` for
- * them): those pages are held to the end and handed over as one. No page handed over is empty; the callbacks are
- * called before the last page is.
+ * them): those pages are held to the end and handed over as one. No page handed over is empty. In `pages` form
+ * each page is checked whole before it is handed over, and the callbacks are called before the last page is; in
+ * `parts` form each page comes in the parts its check takes (see `checkQueryParts`), and the callbacks are
+ * called once the last part has been taken.
  */
 async function* queryAnswerPages(
   service: QueryingService,
   params: QueryParams,
   options: HttpQueryOptions,
+  form: 'pages' | 'parts' = 'pages',
 ): AsyncGenerator<QueryPage, void, undefined> {
   const { signal, pageSize = DEFAULT_PAGE_SIZE, onNewerForms, onPossiblyCut } = options;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
@@ -95,24 +107,46 @@ async function* queryAnswerPages(
   const asked = table === 'spice' ? spiceQuerySearch(search) : search;
   const query = new PagedQuery(service, asked, pageSize, signal, table);
   const held: QueryPage = { records: [], files: [] };
+  const callBack = () => {
+    if (query.newerForms > 0) onNewerForms?.(query.newerForms);
+    const cut = query.possiblyCut();
+    if (cut !== undefined) onPossiblyCut?.(cut);
+  };
   for (;;) {
     // Nothing outside this loop holds a page: while the next one is asked for, the last is the caller's alone.
-    const { page, more } = await query.takePage();
-    if (latestHere) {
-      appendTo(held.records, page.records);
-      appendTo(held.files, page.files);
+    const { parts, more } = await query.takePage();
+    if (latestHere || form === 'pages') {
+      const page = wholePage(parts);
+      if (latestHere) {
+        appendTo(held.records, page.records);
+        appendTo(held.files, page.files);
+      }
+      if (!more) {
+        // Called before the last page is handed over: a caller that stops there has heard them too.
+        callBack();
+        const last = latestHere ? latestAncillary(held) : page;
+        if (last.records.length > 0) yield last;
+        return;
+      }
+      if (!latestHere && page.records.length > 0) yield page;
+      continue;
     }
+    for (const part of parts) if (part.records.length > 0) yield part;
     if (!more) {
-      // Called before the last page is handed over: a caller that stops there has heard them too.
-      if (query.newerForms > 0) onNewerForms?.(query.newerForms);
-      const cut = query.possiblyCut();
-      if (cut !== undefined) onPossiblyCut?.(cut);
-      const last = latestHere ? latestAncillary(held) : page;
-      if (last.records.length > 0) yield last;
+      callBack();
       return;
     }
-    if (!latestHere && page.records.length > 0) yield page;
   }
+}
+
+/** The parts of a page as one page. */
+function wholePage(parts: Iterable<QueryPage>): QueryPage {
+  const page: QueryPage = { records: [], files: [] };
+  for (const part of parts) {
+    appendTo(page.records, part.records);
+    appendTo(page.files, part.files);
+  }
+  return page;
 }
 
 /** Every record of a query at once (see `HttpClient.query`): its pages (`queryPages`) in one array. */
@@ -134,9 +168,9 @@ function appendTo<T>(records: T[], page: readonly T[]): void {
 /** The first and last storage paths of a page, to tell a page sent twice. */
 type PageBounds = { first: string; last: string };
 
-/** A page taken: its records and files (none when it repeats one taken), and whether another page follows. */
+/** A page taken: its records and files in the parts their check takes (none when it repeats one taken), and whether another page follows. */
 interface TakenPage {
-  page: QueryPage;
+  parts: Iterable<QueryPage>;
   more: boolean;
 }
 
@@ -148,6 +182,7 @@ interface TakenPage {
 class PagedQuery {
   /** Records taken so far: the next page's offset. */
   count = 0;
+  /** Records of naming forms this version does not check, among the parts checked so far. */
   newerForms = 0;
   #previous: PageBounds | undefined;
   #unpagedAnswer: { count: number; total: number | undefined } | undefined;
@@ -167,30 +202,32 @@ class PagedQuery {
     return this.table === 'spice' ? 'spice-query' : 'query';
   }
 
-  /** Asks for the next page (or the one unpaged answer) and takes it. */
+  /**
+   * Asks for the next page (or the one unpaged answer) and takes it: its records are counted and its bounds
+   * compared here, and checked as its parts are taken.
+   */
   async takePage(): Promise<TakenPage> {
     const { service, pageSize } = this;
     const page = service.choices.paging === 'no' ? undefined : { offset: this.count, limit: pageSize };
     const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, this.signal);
     if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
     const { schemas } = await recordSchemas();
-    const checked = checkQueryAnswer(answer.body, `GET ${url}`, schemas, paged ? this.count : 0, this.table);
-    const received = checked.records;
-    const bounds =
-      received.length > 0
-        ? { first: received[0]?.file_path ?? '', last: received.at(-1)?.file_path ?? '' }
-        : undefined;
-    if (paged && (received.length > pageSize || sameBounds(bounds, this.#previous))) {
-      return { page: this.#pagingIgnored(url, checked, answer), more: false };
+    const source = `GET ${url}`;
+    // A body that is no list of records is refused here, before anything is counted.
+    const checks = checkQueryParts(answer.body, source, schemas, paged ? this.count : 0, this.table);
+    const received = answerLength(answer.body);
+    const bounds = answerBounds(answer.body, source);
+    const parts = this.#counted(checks);
+    if (paged && (received > pageSize || sameBounds(bounds, this.#previous))) {
+      return { parts: this.#pagingIgnored(url, received, parts, answer), more: false };
     }
-    this.#take(checked, paged ? undefined : answer);
-    const taken = { records: received, files: checked.files };
-    if (!paged || !this.#morePages(received.length, statedTotal(answer))) return { page: taken, more: false };
+    this.#take(received, paged ? undefined : answer);
+    if (!paged || !this.#morePages(received, statedTotal(answer))) return { parts, more: false };
     if (this.count > pageSize && service.choices.paging === 'unknown') {
       service.learn('paging', 'yes', 'the service pages query answers');
     }
     this.#previous = bounds;
-    return { page: taken, more: true };
+    return { parts, more: true };
   }
 
   /** The error of an answer that did not succeed: a 404 of `/spice-query` says the service keeps no SPICE table. */
@@ -212,11 +249,18 @@ class PagedQuery {
     return cut ? answered.count : undefined;
   }
 
+  /** The parts of a page, each counting its records of newer naming forms as it is checked. */
+  *#counted(checks: Iterable<CheckedAnswer>): Generator<QueryPage, void, undefined> {
+    for (const checked of checks) {
+      this.newerForms += checked.newerForms;
+      yield { records: checked.records, files: checked.files };
+    }
+  }
+
   /** Counts a page's records; `unpaged`, the answer that holds them all, is kept to tell whether it was cut. */
-  #take(checked: CheckedAnswer, unpaged?: ApiAnswer): void {
-    this.count += checked.records.length;
-    this.newerForms += checked.newerForms;
-    if (unpaged) this.#unpagedAnswer = { count: checked.records.length, total: statedTotal(unpaged) };
+  #take(received: number, unpaged?: ApiAnswer): void {
+    this.count += received;
+    if (unpaged) this.#unpagedAnswer = { count: received, total: statedTotal(unpaged) };
   }
 
   /**
@@ -224,17 +268,21 @@ class PagedQuery {
    * held every record. Past the first page that is a broken answer, not a lesson. The records to take: the
    * first answer's, or none (a page sent twice).
    */
-  #pagingIgnored(url: URL, checked: CheckedAnswer, answer: ApiAnswer): QueryPage {
-    const received = checked.records.length;
+  #pagingIgnored(
+    url: URL,
+    received: number,
+    parts: Iterable<QueryPage>,
+    answer: ApiAnswer,
+  ): Iterable<QueryPage> {
     if (this.count > 0 && received > this.pageSize) {
       throw new ProtocolError(
         `GET ${url}: asked for at most ${this.pageSize} records, got ${received} after ${this.count} paged ones.`,
       );
     }
     this.service.learn('paging', 'no', `the service ignores offset and limit: one unpaged query per search`);
-    if (this.count > 0) return { records: [], files: [] };
-    this.#take(checked, answer);
-    return { records: checked.records, files: checked.files };
+    if (this.count > 0) return [];
+    this.#take(received, answer);
+    return parts;
   }
 
   /** Whether a page of `received` records leaves more to ask for, by the stated total or the page's size. */

@@ -5,6 +5,7 @@
  */
 import { ProtocolError, ValidationError } from '../core/errors.js';
 import { snippet } from '../core/text.js';
+import { JsonArrayText } from '../http/json-array.js';
 import { tableOf } from '../naming/grammars.js';
 import { type LocatedFile, locateFile } from '../naming/layout.js';
 import { parseName } from '../naming/names.js';
@@ -61,14 +62,114 @@ export function checkQueryAnswer(
   firstIndex = 0,
   table?: QueryTable,
 ): CheckedAnswer {
-  if (!Array.isArray(body)) {
+  const whole: CheckedAnswer = { records: [], files: [], newerForms: 0 };
+  for (const part of checkQueryParts(body, source, schemas, firstIndex, table)) {
+    if (whole.records.length === 0) Object.assign(whole, part);
+    else {
+      for (const record of part.records) whole.records.push(record);
+      for (const file of part.files) whole.files.push(file);
+      whole.newerForms += part.newerForms;
+    }
+  }
+  return whole;
+}
+
+/**
+ * The checks of `checkQueryAnswer`, a part of the answer at a time: an array answer is one part, an answer kept
+ * as text (`JsonArrayText`) a part for each run of records parsed together. A part is checked when it is taken,
+ * so a refused record (or text that is not JSON) throws after the parts before it were handed over.
+ */
+export function checkQueryParts(
+  body: unknown,
+  source: string,
+  schemas: RecordSchemas,
+  firstIndex = 0,
+  table?: QueryTable,
+): Iterable<CheckedAnswer> {
+  if (Array.isArray(body)) return [checkRecords(body, { source, number: firstIndex + 1, schemas }, table)];
+  if (!(body instanceof JsonArrayText)) {
     throw new ProtocolError(`${source}: expected a JSON array of file records, got ${describeValue(body)}.`);
   }
+  return checkedRuns(body, { source, number: firstIndex + 1, schemas }, table);
+}
+
+/** The runs of an answer kept as text, each checked as it is taken. */
+function* checkedRuns(
+  body: JsonArrayText,
+  first: RecordPlace,
+  table: QueryTable | undefined,
+): Generator<CheckedAnswer, void, undefined> {
+  let number = first.number;
+  for (const run of parsedRuns(body, first.source, number)) {
+    yield checkRecords(run, { ...first, number }, table);
+    number += run.length;
+  }
+}
+
+/** The runs of an answer kept as text, text that is not JSON refused as a `ProtocolError` naming the records. */
+function* parsedRuns(body: JsonArrayText, source: string, firstNumber: number): Generator<unknown[]> {
+  const runs = body.runs();
+  let number = firstNumber;
+  for (;;) {
+    let next: IteratorResult<unknown[], void>;
+    try {
+      next = runs.next();
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new ProtocolError(
+        `${source}: the answer is not valid JSON after record ${number - 1}: ${error.message}.`,
+      );
+    }
+    if (next.done) return;
+    yield next.value;
+    number += next.value.length;
+  }
+}
+
+/** The number of records of an answer's body (0 for a body that is no list: its check says what it is). */
+export function answerLength(body: unknown): number {
+  return Array.isArray(body) || body instanceof JsonArrayText ? body.length : 0;
+}
+
+/**
+ * The storage paths (or, for a SPICE record without one, names) of an answer's first and last records, as
+ * received, to tell a page sent twice; undefined for an empty answer or one that is no list.
+ */
+export function answerBounds(body: unknown, source: string): { first: string; last: string } | undefined {
+  const length = answerLength(body);
+  if (length === 0) return undefined;
+  const element = (index: number): unknown => {
+    if (Array.isArray(body)) return body[index];
+    try {
+      return (body as JsonArrayText).at(index);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      throw new ProtocolError(
+        `${source}: the answer is not valid JSON at record ${index + 1}: ${error.message}.`,
+      );
+    }
+  };
+  return { first: pathOfItem(element(0)), last: pathOfItem(element(length - 1)) };
+}
+
+/** A received record's `file_path`, or its `file_name`; empty when it has neither as text. */
+function pathOfItem(item: unknown): string {
+  if (typeof item !== 'object' || item === null) return '';
+  const { file_path: path, file_name: name } = item as Record<string, unknown>;
+  return typeof path === 'string' ? path : typeof name === 'string' ? name : '';
+}
+
+/** The records of one part checked, `first.number` the first one's number in the whole answer. */
+function checkRecords(
+  items: readonly unknown[],
+  first: RecordPlace,
+  table: QueryTable | undefined,
+): CheckedAnswer {
   let newerForms = 0;
-  const records: ReceivedRecord[] = new Array(body.length);
-  const files: LocatedFile[] = new Array(body.length);
-  body.forEach((item: unknown, index) => {
-    const where: RecordPlace = { source, number: firstIndex + index + 1, schemas };
+  const records: ReceivedRecord[] = new Array(items.length);
+  const files: LocatedFile[] = new Array(items.length);
+  items.forEach((item: unknown, index) => {
+    const where: RecordPlace = { ...first, number: first.number + index };
     const checked = table === 'spice' ? checkSpiceRecord(item, where) : checkFileRecord(item, where, table);
     if (checked.file.kind === 'unchecked') newerForms += 1;
     records[index] = checked.record;
@@ -280,7 +381,7 @@ export function checkQueryRecords(
 /** A short description of an unexpected JSON value, for messages. */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (Array.isArray(value) || value instanceof JsonArrayText) return `an array of ${value.length}`;
   if (typeof value === 'string') return `the text ${JSON.stringify(snippet(value))}`;
   if (typeof value === 'object')
     return `an object with keys ${Object.keys(value).slice(0, 8).join(', ') || '(none)'}`;

@@ -89,13 +89,15 @@ export class ServiceTransport implements ObjectTransport {
 
   /**
    * A GET to the API with retries (a single attempt with `once`): answers the failure policy retries (500, 502,
-   * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned.
+   * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned. With
+   * `lazyArrays`, a large answer that is an array (or an envelope of one) keeps it as text, its elements parsed
+   * as they are taken (see `readEnvelope`).
    */
   async callApi(
     url: URL,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
-    once = false,
+    { once = false, lazyArrays = false }: { once?: boolean; lazyArrays?: boolean } = {},
   ): Promise<ApiAnswer> {
     return withRetries(
       once ? { ...this.#options.requests, retries: 0 } : this.#options.requests,
@@ -115,7 +117,9 @@ export class ServiceTransport implements ObjectTransport {
             timeoutMs: this.#options.requests.timeoutMs,
           });
         }
-        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`);
+        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`, {
+          lazyArrays,
+        });
         if (answer.status >= 400) {
           const failure = apiError('GET', url, answer);
           if (isRetryable(failure)) throw failure;
