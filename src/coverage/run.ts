@@ -134,7 +134,7 @@ async function compareWithArchive(
   options: ReportOptions & { dataDir: string },
 ): Promise<StatusComparison> {
   const archive = new ArchiveSide();
-  const local = new LocalSide(options.dataDir);
+  const local = new LocalSide(options.dataDir, archive);
   await Promise.all([
     forEachArchiveFile(http, params, options, (file) => archive.add(file)),
     listLocalCopy(options.dataDir, filters, (...found) => local.add(...found)),

@@ -57,20 +57,25 @@ export class ArchiveSide {
 }
 
 /**
- * The data root's side of a status, taken entry by entry as a listing finds them (see `listLocalCopy`). Of a file
- * named by the rules only its path is kept: a file the archive holds is then compared as the archive's record
- * of that path (the same path names the same product, day and version), and one it does not hold needs no more.
+ * The data root's side of a status, taken entry by entry as a listing finds them (see `listLocalCopy`). A file
+ * named by the rules is compared as the archive's record of its path (the same path names the same product, day
+ * and version): the archive's file when the archive's side holds it already, its path until then (and for good
+ * when the archive does not hold it). Both sides are taken at once, so most files the root holds keep no text
+ * of their own.
  */
 export class LocalSide {
-  /** The storage paths of the files named by the rules, in the scope, in the order found. */
-  readonly paths: string[] = [];
+  /** The files named by the rules, in the scope, in the order found: the archive's, or the storage path. */
+  readonly files: Array<KeptFile | string> = [];
   /** The entries whose name or place breaks the rules, or that are no regular file. */
   readonly others: LocalEntry[] = [];
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    readonly archive: ArchiveSide,
+  ) {}
 
   add(path: string, file: MissionFile | undefined, entry: Dirent): void {
-    if (file) this.paths.push(file.path);
+    if (file) this.files.push(this.archive.byPath.get(file.path) ?? file.path);
     else this.others.push(localEntryOf(this.root, path, entry));
   }
 }
@@ -151,8 +156,9 @@ function separateExtra(
       extra.push({ status: 'extra', path: entry.path, localPath: entry.localPath, reason });
     }
   }
-  for (const path of local.paths) {
-    const file = archiveFiles.get(path);
+  for (const found of local.files) {
+    const path = typeof found === 'string' ? found : found.path;
+    const file = typeof found === 'string' ? archiveFiles.get(path) : found;
     if (file) held.push(file);
     else
       extra.push({

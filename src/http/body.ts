@@ -19,8 +19,8 @@ export interface AnswerBody {
   destroy(error?: Error): void;
   /** Reads the rest and drops it, so the connection can serve another request. */
   dump(): Promise<void>;
-  /** The whole body as UTF-8, reading at most `limit` bytes: past that `onLonger` is called and the rest dropped. */
-  text(limit: number, onLonger: () => void): Promise<string>;
+  /** The whole body's bytes, reading at most `limit`: past that `onLonger` is called and the rest dropped. */
+  bytes(limit: number, onLonger: () => void): Promise<Buffer>;
 }
 
 /** An answer as the transport hands it over: status, headers (lower-case names) and the body to read. */
@@ -67,7 +67,7 @@ export function readableBody(readable: Readable & { dump?: () => Promise<unknown
       if (readable.dump) await readable.dump().catch(() => undefined);
       else readable.destroy();
     },
-    async text(limit, onLonger) {
+    async bytes(limit, onLonger) {
       const chunks: Buffer[] = [];
       let total = 0;
       for await (const chunk of readable as AsyncIterable<Buffer>) {
@@ -79,7 +79,7 @@ export function readableBody(readable: Readable & { dump?: () => Promise<unknown
         }
         chunks.push(chunk);
       }
-      return Buffer.concat(chunks).toString('utf8');
+      return Buffer.concat(chunks);
     },
   };
 }

@@ -7,7 +7,7 @@ import { ProtocolError } from '../core/errors.js';
 import { reasonPhrase } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
 import type { AnswerBody } from './body.js';
-import { JsonArrayText, LAZY_FROM_CHARS, lazyArray, objectWithLazyArray } from './json-array.js';
+import { JsonArrayText, LAZY_FROM_BYTES, lazyArray, objectWithLazyArray } from './json-array.js';
 
 /** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
 export interface ApiAnswer {
@@ -22,14 +22,15 @@ export interface ApiAnswer {
  * Reads the outcome of an API answer, whichever wire form carried it (the service wraps answers, a gateway in
  * front of it may not): an HTTP body that is a JSON object with a numeric `statusCode` is the envelope and its
  * fields are the outcome (its `body` a string, a JSON-encoded string, an object or an array); anything else is an
- * unwrapped gateway answer. With `lazyArrays`, a body of 100 KiB or more that is an array (bare, in the envelope,
- * or JSON-encoded there) comes as a `JsonArrayText`, its elements parsed as they are taken: a query's page is
- * taken record by record, and parsed whole its records would all outlive the page in the old generation.
+ * unwrapped gateway answer. `body` is the HTTP body, as text or as the UTF-8 bytes received. With `lazyArrays`, a
+ * body of 100 KiB or more that is an array (bare, in the envelope, or JSON-encoded there) comes as a
+ * `JsonArrayText`, its elements parsed as they are taken: a query's page is taken record by record, and parsed
+ * whole its records, and its text, would all outlive the page in the old generation.
  */
 export function readEnvelope(
   httpStatus: number,
   httpHeaders: Record<string, string | string[] | undefined>,
-  text: string,
+  body: string | Buffer,
   source: string,
   { lazyArrays = false }: { lazyArrays?: boolean } = {},
 ): ApiAnswer {
@@ -37,9 +38,9 @@ export function readEnvelope(
   let parsed: unknown;
   let isJson = false;
   let lazyBody: JsonArrayText | undefined;
-  if (lazyArrays && text.length >= LAZY_FROM_CHARS) {
-    const bare = lazyArray(text);
-    const wrapped = bare ? undefined : objectWithLazyArray(text, 'body');
+  if (lazyArrays && body.length >= LAZY_FROM_BYTES) {
+    const bare = lazyArray(body);
+    const wrapped = bare ? undefined : objectWithLazyArray(body, 'body');
     if (bare) return { status: httpStatus, headers, body: bare };
     if (wrapped && isRecord(wrapped.object) && typeof wrapped.object.statusCode === 'number') {
       parsed = wrapped.object;
@@ -47,6 +48,7 @@ export function readEnvelope(
       lazyBody = wrapped.array;
     }
   }
+  const text = lazyBody ? '' : typeof body === 'string' ? body : body.toString('utf8');
   if (!isJson && text.trim() !== '') {
     try {
       parsed = JSON.parse(text);
@@ -76,7 +78,7 @@ function decodeBody(body: unknown, lazyArrays: boolean): unknown {
   if (typeof body !== 'string') return body;
   const trimmed = body.trim();
   if (trimmed.startsWith('{') || trimmed.startsWith('[') || trimmed.startsWith('"')) {
-    const lazy = lazyArrays && trimmed.length >= LAZY_FROM_CHARS ? lazyArray(trimmed) : undefined;
+    const lazy = lazyArrays && trimmed.length >= LAZY_FROM_BYTES ? lazyArray(trimmed) : undefined;
     if (lazy) return lazy;
     try {
       return JSON.parse(trimmed);
@@ -107,7 +109,7 @@ export function messageOf(answer: ApiAnswer): string {
   const body = answer.body;
   let message: string | undefined;
   if (typeof body === 'string') message = markupText(body, answer.status);
-  else if (body instanceof JsonArrayText) message = body.text.slice(body.open, body.open + 1000);
+  else if (body instanceof JsonArrayText) message = body.head(1000);
   else if (isRecord(body)) {
     const field = body.message ?? body.error ?? body.Message;
     message = typeof field === 'string' ? field : JSON.stringify(body);
@@ -150,7 +152,17 @@ export async function readText(
   source: string,
   truncate = false,
 ): Promise<string> {
-  return body.text(limit, () => {
+  return (await readBytes(body, limit, source, truncate)).toString('utf8');
+}
+
+/** Reads a body's bytes, refusing (or, with `truncate`, cutting) bodies above `limit` bytes. */
+export async function readBytes(
+  body: AnswerBody,
+  limit: number,
+  source: string,
+  truncate = false,
+): Promise<Buffer> {
+  return body.bytes(limit, () => {
     if (!truncate)
       throw new ProtocolError(`${source}: the answer is larger than ${Math.round(limit / 1024 / 1024)} MiB.`);
   });

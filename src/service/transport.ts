@@ -10,7 +10,7 @@ import type { ProxySettings } from '../core/proxy.js';
 import { displayUrl } from '../core/urls.js';
 import type { SentAnswer } from '../http/body.js';
 import type { Dispatch } from '../http/dispatch.js';
-import { type ApiAnswer, readEnvelope, readText } from '../http/envelope.js';
+import { type ApiAnswer, readBytes, readEnvelope } from '../http/envelope.js';
 import { apiError, requestIdOf } from '../http/failures.js';
 import type { ObjectTransport, OutgoingRequest } from '../http/objects.js';
 import { transportError } from '../http/transport-failures.js';
@@ -103,9 +103,9 @@ export class ServiceTransport implements ObjectTransport {
       once ? { ...this.#options.requests, retries: 0 } : this.#options.requests,
       async () => {
         const response = await this.send({ method: 'GET', url, peer: 'service', headers, signal });
-        let text: string;
+        let bytes: Buffer;
         try {
-          text = await readText(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
+          bytes = await readBytes(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
         } catch (error) {
           throw transportError({
             method: 'GET',
@@ -117,7 +117,7 @@ export class ServiceTransport implements ObjectTransport {
             timeoutMs: this.#options.requests.timeoutMs,
           });
         }
-        const answer = readEnvelope(response.statusCode, response.headers, text, `GET ${url.href}`, {
+        const answer = readEnvelope(response.statusCode, response.headers, bytes, `GET ${url.href}`, {
           lazyArrays,
         });
         if (answer.status >= 400) {

@@ -57,7 +57,7 @@ function countingClient(url: string) {
               close();
             },
             dump: () => body.dump().finally(close),
-            text: (limit, onLonger) => body.text(limit, onLonger).finally(close),
+            bytes: (limit, onLonger) => body.bytes(limit, onLonger).finally(close),
           },
         };
       } catch (error) {

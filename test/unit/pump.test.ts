@@ -111,7 +111,7 @@ describe('pump', () => {
       },
       destroy: () => undefined,
       dump: async () => undefined,
-      text: async () => '',
+      bytes: async () => Buffer.alloc(0),
     };
     const written: number[] = [];
     const outcome = await pump({
@@ -151,7 +151,7 @@ describe('pump', () => {
       },
       destroy: () => undefined,
       dump: async () => undefined,
-      text: async () => '',
+      bytes: async () => Buffer.alloc(0),
     };
     const outcome = await pump({ body, part, from: 0, total: 2 * 1024 * 1024, report: noReport });
     expect(outcome).toEqual({ position: 2 * 1024 * 1024 });

@@ -180,8 +180,14 @@ describe.skipIf(SIGHUP.missing)(SIGHUP.title('a command line sent SIGHUP'), () =
 
       const { child, stderr } = startSync(cwd, dataDir);
       const ended = finished(child, 30_000);
-      const owner = async () =>
-        JSON.parse(await readFile(lock, 'utf8').catch(() => '{}')) as { pid?: number };
+      // The lock is created, then written: read between the two, it is empty (no owner yet).
+      const owner = async (): Promise<{ pid?: number }> => {
+        try {
+          return JSON.parse(await readFile(lock, 'utf8')) as { pid?: number };
+        } catch {
+          return {};
+        }
+      };
       expect(await waitFor(async () => (await owner()).pid === child.pid), stderr()).toBe(true);
       expect(await owner()).toMatchObject({ pid: child.pid, host: id });
       child.kill('SIGHUP');

@@ -298,6 +298,39 @@ describe('the wire client', () => {
     expect(seen.map((request) => request.connection)).toEqual([1, 1]);
   });
 
+  it('reads a whole body as bytes, of a stated length or chunked past any first guess, up to a limit', async () => {
+    const body = Buffer.from(Array.from({ length: 300_000 }, (_, at) => (at * 7919) % 251));
+    const { url } = await rawServer(async (socket, request) => {
+      if (request.head.startsWith('GET /stated')) {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body);
+        return;
+      }
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+      for (let at = 0; at < body.length; at += 40_000) {
+        const piece = body.subarray(at, at + 40_000);
+        socket.write(`${piece.length.toString(16)}\r\n`);
+        socket.write(piece);
+        socket.write('\r\n');
+        await delay(1);
+      }
+      socket.write('0\r\n\r\n');
+    });
+    const http = client();
+    const never = () => {
+      throw new Error('not longer than the limit');
+    };
+    expect(await (await http.request(get(url, '/stated'))).body.bytes(1 << 20, never)).toEqual(body);
+    expect(await (await http.request(get(url, '/chunked'))).body.bytes(1 << 20, never)).toEqual(body);
+    let longer = 0;
+    const cut = await (await http.request(get(url, '/chunked'))).body.bytes(100_000, () => {
+      longer += 1;
+    });
+    expect(longer).toBe(1);
+    expect(cut.length).toBeLessThanOrEqual(100_000);
+    expect(cut).toEqual(body.subarray(0, cut.length));
+  });
+
   it('refuses a chunked body whose chunk runs past its size', async () => {
     const { url } = await rawServer((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcdef\r\n0\r\n\r\n');
@@ -394,7 +427,7 @@ describe('the wire client', () => {
       },
     });
     expect(answer.statusCode).toBe(403);
-    expect(await answer.body.text(1024, () => undefined)).toBe('denied');
+    expect(await answer.body.bytes(1024, () => undefined)).toEqual(Buffer.from('denied'));
     expect(read).toBeLessThan(64 * 1024 * 1024);
   });
 

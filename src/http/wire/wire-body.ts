@@ -9,6 +9,8 @@ import { WireError } from './head.js';
 
 /** The rest of a body that `dump` reads to keep the connection; a longer rest closes it instead. */
 const DUMP_LIMIT_BYTES = 256 * 1024;
+/** The first buffer of a body whose length is not stated, doubled as more comes. */
+const FIRST_TEXT_BYTES = 16 * 1024;
 
 /** What a body needs of the reader of its connection. */
 export interface BodySource {
@@ -100,9 +102,12 @@ export class WireBody implements AnswerBody {
     await this.consume(() => undefined);
   }
 
-  /** The whole body as text, at most `limit` bytes (past that `onLonger` is called and the rest dropped). */
-  async text(limit: number, onLonger: () => void): Promise<string> {
-    const chunks: Buffer[] = [];
+  /**
+   * The whole body's bytes, at most `limit` (past that `onLonger` is called and the rest dropped): copied into one
+   * buffer of the length the answer states, grown only when more comes (a body of unstated length).
+   */
+  async bytes(limit: number, onLonger: () => void): Promise<Buffer> {
+    let buffer = Buffer.allocUnsafe(Math.min(limit, this.remaining() ?? 0) || FIRST_TEXT_BYTES);
     let total = 0;
     let longer = false;
     const error = await this.consume((chunk) => {
@@ -111,12 +116,17 @@ export class WireBody implements AnswerBody {
         this.destroy();
         return;
       }
+      if (total + chunk.length > buffer.length) {
+        const larger = Buffer.allocUnsafe(Math.min(limit, Math.max(buffer.length * 2, total + chunk.length)));
+        buffer.copy(larger, 0, 0, total);
+        buffer = larger;
+      }
+      chunk.copy(buffer, total);
       total += chunk.length;
-      chunks.push(Buffer.from(chunk));
     });
     if (longer) onLonger();
     else if (error !== undefined) throw error;
-    return Buffer.concat(chunks).toString('utf8');
+    return buffer.subarray(0, total);
   }
 
   /**
