@@ -19,8 +19,26 @@ export interface AnswerBody {
   destroy(error?: Error): void;
   /** Reads the rest and drops it, so the connection can serve another request. */
   dump(): Promise<void>;
-  /** The whole body's bytes, reading at most `limit`: past that `onLonger` is called and the rest dropped. */
-  bytes(limit: number, onLonger: () => void): Promise<Buffer>;
+  /**
+   * The whole body's bytes, reading at most `limit`: past that `onLonger` is called and the rest dropped. With
+   * `reuse`, they are read into its buffer where the client can (a view of it is returned).
+   */
+  bytes(limit: number, onLonger: () => void, reuse?: ReusedBuffer): Promise<Buffer>;
+}
+
+/**
+ * A buffer lent to one body after another: the pages of one query, read one at a time, each taken (its records
+ * parsed) before the next is asked for. One buffer for them all, rather than one each that only a full
+ * collection frees. Reading into it ends whatever was read into it before.
+ */
+export class ReusedBuffer {
+  #buffer = Buffer.alloc(0);
+
+  /** A buffer of at least `bytes`: the one lent before when it is long enough, its contents then overwritten. */
+  atLeast(bytes: number): Buffer {
+    if (this.#buffer.length < bytes) this.#buffer = Buffer.allocUnsafeSlow(bytes);
+    return this.#buffer;
+  }
 }
 
 /** An answer as the transport hands it over: status, headers (lower-case names) and the body to read. */

@@ -6,7 +6,7 @@
 import { ProtocolError } from '../core/errors.js';
 import { reasonPhrase } from '../core/on-first-use.js';
 import { snippet } from '../core/text.js';
-import type { AnswerBody } from './body.js';
+import type { AnswerBody, ReusedBuffer } from './body.js';
 import { JsonArrayText, LAZY_FROM_BYTES, lazyArray, objectWithLazyArray } from './json-array.js';
 
 /** An API answer after the envelope has been read: the outcome, whichever wire form carried it. */
@@ -152,20 +152,24 @@ export async function readText(
   source: string,
   truncate = false,
 ): Promise<string> {
-  return (await readBytes(body, limit, source, truncate)).toString('utf8');
+  return (await readBytes(body, limit, source, { truncate })).toString('utf8');
 }
 
-/** Reads a body's bytes, refusing (or, with `truncate`, cutting) bodies above `limit` bytes. */
+/**
+ * Reads a body's bytes (into `reuse`, when given), refusing (or, with `truncate`, cutting) bodies above `limit`
+ * bytes.
+ */
 export async function readBytes(
   body: AnswerBody,
   limit: number,
   source: string,
-  truncate = false,
+  { truncate = false, reuse }: { truncate?: boolean; reuse?: ReusedBuffer | undefined } = {},
 ): Promise<Buffer> {
-  return body.bytes(limit, () => {
+  const onLonger = () => {
     if (!truncate)
       throw new ProtocolError(`${source}: the answer is larger than ${Math.round(limit / 1024 / 1024)} MiB.`);
-  });
+  };
+  return body.bytes(limit, onLonger, reuse);
 }
 
 /**

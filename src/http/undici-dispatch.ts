@@ -101,7 +101,7 @@ function translated(body: AnswerBody): AnswerBody {
     consume: (onChunk) => body.consume(onChunk).then(inVocabulary),
     destroy: (error) => body.destroy(error),
     dump: () => body.dump(),
-    bytes: (limit, onLonger) =>
-      body.bytes(limit, onLonger).catch((error: unknown) => Promise.reject(inVocabulary(error))),
+    bytes: (limit, onLonger, reuse) =>
+      body.bytes(limit, onLonger, reuse).catch((error: unknown) => Promise.reject(inVocabulary(error))),
   };
 }

@@ -3,6 +3,7 @@ import { type RequestSettings, requestSettings } from '../core/call-settings.js'
 import { ApiError, NetworkError, ProtocolError, ValidationError } from '../core/errors.js';
 import { withRetries } from '../core/failure-policy.js';
 import { parseHttpUrl } from '../core/urls.js';
+import type { ReusedBuffer } from '../http/body.js';
 import { type ApiAnswer, isRecord, messageOf } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
 import type { GetObjectOptions, ObjectResponse, PutObjectOptions } from '../http/objects.js';
@@ -113,13 +114,10 @@ export class HttpClient {
   }
 
   async #presignUpload(key: string, signal: AbortSignal | undefined, once: boolean, contentMd5?: string) {
-    const { url, answer } = await this.#callRoute(
-      'upload',
-      `/${encodePath(key, 'upload key')}`,
-      signal,
+    const { url, answer } = await this.#callRoute('upload', `/${encodePath(key, 'upload key')}`, signal, {
       once,
-      contentMd5 ? { 'content-md5': contentMd5 } : undefined,
-    );
+      headers: contentMd5 ? { 'content-md5': contentMd5 } : undefined,
+    });
     if (answer.status === 409)
       throw apiError('GET', url, answer, { code: takenNameCode(answer), route: 'upload' });
     if (answer.status < 200 || answer.status > 299) throw apiError('GET', url, answer, { route: 'upload' });
@@ -142,7 +140,9 @@ export class HttpClient {
       'download',
       `/${encodePath(path, 'download path')}`,
       signal,
-      once,
+      {
+        once,
+      },
     );
     // The path is the layout's, built by this tool or checked against it: a 404 says the archive has no such
     // file, whatever the service's words (today's service tells the caller to include the full path).
@@ -196,8 +196,10 @@ export class HttpClient {
   }
 
   /**
-   * The mission files of `queryPages`, page by page, as the check of each record read its storage path: for
-   * callers that want the files rather than the records (a page of newer forms only may be empty).
+   * The mission files of `query`, as the check of each record read its storage path, for callers that take one
+   * file after another and keep only what they need of each: a large page comes in parts of a run of records
+   * each, parsed and checked as the loop takes them (a part of newer forms only may be empty). A record refused
+   * fails the iteration after the parts before it.
    */
   queryFilePages(params: QueryParams, options: HttpQueryOptions = {}): AsyncGenerator<MissionFile[], void> {
     return queryFilePages(this.#querying(), params, options);
@@ -208,7 +210,7 @@ export class HttpClient {
     return {
       choices: this.#choices,
       learn: (name, value, why) => this.#learn(name, value, why),
-      callRoute: (route, rest, signal) => this.#callRoute(route, rest, signal),
+      callRoute: (route, rest, signal, reuse) => this.#callRoute(route, rest, signal, { reuse }),
     };
   }
 
@@ -253,14 +255,22 @@ export class HttpClient {
   /**
    * One GET of a route, with the client's credentials: first under the prefix they call for; while it is not
    * known whether the service has prefixed routes, a 404 there is asked once of the plain route, and the pair of
-   * answers decides for the rest of the run (see `prefixedRoutesExist`).
+   * answers decides for the rest of the run (see `prefixedRoutesExist`). `once`: a single attempt; `headers`: more
+   * headers; `reuse`: the buffer the answer's bytes are read into, once the routes are known (see `ReusedBuffer`).
    */
   async #callRoute(
     route: ServiceRoute,
     rest: string,
     signal: AbortSignal | undefined,
-    once = false,
-    extraHeaders?: Record<string, string>,
+    {
+      once = false,
+      headers: extraHeaders,
+      reuse,
+    }: {
+      once?: boolean;
+      headers?: Record<string, string> | undefined;
+      reuse?: ReusedBuffer | undefined;
+    } = {},
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const headers = { ...credentialHeaders(this.#credentials), ...extraHeaders };
     const lazyArrays = answersArrays(route);
@@ -273,7 +283,10 @@ export class HttpClient {
     }
     if (prefix === '' || this.#choices.prefixedRoutes !== 'unknown') {
       const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-      return { url, answer: await this.#transport.callApi(url, headers, signal, { once, lazyArrays }) };
+      return {
+        url,
+        answer: await this.#transport.callApi(url, headers, signal, { once, lazyArrays, reuse }),
+      };
     }
     let learnt: () => void = () => undefined;
     this.#routeLearning = new Promise<void>((resolve) => {

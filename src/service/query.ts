@@ -3,6 +3,7 @@
  * `latest` and paging this run has learned the service wants (see `dialect.ts`).
  */
 import { ProtocolError, ValidationError } from '../core/errors.js';
+import { ReusedBuffer } from '../http/body.js';
 import type { ApiAnswer } from '../http/envelope.js';
 import { apiError } from '../http/failures.js';
 import type { MissionFile } from '../naming/names.js';
@@ -20,6 +21,7 @@ import {
   answerBounds,
   answerLength,
   type CheckedAnswer,
+  checkQueryAnswer,
   checkQueryParts,
   type QueryPage,
   type ReceivedRecord,
@@ -45,10 +47,12 @@ function statedTotal(answer: ApiAnswer): number | undefined {
 export interface QueryingService {
   readonly choices: Readonly<DialectChoices>;
   learn<Name extends keyof DialectChoices>(name: Name, value: DialectChoices[Name], why: string): void;
+  /** `reuse`: the buffer the answer's bytes may be read into, overwriting the last answer read into it. */
   callRoute(
     route: ServiceRoute,
     rest: string,
     signal: AbortSignal | undefined,
+    reuse?: ReusedBuffer,
   ): Promise<{ url: URL; answer: ApiAnswer }>;
 }
 
@@ -105,7 +109,7 @@ async function* queryAnswerPages(
   const latestHere = table === 'ancillary' && search.get('version') === 'latest';
   if (latestHere) search.delete('version');
   const asked = table === 'spice' ? spiceQuerySearch(search) : search;
-  const query = new PagedQuery(service, asked, pageSize, signal, table);
+  const query = new PagedQuery(service, asked, pageSize, signal, table, form);
   const held: QueryPage = { records: [], files: [] };
   const callBack = () => {
     if (query.newerForms > 0) onNewerForms?.(query.newerForms);
@@ -141,12 +145,15 @@ async function* queryAnswerPages(
 
 /** The parts of a page as one page. */
 function wholePage(parts: Iterable<QueryPage>): QueryPage {
-  const page: QueryPage = { records: [], files: [] };
+  let page: QueryPage | undefined;
   for (const part of parts) {
-    appendTo(page.records, part.records);
-    appendTo(page.files, part.files);
+    if (page === undefined) page = part;
+    else {
+      appendTo(page.records, part.records);
+      appendTo(page.files, part.files);
+    }
   }
-  return page;
+  return page ?? { records: [], files: [] };
 }
 
 /** Every record of a query at once (see `HttpClient.query`): its pages (`queryPages`) in one array. */
@@ -185,6 +192,8 @@ class PagedQuery {
   /** Records of naming forms this version does not check, among the parts checked so far. */
   newerForms = 0;
   #previous: PageBounds | undefined;
+  /** Each page's bytes, read into one buffer: a page is taken whole before the next is asked for. */
+  readonly #pageBytes = new ReusedBuffer();
   #unpagedAnswer: { count: number; total: number | undefined } | undefined;
   /** The size of a common cap the service's first short page showed, if any. */
   #cap: number | undefined;
@@ -195,6 +204,8 @@ class PagedQuery {
     readonly pageSize: number,
     readonly signal: AbortSignal | undefined,
     readonly table: QueryTable,
+    /** `pages`: each page checked whole when it comes; `parts`: a run of records at a time as they are taken. */
+    readonly form: 'pages' | 'parts',
   ) {}
 
   /** The route this query asks: `/spice-query` for the SPICE table, `/query` for the others. */
@@ -209,12 +220,19 @@ class PagedQuery {
   async takePage(): Promise<TakenPage> {
     const { service, pageSize } = this;
     const page = service.choices.paging === 'no' ? undefined : { offset: this.count, limit: pageSize };
-    const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, this.signal);
+    const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, {
+      signal: this.signal,
+      reuse: this.#pageBytes,
+    });
     if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
     const { schemas } = await recordSchemas();
     const source = `GET ${url}`;
     // A body that is no list of records is refused here, before anything is counted.
-    const checks = checkQueryParts(answer.body, source, schemas, paged ? this.count : 0, this.table);
+    const firstIndex = paged ? this.count : 0;
+    const checks =
+      this.form === 'pages'
+        ? [checkQueryAnswer(answer.body, source, schemas, firstIndex, this.table)]
+        : checkQueryParts(answer.body, source, schemas, firstIndex, this.table);
     const received = answerLength(answer.body);
     const bounds = answerBounds(answer.body, source);
     const parts = this.#counted(checks);
@@ -306,7 +324,7 @@ async function queryRequest(
   route: ServiceRoute,
   filters: URLSearchParams,
   page: { offset: number; limit: number } | undefined,
-  signal: AbortSignal | undefined,
+  { signal, reuse }: { signal: AbortSignal | undefined; reuse: ReusedBuffer },
 ): Promise<{ url: URL; answer: ApiAnswer; paged: boolean }> {
   let paged = page !== undefined;
   for (;;) {
@@ -320,7 +338,7 @@ async function queryRequest(
       search.set('offset', String(page.offset));
       search.set('limit', String(page.limit));
     }
-    const { url, answer } = await service.callRoute(route, `?${search}`, signal);
+    const { url, answer } = await service.callRoute(route, `?${search}`, signal, reuse);
     if (answer.status !== 400) {
       if (filters.get('version') === 'latest' && answer.status >= 200 && answer.status <= 299) {
         service.learn(

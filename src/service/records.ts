@@ -62,16 +62,20 @@ export function checkQueryAnswer(
   firstIndex = 0,
   table?: QueryTable,
 ): CheckedAnswer {
-  const whole: CheckedAnswer = { records: [], files: [], newerForms: 0 };
-  for (const part of checkQueryParts(body, source, schemas, firstIndex, table)) {
-    if (whole.records.length === 0) Object.assign(whole, part);
-    else {
-      for (const record of part.records) whole.records.push(record);
-      for (const file of part.files) whole.files.push(file);
-      whole.newerForms += part.newerForms;
-    }
+  // Every record is kept: parsed at once, a large answer's records are built where they will stay.
+  const records = body instanceof JsonArrayText ? parsedWhole(body, source) : body;
+  const [whole] = checkQueryParts(records, source, schemas, firstIndex, table);
+  return whole as CheckedAnswer;
+}
+
+/** The elements of an answer kept as text, parsed at once; text that is not JSON refused as a `ProtocolError`. */
+function parsedWhole(body: JsonArrayText, source: string): unknown[] {
+  try {
+    return body.parseWhole();
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new ProtocolError(`${source}: the answer is not valid JSON: ${error.message}.`);
   }
-  return whole;
 }
 
 /**

@@ -8,7 +8,7 @@ import type { RequestSettings } from '../core/call-settings.js';
 import { errorCode, isRetryable, withRetries } from '../core/failure-policy.js';
 import type { ProxySettings } from '../core/proxy.js';
 import { displayUrl } from '../core/urls.js';
-import type { SentAnswer } from '../http/body.js';
+import type { ReusedBuffer, SentAnswer } from '../http/body.js';
 import type { Dispatch } from '../http/dispatch.js';
 import { type ApiAnswer, readBytes, readEnvelope } from '../http/envelope.js';
 import { apiError, requestIdOf } from '../http/failures.js';
@@ -91,13 +91,17 @@ export class ServiceTransport implements ObjectTransport {
    * A GET to the API with retries (a single attempt with `once`): answers the failure policy retries (500, 502,
    * 503, 504, 429) and refused or dropped connections are asked again; other answers are returned. With
    * `lazyArrays`, a large answer that is an array (or an envelope of one) keeps it as text, its elements parsed
-   * as they are taken (see `readEnvelope`).
+   * as they are taken (see `readEnvelope`); with `reuse`, the answer's bytes are read into that buffer.
    */
   async callApi(
     url: URL,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
-    { once = false, lazyArrays = false }: { once?: boolean; lazyArrays?: boolean } = {},
+    {
+      once = false,
+      lazyArrays = false,
+      reuse,
+    }: { once?: boolean; lazyArrays?: boolean; reuse?: ReusedBuffer | undefined } = {},
   ): Promise<ApiAnswer> {
     return withRetries(
       once ? { ...this.#options.requests, retries: 0 } : this.#options.requests,
@@ -105,7 +109,7 @@ export class ServiceTransport implements ObjectTransport {
         const response = await this.send({ method: 'GET', url, peer: 'service', headers, signal });
         let bytes: Buffer;
         try {
-          bytes = await readBytes(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`);
+          bytes = await readBytes(response.body, MAX_API_BODY_BYTES, `GET ${url.href}`, { reuse });
         } catch (error) {
           throw transportError({
             method: 'GET',

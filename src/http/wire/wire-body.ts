@@ -4,7 +4,7 @@
  */
 
 import { FAULTS } from '../../core/dispatch-faults.js';
-import type { AnswerBody } from '../body.js';
+import type { AnswerBody, ReusedBuffer } from '../body.js';
 import { WireError } from './head.js';
 
 /** The rest of a body that `dump` reads to keep the connection; a longer rest closes it instead. */
@@ -104,10 +104,12 @@ export class WireBody implements AnswerBody {
 
   /**
    * The whole body's bytes, at most `limit` (past that `onLonger` is called and the rest dropped): copied into one
-   * buffer of the length the answer states, grown only when more comes (a body of unstated length).
+   * buffer of the length the answer states (`reuse`'s when given), grown only when more comes (a body of unstated
+   * length).
    */
-  async bytes(limit: number, onLonger: () => void): Promise<Buffer> {
-    let buffer = Buffer.allocUnsafe(Math.min(limit, this.remaining() ?? 0) || FIRST_TEXT_BYTES);
+  async bytes(limit: number, onLonger: () => void, reuse?: ReusedBuffer): Promise<Buffer> {
+    const room = (bytes: number) => (reuse ? reuse.atLeast(bytes) : Buffer.allocUnsafe(bytes));
+    let buffer = room(Math.min(limit, this.remaining() ?? 0) || FIRST_TEXT_BYTES);
     let total = 0;
     let longer = false;
     const error = await this.consume((chunk) => {
@@ -117,7 +119,7 @@ export class WireBody implements AnswerBody {
         return;
       }
       if (total + chunk.length > buffer.length) {
-        const larger = Buffer.allocUnsafe(Math.min(limit, Math.max(buffer.length * 2, total + chunk.length)));
+        const larger = room(Math.min(limit, Math.max(buffer.length * 2, total + chunk.length)));
         buffer.copy(larger, 0, 0, total);
         buffer = larger;
       }
