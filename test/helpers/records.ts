@@ -26,3 +26,21 @@ export const REPOINTED_RECORD: QueryRecord = {
   minor_version: 1,
   extension: 'cdf',
 };
+
+/** `count` records of one day, each of its own descriptor (`d00000`, `d00001`, …), in the order of their paths. */
+export function manyRecords(count: number): QueryRecord[] {
+  return Array.from({ length: count }, (_, at) => {
+    const day = String(at).padStart(5, '0');
+    const name = `imap_mag_l1a_d${day}_20250101_20250101_v01-00.cdf`;
+    return {
+      file_path: `imap/mag/l1a/2025/01/${name}`,
+      instrument: 'mag',
+      data_level: 'l1a',
+      descriptor: `d${day}`,
+      start_date: '20250101',
+      end_date: '20250101',
+      version: 'v01-00',
+      extension: 'cdf',
+    };
+  });
+}

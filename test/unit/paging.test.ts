@@ -8,25 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { QueryRecord } from '../../src/naming/query-records.js';
 import { HttpClient } from '../../src/service/client.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { manyRecords } from '../helpers/records.js';
 
 const API = 'http://api.test';
-
-function records(count: number): QueryRecord[] {
-  return Array.from({ length: count }, (_, at) => {
-    const day = String(at).padStart(5, '0');
-    const name = `imap_mag_l1a_d${day}_20250101_20250101_v01-00.cdf`;
-    return {
-      file_path: `imap/mag/l1a/2025/01/${name}`,
-      instrument: 'mag',
-      data_level: 'l1a',
-      descriptor: `d${day}`,
-      start_date: '20250101',
-      end_date: '20250101',
-      version: 'v01-00',
-      extension: 'cdf',
-    };
-  });
-}
 
 /** A service holding `all` that pages but never answers more than `cap` records, whatever `limit` asks. */
 function cappedService(
@@ -62,7 +46,7 @@ function unpagedService(all: QueryRecord[], cap: number) {
 
 describe('a service that caps its pages at 1,000 without saying so', () => {
   it('returns all 2,500 matches, not the first 1,000', async () => {
-    const all = records(2500);
+    const all = manyRecords(2500);
     const dispatcher = cappedService(all, 1000);
     const client = new HttpClient({ url: API, dispatcher, retryBaseMs: 1 });
     const cut: number[] = [];
@@ -77,7 +61,7 @@ describe('a service that caps its pages at 1,000 without saying so', () => {
   });
 
   it('asks once more after exactly 1,000 matches, and an empty page ends the query', async () => {
-    const all = records(1000);
+    const all = manyRecords(1000);
     const dispatcher = cappedService(all, 1000);
     const client = new HttpClient({ url: API, dispatcher, retryBaseMs: 1 });
     expect(await client.query({ instrument: 'mag' })).toHaveLength(1000);
@@ -85,7 +69,7 @@ describe('a service that caps its pages at 1,000 without saying so', () => {
   });
 
   it('follows a stated X-Total-Count past a cap that is not a common one', async () => {
-    const all = records(1500);
+    const all = manyRecords(1500);
     const dispatcher = cappedService(all, 700, (total) => ({ 'X-Total-Count': String(total) }));
     const client = new HttpClient({ url: API, dispatcher, retryBaseMs: 1 });
     expect(await client.query({ instrument: 'mag' })).toHaveLength(1500);
@@ -93,7 +77,7 @@ describe('a service that caps its pages at 1,000 without saying so', () => {
   });
 
   it('asks for no extra page when a short page is not a common cap', async () => {
-    const dispatcher = cappedService(records(37), 1000);
+    const dispatcher = cappedService(manyRecords(37), 1000);
     const client = new HttpClient({ url: API, dispatcher, retryBaseMs: 1 });
     expect(await client.query({ instrument: 'mag' })).toHaveLength(37);
     expect(dispatcher.requests).toHaveLength(1);
@@ -104,7 +88,7 @@ describe('a service that cannot page', () => {
   it('says the result may be cut when it answers with a capped-looking count', async () => {
     const client = new HttpClient({
       url: API,
-      dispatcher: unpagedService(records(2500), 1000),
+      dispatcher: unpagedService(manyRecords(2500), 1000),
       retryBaseMs: 1,
     });
     const cut: number[] = [];
@@ -116,7 +100,7 @@ describe('a service that cannot page', () => {
   it('says nothing when the count is not one services cap at', async () => {
     const client = new HttpClient({
       url: API,
-      dispatcher: unpagedService(records(999), 1000),
+      dispatcher: unpagedService(manyRecords(999), 1000),
       retryBaseMs: 1,
     });
     const cut: number[] = [];

@@ -16,26 +16,10 @@ import { toQueryParams } from '../../src/naming/query-params.js';
 import type { QueryRecord } from '../../src/naming/query-records.js';
 import { HttpClient } from '../../src/service/client.js';
 import { MswDispatcher } from '../helpers/msw-dispatcher.js';
+import { manyRecords } from '../helpers/records.js';
 
 const API = 'http://api.test';
 const PARAMS = toQueryParams({ instrument: 'mag' });
-
-function records(count: number): QueryRecord[] {
-  return Array.from({ length: count }, (_, at) => {
-    const day = String(at).padStart(5, '0');
-    const name = `imap_mag_l1a_d${day}_20250101_20250101_v01-00.cdf`;
-    return {
-      file_path: `imap/mag/l1a/2025/01/${name}`,
-      instrument: 'mag',
-      data_level: 'l1a',
-      descriptor: `d${day}`,
-      start_date: '20250101',
-      end_date: '20250101',
-      version: 'v01-00',
-      extension: 'cdf',
-    };
-  });
-}
 
 /** A service answering every query with `text` as the HTTP body (status `status`). */
 function serviceOf(text: (offset: number) => string, status = 200) {
@@ -125,7 +109,7 @@ async function parts(
 describe('a large query page read a run of records at a time', () => {
   for (const [form, write] of Object.entries(FORMS)) {
     it(`gives every file once, in order, in parts smaller than the page: ${form}`, async () => {
-      const all = records(4500);
+      const all = manyRecords(4500);
       const client = new HttpClient({ url: API, dispatcher: pagingService(all, write), retryBaseMs: 1 });
       const got = await parts(client, { pageSize: 2000 });
       expect(got.error).toBeUndefined();
@@ -136,7 +120,7 @@ describe('a large query page read a run of records at a time', () => {
   }
 
   it('refuses a record in the middle of a page, naming it, after the parts before it', async () => {
-    const all: unknown[] = records(3000);
+    const all: unknown[] = manyRecords(3000);
     all[2500] = { ...(all[2500] as QueryRecord), file_path: 'imap/mag/l1a/2025/01/../../../../etc/passwd' };
     const client = new HttpClient({
       url: API,
@@ -151,7 +135,7 @@ describe('a large query page read a run of records at a time', () => {
   });
 
   it('refuses text that is not JSON in the middle of a page, saying after which record', async () => {
-    const text = JSON.stringify(records(3000)).replace('"descriptor":"d02000"', '"descriptor":d02000');
+    const text = JSON.stringify(manyRecords(3000)).replace('"descriptor":"d02000"', '"descriptor":d02000');
     const client = new HttpClient({ url: API, dispatcher: serviceOf(() => text), retryBaseMs: 1 });
     const got = await parts(client);
     expect(got.error).toBeInstanceOf(ProtocolError);
@@ -165,7 +149,7 @@ describe('a large query page read a run of records at a time', () => {
   });
 
   it('refuses a large answer that is not JSON when the records are wanted all at once', async () => {
-    const text = JSON.stringify(records(3000)).replace('"descriptor":"d02000"', '"descriptor":d02000');
+    const text = JSON.stringify(manyRecords(3000)).replace('"descriptor":"d02000"', '"descriptor":d02000');
     const client = new HttpClient({ url: API, dispatcher: serviceOf(() => text), retryBaseMs: 1 });
     const error = await client.query(PARAMS).catch((failure: unknown) => failure);
     expect(error).toBeInstanceOf(ProtocolError);
@@ -175,7 +159,7 @@ describe('a large query page read a run of records at a time', () => {
   });
 
   it('gives each file once when a service that ignores offset sends its one large page again', async () => {
-    const all = records(3000);
+    const all = manyRecords(3000);
     const dispatcher = serviceOf(() => JSON.stringify(all));
     const client = new HttpClient({ url: API, dispatcher, retryBaseMs: 1 });
     const got = await parts(client, { pageSize: 3000 });
@@ -189,7 +173,7 @@ describe('a large query page read a run of records at a time', () => {
       file_path: `imap/mag/l1a/2025/01/imap_mag_l1a_d${at}_20250101_v0001.00001.cdf`,
       version: 'v0001.00001',
     });
-    const all: unknown[] = [newer(1), ...records(3000), newer(2)];
+    const all: unknown[] = [newer(1), ...manyRecords(3000), newer(2)];
     const client = new HttpClient({
       url: API,
       dispatcher: serviceOf(() => JSON.stringify(all)),
@@ -203,7 +187,7 @@ describe('a large query page read a run of records at a time', () => {
   });
 
   it('reads page after page over its own connections, stated or chunked, each page read whole before the next', async () => {
-    const all = records(4500);
+    const all = manyRecords(4500);
     const server = await pagingServer(all);
     for (const chunked of [false, true]) {
       server.chunked = chunked;
@@ -224,7 +208,7 @@ describe('a large query page read a run of records at a time', () => {
   });
 
   it('says what a large array answered with a failure holds', async () => {
-    const text = JSON.stringify({ statusCode: 403, body: records(1000) });
+    const text = JSON.stringify({ statusCode: 403, body: manyRecords(1000) });
     const client = new HttpClient({ url: API, dispatcher: serviceOf(() => text), retryBaseMs: 1 });
     const got = await parts(client);
     expect(got.error).toBeInstanceOf(ApiError);
