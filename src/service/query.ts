@@ -9,14 +9,9 @@ import { apiError } from '../http/failures.js';
 import type { MissionFile } from '../naming/names.js';
 import { checkQueryParams, spiceQuerySearch } from '../naming/query-params.js';
 import { QUERY_TABLES, type QueryParams, type QueryTable } from '../naming/query-vocabulary.js';
-import {
-  DEFAULT_PAGE_SIZE,
-  type DialectChoices,
-  MAX_PAGE_SIZE,
-  refusesParameter,
-  type ServiceRoute,
-} from './dialect.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ServiceRoute } from './dialect.js';
 import { latestAncillary } from './latest.js';
+import { type QueryingService, queryRequest } from './query-request.js';
 import {
   answerBounds,
   answerLength,
@@ -43,18 +38,7 @@ function statedTotal(answer: ApiAnswer): number | undefined {
   return value !== undefined && /^\d{1,12}$/.test(value.trim()) ? Number(value) : undefined;
 }
 
-/** What a query needs of the service client: the choices learned so far, and one call of a route. */
-export interface QueryingService {
-  readonly choices: Readonly<DialectChoices>;
-  learn<Name extends keyof DialectChoices>(name: Name, value: DialectChoices[Name], why: string): void;
-  /** `reuse`: the buffer the answer's bytes may be read into, overwriting the last answer read into it. */
-  callRoute(
-    route: ServiceRoute,
-    rest: string,
-    signal: AbortSignal | undefined,
-    reuse?: ReusedBuffer,
-  ): Promise<{ url: URL; answer: ApiAnswer }>;
-}
+export type { QueryingService } from './query-request.js';
 
 /** The records of `queryAnswerPages`, page by page. */
 export async function* queryPages(
@@ -311,58 +295,6 @@ class PagedQuery {
     }
     if (received >= this.pageSize) return true;
     return total !== undefined ? total > this.count : this.#cap !== undefined && received >= this.#cap;
-  }
-}
-
-/**
- * One query request in the forms this run has learned, learning from a 400 that names a parameter: `offset` or
- * `limit` (the service does not page: asked again without them) or `version` (the service wants
- * `latest=true`: asked again in that form). Each lesson is taken once per run.
- */
-async function queryRequest(
-  service: QueryingService,
-  route: ServiceRoute,
-  filters: URLSearchParams,
-  page: { offset: number; limit: number } | undefined,
-  { signal, reuse }: { signal: AbortSignal | undefined; reuse: ReusedBuffer },
-): Promise<{ url: URL; answer: ApiAnswer; paged: boolean }> {
-  let paged = page !== undefined;
-  for (;;) {
-    const search = new URLSearchParams(filters);
-    const latestFlag = search.get('version') === 'latest' && service.choices.latest === 'latest=true';
-    if (latestFlag) {
-      search.delete('version');
-      search.set('latest', 'true');
-    }
-    if (paged && page) {
-      search.set('offset', String(page.offset));
-      search.set('limit', String(page.limit));
-    }
-    const { url, answer } = await service.callRoute(route, `?${search}`, signal, reuse);
-    if (answer.status !== 400) {
-      if (filters.get('version') === 'latest' && answer.status >= 200 && answer.status <= 299) {
-        service.learn(
-          'latest',
-          latestFlag ? 'latest=true' : 'version=latest',
-          'latest versions asked as sent',
-        );
-      }
-      return { url, answer, paged };
-    }
-    if (paged && service.choices.paging === 'unknown' && refusesParameter(answer, ['offset', 'limit'])) {
-      service.learn('paging', 'no', 'the service refuses offset and limit: one unpaged query per search');
-      paged = false;
-      continue;
-    }
-    if (
-      filters.get('version') === 'latest' &&
-      service.choices.latest === 'unknown' &&
-      refusesParameter(answer, ['version'])
-    ) {
-      service.learn('latest', 'latest=true', 'the service refuses version=latest: latest=true for this run');
-      continue;
-    }
-    return { url, answer, paged };
   }
 }
 
