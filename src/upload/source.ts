@@ -23,7 +23,7 @@ export async function md5Base64(
 }
 
 /** Bytes read per call while hashing: large reads keep the pass at the speed of the hash itself. */
-const HASH_READ_BYTES = 8 * 1024 * 1024;
+const HASH_BLOCK_BYTES = 8 * 1024 * 1024;
 
 /**
  * The MD5 of a file's first `size` bytes, read in large blocks into one buffer (no stream, no per-chunk copies:
@@ -46,7 +46,7 @@ export async function md5Digest(
   }
   try {
     // Two buffers: the next block is read (in the thread pool) while this one is hashed.
-    const length = Math.min(HASH_READ_BYTES, Math.max(size, 1));
+    const length = Math.min(HASH_BLOCK_BYTES, Math.max(size, 1));
     const buffers = [Buffer.allocUnsafe(length), Buffer.allocUnsafe(length)] as const;
     const readBlock = (index: number, position: number) =>
       handle.read(buffers[index % 2] as Buffer, 0, Math.min(length, size - position), position);

@@ -1,6 +1,6 @@
 /** Hashing on a thread of its own, for large objects: see `BackgroundChecksum`. */
 import { Worker } from 'node:worker_threads';
-import type { ChecksumAlgorithm, PartChecksum } from './checksum.js';
+import { type ChecksumAlgorithm, HASH_READ_BYTES, type PartChecksum } from './checksum.js';
 
 /**
  * The hashing thread's code: it reads the part file (from the page cache, through the descriptor the receiving
@@ -15,7 +15,7 @@ const { fd, algorithm } = workerData;
 const hash = algorithm === 'crc32' ? undefined : createHash(algorithm);
 let crc = 0;
 let covered = 0;
-const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
+const buffer = Buffer.allocUnsafe(${HASH_READ_BYTES});
 parentPort.on('message', (message) => {
   try {
     while (covered < message.upTo) {

@@ -26,6 +26,16 @@ function loadCrcModule(): Promise<CrcModule> {
 /** An algorithm a store states a checksum in. */
 export type ChecksumAlgorithm = 'md5' | 'sha256' | 'sha1' | 'crc32' | 'crc32c' | 'crc64nvme';
 
+/**
+ * Bytes read per call where a file is read back to be hashed (`verify`'s threads, a large download's hashing
+ * thread, a resumed part): the read lands in a buffer the hash then reads, and a buffer that stays in the core's
+ * own cache is read back from there. Measured on 2,000 files of 1 MiB, MD5 on two threads from the page cache:
+ * 1.56-1.59 s with 256 KiB reads, 1.62-1.81 s with 4 MiB ones, 1.63-1.64 s with 32 KiB ones; the system's copy into
+ * a 4 MiB buffer cost four times `md5sum`'s into its 32 KiB one. A download of 1 GiB checked by CRC-32 on its
+ * hashing thread spent 1.01 s of CPU against 1.14 s with 4 MiB reads (medians of 9, written to memory).
+ */
+export const HASH_READ_BYTES = 256 * 1024;
+
 /** Bytes of a digest of each algorithm. */
 export const DIGEST_BYTES: Readonly<Record<ChecksumAlgorithm, number>> = {
   md5: 16,

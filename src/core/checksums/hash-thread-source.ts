@@ -5,20 +5,22 @@
  * A job: `{ id, path, algorithm, size }`. With `size` (the size the record expects), the thread first measures the
  * file by its path (not following a link) and answers `{ id, differs: true, size }` without reading it when the
  * size is another, or `{ id, error, code, measuring: true }` when it cannot be measured. Then it opens the file
- * (never through a link), reads it through once in 4 MiB reads, and answers with the digest and the stats of the
- * very descriptor it read: `{ id, digest, size, mtimeMs, ino }`, or `{ id, error, code }`. `{ id, progress }` tells
- * how far a large file got, every 32 MiB.
+ * (never through a link), reads it through once in reads of HASH_READ_BYTES, and answers with the digest and the
+ * stats of the very descriptor it read: `{ id, digest, size, mtimeMs, ino }`, or `{ id, error, code }`.
+ * `{ id, progress }` tells how far a large file got, every 32 MiB.
  *
  * Answers are sent once 4 MiB of files were read since the last ones, before a progress line, and at the end of
  * each batch: one message per file of 4 MiB or more, one per few files of 1 MiB, one per batch of small files (the
  * pool keeps more than that in a thread's hands, so it never runs dry while the answers travel).
  */
+import { HASH_READ_BYTES } from './checksum.js';
+
 export const HASH_THREAD_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { openSync, readSync, fstatSync, lstatSync, closeSync, constants } = require('node:fs');
 const { createHash } = require('node:crypto');
 const { crc32 } = require('node:zlib');
-const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
+const buffer = Buffer.allocUnsafe(${HASH_READ_BYTES});
 const REPORT_EVERY = 32 * 1024 * 1024;
 const ANSWER_EVERY = 4 * 1024 * 1024;
 let answers = [];

@@ -23,6 +23,7 @@ import {
   writeSync,
   writevSync,
 } from 'node:fs';
+import { HASH_READ_BYTES } from '../../core/checksums/checksum.js';
 import { LocalFileError } from '../../core/errors.js';
 import { hostId } from '../../core/host-id.js';
 import { isHeldOpen, removeFile, replaceFile, replaceFileSync } from '../../core/replace-file.js';
@@ -122,7 +123,7 @@ export class PartFile {
   /** Feeds `length` bytes of the part from byte `from` to `consume`, in order (to build the checksum of what is on disk). */
   readBack(length: number, consume: (chunk: Buffer) => void, from = 0): void {
     const fd = this.#open();
-    const buffer = Buffer.allocUnsafe(Math.min(length, 4 * 1024 * 1024) || 1);
+    const buffer = Buffer.allocUnsafe(Math.min(length, HASH_READ_BYTES) || 1);
     let done = 0;
     try {
       while (done < length) {
