@@ -32,14 +32,6 @@ export const UPLOAD_IN_PROGRESS = 'UploadInProgress';
 const NOT_STORED_YET = 'not stored yet';
 
 /**
- * True for the routes that answer lists of records: their large answers are read a few records at a time (see
- * `readEnvelope`), since a caller takes one record after another.
- */
-function answersArrays(route: ServiceRoute): boolean {
-  return route === 'query' || route === 'spice-query';
-}
-
-/**
  * What a 409 of `/upload` says of the name, read from what the service states: today's routes name the error
  * (`UploadInProgress` for a name an unfinished upload holds, `FileAlreadyExists` for a stored file); the
  * specification's answer a string, and only a reserved name's answer carries `Retry-After` (when it is free again).
@@ -210,7 +202,8 @@ export class HttpClient {
     return {
       choices: this.#choices,
       learn: (name, value, why) => this.#learn(name, value, why),
-      callRoute: (route, rest, signal, reuse) => this.#callRoute(route, rest, signal, { reuse }),
+      callRoute: (route, rest, signal, { reuse, scan }) =>
+        this.#callRoute(route, rest, signal, { reuse, lazyArrays: scan }),
     };
   }
 
@@ -256,7 +249,8 @@ export class HttpClient {
    * One GET of a route, with the client's credentials: first under the prefix they call for; while it is not
    * known whether the service has prefixed routes, a 404 there is asked once of the plain route, and the pair of
    * answers decides for the rest of the run (see `prefixedRoutesExist`). `once`: a single attempt; `headers`: more
-   * headers; `reuse`: the buffer the answer's bytes are read into, once the routes are known (see `ReusedBuffer`).
+   * headers; `reuse`: the buffer the answer's bytes are read into, once the routes are known (see `ReusedBuffer`);
+   * `lazyArrays`: a large array answer kept as text for its records to be parsed as they are taken.
    */
   async #callRoute(
     route: ServiceRoute,
@@ -266,14 +260,15 @@ export class HttpClient {
       once = false,
       headers: extraHeaders,
       reuse,
+      lazyArrays = false,
     }: {
       once?: boolean;
       headers?: Record<string, string> | undefined;
       reuse?: ReusedBuffer | undefined;
+      lazyArrays?: boolean;
     } = {},
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const headers = { ...credentialHeaders(this.#credentials), ...extraHeaders };
-    const lazyArrays = answersArrays(route);
     let prefix = routePrefix(route, this.#credentials, this.#choices);
     // The first request to a service goes alone: the others wait for what it learns instead of each paying
     // for the fallback.
@@ -293,7 +288,7 @@ export class HttpClient {
       learnt = resolve;
     });
     try {
-      return await this.#learnRoute(route, rest, prefix, headers, signal);
+      return await this.#learnRoute(route, rest, prefix, headers, signal, lazyArrays);
     } finally {
       this.#routeLearning = undefined;
       learnt();
@@ -307,17 +302,16 @@ export class HttpClient {
     prefix: string,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
+    lazyArrays: boolean,
   ): Promise<{ url: URL; answer: ApiAnswer }> {
     const url = this.#apiUrl(`${prefix}/${route}${rest}`);
-    const answer = await this.#transport.callApi(url, headers, signal, { lazyArrays: answersArrays(route) });
+    const answer = await this.#transport.callApi(url, headers, signal, { lazyArrays });
     if (answer.status !== 404) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };
     }
     const plainUrl = this.#apiUrl(`/${route}${rest}`);
-    const plain = await this.#transport.callApi(plainUrl, headers, signal, {
-      lazyArrays: answersArrays(route),
-    });
+    const plain = await this.#transport.callApi(plainUrl, headers, signal, { lazyArrays });
     if (prefixedRoutesExist(answer, plain)) {
       this.#learn('prefixedRoutes', 'yes', `the service has ${prefix}/ routes`);
       return { url, answer };

@@ -10,12 +10,16 @@ import { type DialectChoices, refusesParameter, type ServiceRoute } from './dial
 export interface QueryingService {
   readonly choices: Readonly<DialectChoices>;
   learn<Name extends keyof DialectChoices>(name: Name, value: DialectChoices[Name], why: string): void;
-  /** `reuse`: the buffer the answer's bytes may be read into, overwriting the last answer read into it. */
+  /**
+   * `reuse`: the buffer the answer's bytes may be read into, overwriting the last answer read into it; `scan`: a
+   * large answer that is an array is kept as text, its records parsed a run at a time as they are taken (see
+   * `readEnvelope`), for a caller that takes them so; otherwise it is parsed whole.
+   */
   callRoute(
     route: ServiceRoute,
     rest: string,
     signal: AbortSignal | undefined,
-    reuse?: ReusedBuffer,
+    options: { reuse: ReusedBuffer; scan: boolean },
   ): Promise<{ url: URL; answer: ApiAnswer }>;
 }
 
@@ -29,7 +33,7 @@ export async function queryRequest(
   route: ServiceRoute,
   filters: URLSearchParams,
   page: { offset: number; limit: number } | undefined,
-  { signal, reuse }: { signal: AbortSignal | undefined; reuse: ReusedBuffer },
+  { signal, reuse, scan }: { signal: AbortSignal | undefined; reuse: ReusedBuffer; scan: boolean },
 ): Promise<{ url: URL; answer: ApiAnswer; paged: boolean }> {
   let paged = page !== undefined;
   for (;;) {
@@ -43,7 +47,7 @@ export async function queryRequest(
       search.set('offset', String(page.offset));
       search.set('limit', String(page.limit));
     }
-    const { url, answer } = await service.callRoute(route, `?${search}`, signal, reuse);
+    const { url, answer } = await service.callRoute(route, `?${search}`, signal, { reuse, scan });
     if (answer.status !== 400) {
       if (filters.get('version') === 'latest' && answer.status >= 200 && answer.status <= 299) {
         service.learn(

@@ -207,6 +207,8 @@ class PagedQuery {
     const { url, answer, paged } = await queryRequest(service, this.route, this.filters, page, {
       signal: this.signal,
       reuse: this.#pageBytes,
+      // Records taken a part at a time are parsed as they are taken; in `pages` form the page is parsed whole.
+      scan: this.form === 'parts',
     });
     if (answer.status < 200 || answer.status > 299) throw this.#failure(url, answer);
     const { schemas } = await recordSchemas();

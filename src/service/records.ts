@@ -93,9 +93,26 @@ export function checkQueryParts(
 ): Iterable<CheckedAnswer> {
   if (Array.isArray(body)) return [checkRecords(body, { source, number: firstIndex + 1, schemas }, table)];
   if (!(body instanceof JsonArrayText)) {
+    const syntax = typeof body === 'string' ? jsonSyntaxError(body) : undefined;
+    if (syntax !== undefined) throw new ProtocolError(`${source}: the answer is not valid JSON: ${syntax}.`);
     throw new ProtocolError(`${source}: expected a JSON array of file records, got ${describeValue(body)}.`);
   }
   return checkedRuns(body, { source, number: firstIndex + 1, schemas }, table);
+}
+
+/**
+ * What is wrong with text that starts as JSON does (`[` or `{`) but does not parse, in `JSON.parse`'s words;
+ * undefined for any other text (a gateway's words, an HTML page), which is shown as it is.
+ */
+function jsonSyntaxError(text: string): string | undefined {
+  const start = text.trimStart()[0];
+  if (start !== '[' && start !== '{') return undefined;
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return error.message;
+  }
+  return undefined;
 }
 
 /** The runs of an answer kept as text, each checked as it is taken. */

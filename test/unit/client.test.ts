@@ -571,6 +571,22 @@ describe('answers that cannot be read or trusted', () => {
     );
   });
 
+  it('an answer cut inside its JSON is said to be no valid JSON, where and why, whatever its size', async () => {
+    const record = JSON.stringify({
+      file_path: 'imap/mag/l1a/2024/01/imap_mag_l1a_norm_20240101_20240101_v01-00.cdf',
+    });
+    for (const text of [`[${record},${record.slice(0, 30)}`, `{"statusCode": 200, "body": [${record}`]) {
+      const { http: c } = client([
+        http.get(`${API}/query`, () => new HttpResponse(text, { headers: { 'content-type': 'application/json' } })),
+      ]);
+      const error = await failure(c.query({ instrument: 'mag' }));
+      expect(error).toBeInstanceOf(ProtocolError);
+      expect(error.message).toMatch(
+        new RegExp(`^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: the answer is not valid JSON: .+\\.$`),
+      );
+    }
+  });
+
   it('unsafe paths and bad query values are refused before any request', async () => {
     const { http: c, dispatcher } = client([]);
     await expect(c.resolveDownload('../secret')).rejects.toBeInstanceOf(ValidationError);
