@@ -577,12 +577,17 @@ describe('answers that cannot be read or trusted', () => {
     });
     for (const text of [`[${record},${record.slice(0, 30)}`, `{"statusCode": 200, "body": [${record}`]) {
       const { http: c } = client([
-        http.get(`${API}/query`, () => new HttpResponse(text, { headers: { 'content-type': 'application/json' } })),
+        http.get(
+          `${API}/query`,
+          () => new HttpResponse(text, { headers: { 'content-type': 'application/json' } }),
+        ),
       ]);
       const error = await failure(c.query({ instrument: 'mag' }));
       expect(error).toBeInstanceOf(ProtocolError);
       expect(error.message).toMatch(
-        new RegExp(`^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: the answer is not valid JSON: .+\\.$`),
+        new RegExp(
+          `^GET ${API}/query\\?instrument=mag&offset=0&limit=10000: the answer is not valid JSON: .+\\.$`,
+        ),
       );
     }
   });
