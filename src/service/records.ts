@@ -63,16 +63,16 @@ export function checkQueryAnswer(
   firstIndex = 0,
   table?: QueryTable,
 ): CheckedAnswer {
-  // Every record is kept: parsed at once, a large answer's records are built where they will stay.
-  const records = body instanceof JsonArrayText ? parsedWhole(body, source) : body;
+  // Every record is kept: an answer kept as text is parsed at once, its records built where they will stay.
+  const records = body instanceof JsonArrayText ? parsedJson(source, () => body.parseWhole()) : body;
   const [whole] = checkQueryParts(records, source, schemas, firstIndex, table);
   return whole as CheckedAnswer;
 }
 
-/** The elements of an answer kept as text, parsed at once; text that is not JSON refused as a `ProtocolError`. */
-function parsedWhole(body: JsonArrayText, source: string): unknown[] {
+/** What `parse` returns; a `SyntaxError` it throws is refused as a `ProtocolError`, in `JSON.parse`'s words. */
+function parsedJson<Parsed>(source: string, parse: () => Parsed): Parsed {
   try {
-    return body.parseWhole();
+    return parse();
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new ProtocolError(`${source}: the answer is not valid JSON: ${error.message}.`);
@@ -93,26 +93,11 @@ export function checkQueryParts(
 ): Iterable<CheckedAnswer> {
   if (Array.isArray(body)) return [checkRecords(body, { source, number: firstIndex + 1, schemas }, table)];
   if (!(body instanceof JsonArrayText)) {
-    const syntax = typeof body === 'string' ? jsonSyntaxError(body) : undefined;
-    if (syntax !== undefined) throw new ProtocolError(`${source}: the answer is not valid JSON: ${syntax}.`);
+    // Text that starts as JSON does (a gateway's words or an HTML page do not) is refused as not JSON when it is not.
+    if (typeof body === 'string' && /^\s*[[{]/.test(body)) parsedJson(source, () => JSON.parse(body));
     throw new ProtocolError(`${source}: expected a JSON array of file records, got ${describeValue(body)}.`);
   }
   return checkedRuns(body, { source, number: firstIndex + 1, schemas }, table);
-}
-
-/**
- * What is wrong with text that starts as JSON does (`[` or `{`) but does not parse, in `JSON.parse`'s words;
- * undefined for any other text (a gateway's words, an HTML page), which is shown as it is.
- */
-function jsonSyntaxError(text: string): string | undefined {
-  const start = text.trimStart()[0];
-  if (start !== '[' && start !== '{') return undefined;
-  try {
-    JSON.parse(text);
-  } catch (error) {
-    if (error instanceof SyntaxError) return error.message;
-  }
-  return undefined;
 }
 
 /** The runs of an answer kept as text, each checked as it is taken. */
