@@ -184,6 +184,8 @@ describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
       const run = await cli(['verify', ...SCOPE, '--output-format', 'json']);
       expect(run.code).toBe(0);
       const records = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
+      // Written a piece at a time, the text is still the array's, indented as JSON.stringify indents it.
+      expect(run.stdout).toBe(`${JSON.stringify(records, null, 2)}\n`);
       expect(records).toHaveLength(NAMES.length + 1);
       expect(records.find((record) => record.status === 'extra')).toMatchObject({
         file_path: 'imap/mag/l1a/2024/01/notes.txt',

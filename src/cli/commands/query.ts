@@ -18,6 +18,7 @@ import {
   type OutputFormat,
 } from '../output.js';
 import { newerFormsWarning, possiblyCutWarning } from '../query-warnings.js';
+import { JsonArrayPieces, RESULTS_PER_PIECE, ResultsOut } from '../results-out.js';
 
 /** The options commander hands to `query`. */
 export interface QueryCommandOptions extends GlobalOptions, QueryFilters {
@@ -120,45 +121,19 @@ async function writePages(
   return text.count;
 }
 
-/**
- * Records made into text at a time: a piece of some 60 KiB, short-lived, where a page's text in one piece (3 MiB
- * for 10,000 records) would go straight to the old generation and raise the peak until the next full collection.
- */
-const RECORDS_PER_PIECE = 200;
-
 /** The text of records that come page by page: each page's, then the end's; the records handed out so far. */
 interface PagedText {
   count: number;
   /** Fields a later page's records carry that the output has no place for (CSV's header is written first). */
   readonly leftOut: ReadonlySet<string>;
-  /** The text of a page, in pieces made as they are written (`RECORDS_PER_PIECE` records each). */
+  /** The text of a page, in pieces made as they are written (`RESULTS_PER_PIECE` records each). */
   page(records: readonly ReceivedRecord[]): Iterable<string>;
   end(): string;
 }
 
-/**
- * `formatJson`'s array, byte for byte, a piece at a time: the records of each piece stringified as `formatJson`
- * stringifies the whole answer, without the brackets, the pieces joined as its elements are (`,` and a line
- * break); `[` before the first, `]` after the last, and `[]` when nothing matched.
- */
-class JsonPages implements PagedText {
-  count = 0;
+/** `formatJson`'s array, byte for byte, a piece at a time (see `JsonArrayPieces`); JSON leaves no field out. */
+class JsonPages extends JsonArrayPieces<ReceivedRecord> implements PagedText {
   readonly leftOut: ReadonlySet<string> = new Set();
-
-  *page(records: readonly ReceivedRecord[]): Iterable<string> {
-    for (let at = 0; at < records.length; at += RECORDS_PER_PIECE) {
-      const piece = records.slice(at, at + RECORDS_PER_PIECE);
-      // `[\n  {…},\n  {…}\n]`: the elements are what lies between the opening `[\n` and the closing `\n]`.
-      const elements = JSON.stringify(piece, null, 2).slice(2, -2);
-      const opening = this.count === 0 ? '[\n' : ',\n';
-      this.count += piece.length;
-      yield opening + elements;
-    }
-  }
-
-  end(): string {
-    return this.count === 0 ? '[]\n' : '\n]\n';
-  }
 }
 
 /**
@@ -179,8 +154,8 @@ class CsvPages implements PagedText {
       yield `${this.#columns.join(',')}\n`;
     }
     const columns = this.#columns;
-    for (let at = 0; at < records.length; at += RECORDS_PER_PIECE) {
-      const rows = records.slice(at, at + RECORDS_PER_PIECE).map((record) => {
+    for (let at = 0; at < records.length; at += RESULTS_PER_PIECE) {
+      const rows = records.slice(at, at + RESULTS_PER_PIECE).map((record) => {
         const fields = record as Readonly<Record<string, unknown>>;
         for (const field in fields) if (!this.#named.has(field)) this.leftOut.add(field);
         return columns.map((field) => csvField(fields[field])).join(',');
@@ -192,52 +167,6 @@ class CsvPages implements PagedText {
 
   end(): string {
     return this.#columns === undefined ? `${csvColumns([]).join(',')}\n` : '';
-  }
-}
-
-/**
- * stdout as pages are written to it: each write waits while its buffer is full, and tells whether stdout still
- * takes writes. It no longer does once a write failed: the reader closed the pipe (`| head`; `main` ignores that
- * EPIPE, and the rest of the answer is not wanted) or the output broke (`main` prints that error). Node never
- * closes stdout, so the failure is noted here, from its `error` events, until `release`.
- */
-class ResultsOut {
-  #failed = false;
-  readonly #onError = () => {
-    this.#failed = true;
-  };
-
-  constructor(readonly io: CommandIO) {
-    io.stdout.on('error', this.#onError);
-  }
-
-  /** Writes `pieces` one after the other, each once the one before is taken; false when stdout takes no more. */
-  async write(pieces: Iterable<string>): Promise<boolean> {
-    for (const piece of pieces) {
-      if (this.#failed) return false;
-      if (!this.io.stdout.write(piece)) await this.#drained();
-    }
-    return !this.#failed;
-  }
-
-  /** Settles when stdout's buffer has drained, or stdout failed or closed, or the run is cancelled. */
-  #drained(): Promise<void> {
-    const { stdout, signal } = this.io;
-    if (this.#failed) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        stdout.off('drain', done).off('close', done).off('error', done);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      stdout.on('drain', done).on('close', done).on('error', done);
-      signal.addEventListener('abort', done, { once: true });
-    });
-  }
-
-  /** Stops listening to stdout's errors. */
-  release(): void {
-    this.io.stdout.off('error', this.#onError);
   }
 }
 
