@@ -41,6 +41,16 @@ export class JsonArrayPieces<Result> {
   }
 }
 
+/** The JSON array of `results` (see `JsonArrayPieces`), a piece at a time, its end included. */
+export function* jsonArrayPieces<Result>(
+  results: readonly Result[],
+  toJson: (result: Result) => unknown,
+): Iterable<string> {
+  const json = new JsonArrayPieces(toJson);
+  yield* json.page(results);
+  yield json.end();
+}
+
 /** The lines `line` gives each result, joined, a piece of `RESULTS_PER_PIECE` results at a time. */
 export function* linePieces<Result>(
   results: readonly Result[],

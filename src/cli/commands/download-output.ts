@@ -2,6 +2,7 @@
 
 import type { DownloadResult } from '../../api.js';
 import { isMissionDataError, NOT_ATTEMPTED } from '../../core/errors.js';
+import { jsonArrayPieces, linePieces } from '../results-out.js';
 
 /** Forms of `download`'s stdout. */
 export const DOWNLOAD_OUTPUT_FORMATS = ['paths', 'json'] as const;
@@ -18,14 +19,17 @@ export interface DownloadRecord {
   error?: string;
 }
 
-/** The results as stdout shows them: paths of the files in place (fetched or verified), or every file as JSON. */
-export function formatDownloadResults(
+/**
+ * The results as stdout shows them, a piece at a time (see `cli/results-out.ts`): paths of the files in place
+ * (fetched or verified), or every file as JSON.
+ */
+export function downloadResultPieces(
   results: readonly DownloadResult[],
   format: DownloadOutputFormat,
-): string {
-  if (format === 'json') return `${JSON.stringify(results.map(downloadRecord), null, 2)}\n`;
+): Iterable<string> {
+  if (format === 'json') return jsonArrayPieces(results, downloadRecord);
   const inPlace = results.filter((result) => result.status !== 'failed');
-  return inPlace.map((result) => `${result.localPath}\n`).join('');
+  return linePieces(inPlace, (result) => `${result.localPath}\n`);
 }
 
 function downloadRecord(result: DownloadResult): DownloadRecord {

@@ -16,6 +16,7 @@ import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { caseHint, filterFlag, pickFilters, refuseIngestionFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';
 import { possiblyCutWarning } from '../query-warnings.js';
+import { writeResults } from '../results-out.js';
 import { canAnimate } from '../status-line.js';
 import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
 import { BESIDE_PATHS, namedTargets, refuseVersionOfNamedFiles } from './download-globs.js';
@@ -23,7 +24,7 @@ import { expandStdin } from './download-input.js';
 import {
   DOWNLOAD_OUTPUT_FORMATS,
   type DownloadOutputFormat,
-  formatDownloadResults,
+  downloadResultPieces,
 } from './download-output.js';
 
 /** Options of `download`: the global ones, the query filters, and how to transfer. */
@@ -80,7 +81,7 @@ export async function download(
     // Off a terminal, stdout gets the local path of each file in place (for `| xargs ...`); with
     // --output-format json, anywhere, a record per file.
     const format = options.outputFormat ?? (io.stdout.isTTY ? undefined : 'paths');
-    if (format) io.stdout.write(formatDownloadResults(results, format));
+    if (format) await writeResults(io, downloadResultPieces(results, format));
     return results.some((result) => result.status === 'failed') || io.signal.aborted
       ? ExitCode.Failure
       : ExitCode.Success;

@@ -8,6 +8,7 @@ import { ExitCode } from '../../core/errors.js';
 import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
+import { jsonArrayPieces, linePieces, writeResults } from '../results-out.js';
 import { rootMissingNotice } from '../root-notice.js';
 
 // The report as the library's entry hands it over: the command line reaches the engines through api.ts only.
@@ -106,10 +107,11 @@ export async function status(options: StatusCommandOptions, io: CommandIO): Prom
     const report = await client.status(filters, { signal: io.signal, pageSize: options.pageSize });
     if (report.rootMissing && !options.quiet)
       io.stderr.write(rootMissingNotice((await client.config()).dataDir));
-    io.stdout.write(
+    await writeResults(
+      io,
       options.outputFormat === 'json'
-        ? `${JSON.stringify(report.entries.map(statusRecord), null, 2)}\n`
-        : report.entries.map(statusLine).join(''),
+        ? jsonArrayPieces(report.entries, statusRecord)
+        : linePieces(report.entries, statusLine),
     );
     const strict = options.strict === true;
     if (!options.quiet) io.stderr.write(statusSummary(report, strict));

@@ -17,6 +17,7 @@ import { elideMiddle, fitClauses } from '../fit-width.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { requiredFilters } from '../options.js';
 import type { TransferReporter } from '../progress.js';
+import { jsonArrayPieces, writeResults } from '../results-out.js';
 import { canAnimate } from '../status-line.js';
 import { downloadReporter, showDownloadProgress } from '../transfer-report.js';
 
@@ -58,7 +59,7 @@ export async function sync(options: SyncCommandOptions, io: CommandIO): Promise<
     if (options.watch === undefined) {
       const { status, result } = await syncOnce(client, filters, options, io, false);
       if (options.outputFormat === 'json' && !options.dryRun)
-        io.stdout.write(`${JSON.stringify(result.map(jsonRecord), null, 2)}\n`);
+        await writeResults(io, jsonArrayPieces(result, jsonRecord));
       return status;
     }
     return await watch(client, filters, options, options.watch, io);

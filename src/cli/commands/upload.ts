@@ -6,6 +6,7 @@ import { nameWarning, parseName } from '../../naming/names.js';
 import { formatBytes } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { TransferReporter } from '../progress.js';
+import { jsonArrayPieces, writeResults } from '../results-out.js';
 import { canAnimate } from '../status-line.js';
 
 /** Options of `upload`. */
@@ -47,14 +48,14 @@ export async function upload(paths: string[], options: UploadCommandOptions, io:
         : undefined,
     );
     if (options.outputFormat === 'json') {
-      const records = results.map((result) => ({
+      const record = (result: (typeof results)[number]) => ({
         file_path: result.key,
         local_path: result.localPath,
         status: result.status,
         bytes: result.bytes,
         ...(result.error ? { error: result.error.message } : {}),
-      }));
-      io.stdout.write(`${JSON.stringify(records, null, 2)}\n`);
+      });
+      await writeResults(io, jsonArrayPieces(results, record));
     }
     return results.every((result) => result.status !== 'failed') ? ExitCode.Success : ExitCode.Failure;
   } finally {

@@ -11,7 +11,7 @@ import type { QueryFilters } from '../../naming/query-vocabulary.js';
 import { formatBytes, formatPair, formatTimeLeft } from '../format.js';
 import { type CommandIO, clientFor, type GlobalOptions } from '../io.js';
 import { refuseIngestionFilters, requiredFilters } from '../options.js';
-import { JsonArrayPieces, linePieces, writeResults } from '../results-out.js';
+import { jsonArrayPieces, linePieces, writeResults } from '../results-out.js';
 import { canAnimate, fitStatusLine, RateMeter } from '../status-line.js';
 
 // The report and its progress as the library's entry hands them over.
@@ -165,11 +165,13 @@ export async function verify(options: VerifyCommandOptions, io: CommandIO): Prom
   const started = Date.now();
   const strict = options.strict === true;
   // A piece at a time, as the reader takes them: over 100,000 files the text is 7 MiB, 39 MiB as JSON.
-  const print = async (entries: readonly VerifyEntry[]) => {
-    if (options.outputFormat !== 'json') return writeResults(io, linePieces(entries, verifyLine));
-    const json = new JsonArrayPieces(jsonRecord);
-    return (await writeResults(io, json.page(entries))) && writeResults(io, [json.end()]);
-  };
+  const print = (entries: readonly VerifyEntry[]) =>
+    writeResults(
+      io,
+      options.outputFormat === 'json'
+        ? jsonArrayPieces(entries, jsonRecord)
+        : linePieces(entries, verifyLine),
+    );
   try {
     const report = await client.verify(filters, {
       signal: io.signal,
