@@ -15,6 +15,7 @@ import type { CommandIO } from '../../src/cli/io.js';
 import { formatCsv, formatJson } from '../../src/cli/output.js';
 import { buildProgram } from '../../src/cli/program.js';
 import type { QueryRecord } from '../../src/naming/query-records.js';
+import { Sink } from '../helpers/sink.js';
 import { makeTempDir } from '../server/helpers.js';
 
 /** mag's record of the `day`th day from 1 January 2025 (1 is that day). */
@@ -39,33 +40,6 @@ const RECORDS: QueryRecord[] = [1, 2, 3, 4, 5].map((day) => ({
   note: day === 3 ? 'a, "quoted"\nline ünï' : null,
   extra: { tags: ['x', day], empty: {}, none: [] },
 }));
-
-/** A stream that keeps what is written to it, at once (no tick between a write and the text). */
-class Sink extends Writable {
-  readonly chunks: Buffer[] = [];
-  /** While set, writes wait for `release` (a reader that has stopped reading). */
-  held: (() => void)[] | undefined;
-
-  constructor(highWaterMark?: number) {
-    super(highWaterMark === undefined ? {} : { highWaterMark });
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.chunks.push(chunk);
-    if (this.held) this.held.push(() => done());
-    else done();
-  }
-
-  release(): void {
-    const waiting = this.held ?? [];
-    this.held = undefined;
-    for (const done of waiting) done();
-  }
-
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
-}
 
 /** Runs the command line as `main` does and gives its exit status and output; `stdout` may be the test's own. */
 async function run(

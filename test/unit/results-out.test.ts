@@ -3,32 +3,11 @@
  * byte, in several writes when there are many; each write waits while stdout's buffer is full, not once the run is
  * cancelled; a stdout that failed takes nothing more.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { CommandIO } from '../../src/cli/io.js';
 import { JsonArrayPieces, linePieces, writeResults } from '../../src/cli/results-out.js';
-
-/** A stdout that keeps each write; while `held`, a write's callback waits for `release` (a reader that stopped). */
-class Sink extends Writable {
-  readonly writes: string[] = [];
-  held: (() => void)[] | undefined;
-
-  constructor(highWaterMark = 16 * 1024) {
-    super({ highWaterMark, decodeStrings: false });
-  }
-
-  override _write(chunk: string, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    this.writes.push(chunk);
-    if (this.held) this.held.push(() => done());
-    else done();
-  }
-
-  release(): void {
-    const waiting = this.held ?? [];
-    this.held = undefined;
-    for (const done of waiting) done();
-  }
-}
+import { Sink } from '../helpers/sink.js';
 
 function ioWith(stdout: Writable, signal = new AbortController().signal): CommandIO {
   return { stdout, stderr: new PassThrough(), stdin: new PassThrough(), signal };
@@ -89,10 +68,10 @@ describe('writeResults', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     // The first piece fills the buffer: nothing more is handed over while the reader does not read.
     expect(settled).toBe(false);
-    expect(stdout.writes).toHaveLength(1);
+    expect(stdout.chunks).toHaveLength(1);
     stdout.release();
     expect(await writing).toBe(true);
-    expect(stdout.writes.join('')).toBe(pieces.join(''));
+    expect(stdout.text()).toBe(pieces.join(''));
   });
 
   it('no longer waits once the run is cancelled', async () => {
@@ -103,7 +82,7 @@ describe('writeResults', () => {
     const pieces = [...linePieces(results(1000), (result) => `ok ${result.name}`)];
     expect(await writeResults(ioWith(stdout, cancel.signal), pieces)).toBe(true);
     stdout.release();
-    expect(stdout.writes.join('')).toBe(pieces.join(''));
+    expect(stdout.text()).toBe(pieces.join(''));
   });
 
   it('stops when stdout fails (the reader left), and says so', async () => {
@@ -114,6 +93,6 @@ describe('writeResults', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     stdout.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
     expect(await writing).toBe(false);
-    expect(stdout.writes.length).toBeLessThan(pieces.length);
+    expect(stdout.chunks.length).toBeLessThan(pieces.length);
   });
 });
