@@ -184,6 +184,11 @@ describe('adaptive connections over a shaped link', () => {
     proxies.push(proxy);
     const root = await makeTempDir('mission-adaptive-');
     const runs: Array<{ firstWave: number; maxOpen: number }> = [];
+    const kept: number[] = [];
+    const keptNumber = async () =>
+      JSON.parse(await readFile(join(root, '.mission-data', 'connections.json'), 'utf8')).hosts[
+        new URL(proxy.url).host
+      ].connections as number;
     try {
       for (let run = 0; run < 2; run += 1) {
         const { http, counting, seen } = countingClient(proxy.url);
@@ -200,13 +205,14 @@ describe('adaptive connections over a shaped link', () => {
           await http.close();
         }
         runs.push({ firstWave: seen.firstWave, maxOpen: seen.maxOpen });
+        kept.push(await keptNumber());
       }
-      const kept = JSON.parse(await readFile(join(root, '.mission-data', 'connections.json'), 'utf8'));
-      const learned = kept.hosts[new URL(proxy.url).host].connections as number;
-      expect(learned).toBeGreaterThan(8);
-      // The first run starts from the fixed 8 and grows; the second starts where the first settled.
+      // The first run starts from the fixed 8; the second starts where the first settled: the number kept after
+      // the first, not the one the second keeps in turn (it may grow again, and on a busy machine the first may
+      // settle at 8, the second growing past it). Over this link, which rewards more, one of them grew.
       expect(runs[0]?.firstWave).toBe(8);
-      expect(runs[1]?.firstWave).toBeGreaterThanOrEqual(learned);
+      expect(runs[1]?.firstWave).toBeGreaterThanOrEqual(kept[0] as number);
+      expect(Math.max(...kept)).toBeGreaterThan(8);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
