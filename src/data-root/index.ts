@@ -15,14 +15,7 @@ import { DownloadRuns } from './runs.js';
 import { checkWritableRoot, lookAtRoot, missingRoot } from './safe-writes.js';
 import { stateFolder } from './state-folder.js';
 import { acquireLock, type LockAges, type SyncLock } from './sync-lock.js';
-import {
-  type LoadedState,
-  readState,
-  type SyncIdentity,
-  type SyncState,
-  syncId,
-  writeState,
-} from './sync-state.js';
+import type { LoadedState, SyncIdentity, SyncState } from './sync-state.js';
 import { allVerified, VerifiedRecord, type VerifiedScope } from './verified.js';
 
 export { type CaseProbe, foldsCase } from './case-folding.js';
@@ -55,6 +48,12 @@ export interface DataRootOptions {
   /** How often the sync lock and the runs' entry are touched, and when they are stale (tests shorten them). */
   ages?: LockAges | undefined;
 }
+
+/**
+ * The sync state's module, loaded by the first sync that asks for it: it brings zod, which checks a state file,
+ * and no other command needs either (~4 ms of every `download`'s and `verify`'s start-up).
+ */
+const syncStates = () => import('./sync-state.js');
 
 /** What a sync's lock says of the run holding it, in the refusal another run gets. */
 const SYNC_LOCK_WHAT = 'sync of this data root and filter set';
@@ -154,6 +153,7 @@ export class DataRoot {
    */
   async lockSync(identity: SyncIdentity): Promise<SyncLock> {
     this.#useable();
+    const { syncId } = await syncStates();
     const lock = await acquireLock(stateFolder(this.dir), syncId(identity), SYNC_LOCK_WHAT, this.#ages);
     const handle: SyncLock = {
       file: lock.file,
@@ -167,14 +167,16 @@ export class DataRoot {
   }
 
   /** The state of the sync `identity`; a damaged or foreign file is reported and read as none. */
-  readSyncState(identity: SyncIdentity): Promise<LoadedState> {
+  async readSyncState(identity: SyncIdentity): Promise<LoadedState> {
     this.#useable();
+    const { readState } = await syncStates();
     return readState(this.dir, identity);
   }
 
   /** Writes the state of the sync `identity` whole (a reader sees the old state or the new one). */
-  writeSyncState(identity: SyncIdentity, state: SyncState): Promise<void> {
+  async writeSyncState(identity: SyncIdentity, state: SyncState): Promise<void> {
     this.#useable();
+    const { writeState } = await syncStates();
     return writeState(this.dir, identity, state);
   }
 

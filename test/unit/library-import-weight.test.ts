@@ -98,6 +98,15 @@ describe('what importing the library loads at once', () => {
     expect(loaded).toEqual([]);
   });
 
+  // zod checks what a few commands read (the configuration file, a sync's state, the words of a query record's
+  // refusal): a download of named files reads none of them, and zod's schemas take ~4 ms to build as they load.
+  it("src/download/engine.ts does not load zod at once (the data root loads a sync's state with the first sync)", () => {
+    const graph = staticGraph(join(ROOT, 'src/download/engine.ts'));
+    expect(graph.has(join(ROOT, 'src/data-root/index.ts'))).toBe(true);
+    const chain = (graph.get('builtin:zod/mini') ?? []).map((step) => step.replace(`${ROOT}/`, ''));
+    expect(chain.join(' -> ')).toBe('');
+  });
+
   it('the built library, imported in a fresh process, loads none of the streams, sockets, zlib, TLS, HTTP or crypto', () => {
     const bundle = join(ROOT, 'dist/index.js');
     if (!existsSync(bundle)) throw new Error('dist/ is missing: run `npm run build` first');
