@@ -77,14 +77,41 @@ const TOKEN_CHARS = (() => {
   return table;
 })();
 
-/** Whether `text[from, to)` is a non-empty HTTP token. */
-function isToken(text: string, from: number, to: number): boolean {
-  if (to <= from) return false;
-  for (let at = from; at < to; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code > 127 || TOKEN_CHARS[code] === 0) return false;
+/**
+ * Header names in lower case by their spelling on the wire. A server repeats a few dozen names in every answer:
+ * each is lowered once, and its lowered form, a property key already, serves every later answer. Bounded, so that
+ * a server inventing names cannot grow it.
+ */
+const LOWERED = new Map<string, string>();
+const MAX_LOWERED = 256;
+
+/** The header name `text[from, to)` in lower case. */
+function loweredName(text: string, from: number, to: number): string {
+  const name = text.slice(from, to);
+  let lowered = LOWERED.get(name);
+  if (lowered === undefined) {
+    lowered = name.toLowerCase();
+    if (LOWERED.size < MAX_LOWERED) LOWERED.set(name, lowered);
   }
-  return true;
+  return lowered;
+}
+
+/**
+ * The index of the colon ending the header name that starts a line at `from`, or -1 when the line (which ends at
+ * `end`) has no colon, a name that is empty, or a character no HTTP token has before its colon.
+ */
+function nameEnd(text: string, from: number, end: number): number {
+  for (let at = from; at < end; at += 1) {
+    const code = text.charCodeAt(at);
+    if (code === 58) return at === from ? -1 : at;
+    if (code > 127 || TOKEN_CHARS[code] === 0) return -1;
+  }
+  return -1;
+}
+
+/** Whether a character is one `String.prototype.trim` removes (of those a latin1 text can hold). */
+function isTrimmed(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 160;
 }
 
 /** The status code of an `HTTP/1.x NNN reason` line, or -1. */
@@ -99,6 +126,9 @@ function statusOf(line: string): number {
   }
   return /[\r\n]/.test(line) ? -1 : code;
 }
+
+/** The server's `Keep-Alive: timeout=N`. */
+const KEEP_ALIVE_TIMEOUT = /\btimeout=(\d+)/i;
 
 /** Reads a response head (without its final blank line's CRLF pair). Throws `WireError` on anything malformed. */
 export function parseHead(text: string, method: string): ResponseHead {
@@ -117,15 +147,20 @@ export function parseHead(text: string, method: string): ResponseHead {
   for (let at = lineEnd + 2; at < text.length; ) {
     let end = text.indexOf('\r\n', at);
     if (end === -1) end = text.length;
-    const colon = text.indexOf(':', at);
-    if (colon === -1 || colon >= end || !isToken(text, at, colon)) {
+    const colon = nameEnd(text, at, end);
+    if (colon === -1) {
       throw new WireError(
         `unreadable header line ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`,
         'HPE_INVALID_HEADER_TOKEN',
       );
     }
-    const name = text.slice(at, colon).toLowerCase();
-    const value = text.slice(colon + 1, end).trim();
+    const name = loweredName(text, at, colon);
+    // The value without the white space around it, as `trim` leaves it, cut once.
+    let from = colon + 1;
+    let to = end;
+    while (from < to && isTrimmed(text.charCodeAt(from))) from += 1;
+    while (to > from && isTrimmed(text.charCodeAt(to - 1))) to -= 1;
+    const value = text.slice(from, to);
     const before = headers[name];
     if (before === undefined) headers[name] = value;
     else if (Array.isArray(before)) before.push(value);
@@ -136,13 +171,20 @@ export function parseHead(text: string, method: string): ResponseHead {
   const keepAlive =
     connection === undefined
       ? minor === 1
-      : minor === 1
-        ? !listOf(connection).includes('close')
-        : listOf(connection).includes('keep-alive');
+      : connection === 'keep-alive'
+        ? true
+        : minor === 1
+          ? !listOf(connection).includes('close')
+          : listOf(connection).includes('keep-alive');
+  // The pattern finds the same timeout in the raw value as in its list's parts joined: its match needs no case,
+  // and begins at a word's start, which a comma or white space before it gives alike.
+  const keepAliveValue = headers['keep-alive'];
   const hint =
-    headers['keep-alive'] === undefined
+    keepAliveValue === undefined
       ? null
-      : /\btimeout=(\d+)/i.exec(listOf(headers['keep-alive']).join(','));
+      : KEEP_ALIVE_TIMEOUT.exec(
+          typeof keepAliveValue === 'string' ? keepAliveValue : keepAliveValue.join(','),
+        );
   return {
     statusCode,
     headers,
