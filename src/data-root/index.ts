@@ -51,7 +51,7 @@ export interface DataRootOptions {
 
 /**
  * The sync state's module, loaded by the first sync that asks for it: it brings zod, which checks a state file,
- * and no other command needs either (~4 ms of every `download`'s and `verify`'s start-up).
+ * and no other command needs either (~4 ms of a `download`'s start-up).
  */
 const syncStates = () => import('./sync-state.js');
 

@@ -54,6 +54,12 @@ describe('parseHead', () => {
     }
   });
 
+  it('lowers a long name as a short one', () => {
+    const long = `X-${'Long'.repeat(100)}`;
+    const parsed = parseHead(head('HTTP/1.1 204 No Content', `${long}: 1`, `${long}: 2`), 'GET');
+    expect(parsed.headers).toEqual({ [long.toLowerCase()]: ['1', '2'] });
+  });
+
   it('says whether the connection serves again, by the version and Connection', () => {
     const keepAlive = (status: string, ...lines: string[]) =>
       parseHead(head(status, ...lines, 'Content-Length: 0'), 'GET').keepAlive;

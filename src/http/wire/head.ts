@@ -79,11 +79,12 @@ const TOKEN_CHARS = (() => {
 
 /**
  * Header names in lower case by their spelling on the wire. A server repeats a few dozen names in every answer:
- * each is lowered once, and its lowered form, a property key already, serves every later answer. Bounded, so that
- * a server inventing names cannot grow it.
+ * each is lowered once, and its lowered form, a property key already, serves every later answer. Bounded in
+ * names and in their length, so that a server inventing names cannot grow it.
  */
 const LOWERED = new Map<string, string>();
 const MAX_LOWERED = 256;
+const MAX_LOWERED_LENGTH = 64;
 
 /** The header name `text[from, to)` in lower case. */
 function loweredName(text: string, from: number, to: number): string {
@@ -91,7 +92,7 @@ function loweredName(text: string, from: number, to: number): string {
   let lowered = LOWERED.get(name);
   if (lowered === undefined) {
     lowered = name.toLowerCase();
-    if (LOWERED.size < MAX_LOWERED) LOWERED.set(name, lowered);
+    if (LOWERED.size < MAX_LOWERED && name.length <= MAX_LOWERED_LENGTH) LOWERED.set(name, lowered);
   }
   return lowered;
 }
