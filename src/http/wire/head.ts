@@ -115,6 +115,15 @@ function isTrimmed(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 160;
 }
 
+/** `text[from, to)` without the white space around it, as `trim` leaves it, cut once. */
+function trimmedSlice(text: string, from: number, to: number): string {
+  let start = from;
+  let end = to;
+  while (start < end && isTrimmed(text.charCodeAt(start))) start += 1;
+  while (end > start && isTrimmed(text.charCodeAt(end - 1))) end -= 1;
+  return text.slice(start, end);
+}
+
 /** The status code of an `HTTP/1.x NNN reason` line, or -1. */
 function statusOf(line: string): number {
   if (!line.startsWith('HTTP/1.') || (line[7] !== '0' && line[7] !== '1') || line[8] !== ' ') return -1;
@@ -156,12 +165,7 @@ export function parseHead(text: string, method: string): ResponseHead {
       );
     }
     const name = loweredName(text, at, colon);
-    // The value without the white space around it, as `trim` leaves it, cut once.
-    let from = colon + 1;
-    let to = end;
-    while (from < to && isTrimmed(text.charCodeAt(from))) from += 1;
-    while (to > from && isTrimmed(text.charCodeAt(to - 1))) to -= 1;
-    const value = text.slice(from, to);
+    const value = trimmedSlice(text, colon + 1, end);
     const before = headers[name];
     if (before === undefined) headers[name] = value;
     else if (Array.isArray(before)) before.push(value);
