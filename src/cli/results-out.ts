@@ -16,18 +16,20 @@ export const RESULTS_PER_PIECE = 200;
 /**
  * `${JSON.stringify(all, null, 2)}\n` of results that come a page at a time, byte for byte, a piece at a time:
  * each piece stringified as the whole array is, without its brackets, the pieces joined as its elements are (`,`
- * and a line break); `[` before the first, `]` after the last, and `[]` when there was none. `toJson` gives the
- * value written for each result.
+ * and a line break); `[` before the first, `]` after the last, and `[]` when there was none. `toJson`, when given,
+ * gives the value written for each result.
  */
 export class JsonArrayPieces<Result> {
   /** Results handed out so far. */
   count = 0;
 
-  constructor(private readonly toJson: (result: Result) => unknown = (result) => result) {}
+  constructor(private readonly toJson?: (result: Result) => unknown) {}
 
   *page(results: readonly Result[]): Iterable<string> {
+    const { toJson } = this;
     for (let at = 0; at < results.length; at += RESULTS_PER_PIECE) {
-      const piece = results.slice(at, at + RESULTS_PER_PIECE).map(this.toJson);
+      const slice = results.slice(at, at + RESULTS_PER_PIECE);
+      const piece = toJson ? slice.map(toJson) : slice;
       // `[\n  {…},\n  {…}\n]`: the elements are what lies between the opening `[\n` and the closing `\n]`.
       const elements = JSON.stringify(piece, null, 2).slice(2, -2);
       const opening = this.count === 0 ? '[\n' : ',\n';

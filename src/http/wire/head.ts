@@ -172,15 +172,6 @@ export function parseHead(text: string, method: string): ResponseHead {
     else headers[name] = [before, value];
     at = end + 2;
   }
-  const connection = headers.connection;
-  const keepAlive =
-    connection === undefined
-      ? minor === 1
-      : connection === 'keep-alive'
-        ? true
-        : minor === 1
-          ? !listOf(connection).includes('close')
-          : listOf(connection).includes('keep-alive');
   // The pattern finds the same timeout in the raw value as in its list's parts joined: its match needs no case,
   // and begins at a word's start, which a comma or white space before it gives alike.
   const keepAliveValue = headers['keep-alive'];
@@ -194,9 +185,17 @@ export function parseHead(text: string, method: string): ResponseHead {
     statusCode,
     headers,
     framing: framingOf(headers, statusCode, method),
-    keepAlive,
+    keepAlive: keepsAlive(headers.connection, minor),
     keepAliveMs: hint ? Number(hint[1]) * 1000 : undefined,
   };
+}
+
+/** Whether the connection serves another request: HTTP/1.1 unless it says `close`, HTTP/1.0 only if it says so. */
+function keepsAlive(connection: string | string[] | undefined, minor: number): boolean {
+  if (connection === undefined) return minor === 1;
+  if (connection === 'keep-alive') return true;
+  const said = listOf(connection);
+  return minor === 1 ? !said.includes('close') : said.includes('keep-alive');
 }
 
 /** The values of a comma-separated header, lower case. */
