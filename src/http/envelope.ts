@@ -49,7 +49,7 @@ export function readEnvelope(
     }
   }
   const text = lazyBody ? '' : typeof body === 'string' ? body : body.toString('utf8');
-  if (!isJson && text.trim() !== '') {
+  if (!isJson && NOT_BLANK.test(text)) {
     try {
       parsed = JSON.parse(text);
       isJson = true;
@@ -89,9 +89,14 @@ function decodeBody(body: unknown, lazyArrays: boolean): unknown {
   return body;
 }
 
+/** Text with something in it besides white space (as `trim` sees it), told without a trimmed copy. */
+const NOT_BLANK = /\S/;
+
 function lowerCaseHeaders(headers: Record<string, unknown>): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers)) {
+  for (const key in headers) {
+    if (!Object.hasOwn(headers, key)) continue;
+    const value = headers[key];
     if (typeof value === 'string') result[key.toLowerCase()] = value;
     else if (Array.isArray(value)) result[key.toLowerCase()] = value.map(String).join(', ');
     else if (typeof value === 'number') result[key.toLowerCase()] = String(value);

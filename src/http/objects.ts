@@ -231,10 +231,16 @@ export function header(response: ObjectResponse, name: string): string | undefin
 }
 
 /** A numeric header, refused when it is not a whole number. */
-export function numericHeader(response: ObjectResponse, name: string, url: string): number | undefined {
+export function numericHeader(
+  response: ObjectResponse,
+  name: string,
+  url: string | (() => string),
+): number | undefined {
   const value = header(response, name);
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim()))
-    throw new ProtocolError(`GET ${url}: unreadable ${name} ${JSON.stringify(value)}.`);
+  if (!/^\d+$/.test(value.trim())) {
+    const shown = typeof url === 'string' ? url : url();
+    throw new ProtocolError(`GET ${shown}: unreadable ${name} ${JSON.stringify(value)}.`);
+  }
   return Number(value);
 }

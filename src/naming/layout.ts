@@ -1,5 +1,5 @@
 /** The one local-layout resolver: where a file lives below the data root, and which file a local path holds. */
-import { join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../core/errors.js';
 import { LOCAL_PATHS, type PathRules } from '../core/platform-paths.js';
 import type { FileKind } from './file-types.js';
@@ -84,12 +84,26 @@ export function locateFile(value: string): LocatedFile {
  */
 export function resolveLocalPath(root: string, file: LocatedFile | string): string {
   const located = typeof file === 'string' ? locateFile(file) : file;
-  const target = resolve(root, ...located.path.split('/'));
-  if (!isInside(root, target) || target === resolve(root)) {
+  const base = resolvedRoot(root);
+  const target = resolve(base, ...located.path.split('/'));
+  // `target` is normalized and built on `base`: below it exactly when it starts with `base` and a separator.
+  const prefix = base.endsWith(sep) ? base : `${base}${sep}`;
+  if (!target.startsWith(prefix) || target.length === prefix.length) {
     // Unreachable for paths that passed the safety rules; kept as the last line of defence.
     throw new ValidationError([`Refusing ${located.path}: it would land outside the data root ${root}.`]);
   }
   return target;
+}
+
+/** The last absolute root resolved: a batch resolves thousands of paths below one root. */
+let lastRoot: { root: string; resolved: string } | undefined;
+
+/** `resolve(root)`, kept for an absolute root (a relative one depends on the working folder at each call). */
+function resolvedRoot(root: string): string {
+  if (lastRoot?.root === root) return lastRoot.resolved;
+  const resolved = resolve(root);
+  if (isAbsolute(root)) lastRoot = { root, resolved };
+  return resolved;
 }
 
 /**

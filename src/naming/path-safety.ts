@@ -26,6 +26,11 @@ interface PathProblem {
  * scan checks 100,000 of them, so they are told by one pattern before the rules are tried one by one.
  */
 const PLAIN_PATH = /^[\w-]+(?:\.+[\w-]+)*(?:\/[\w-]+(?:\.+[\w-]+)*)*$/;
+/** True for a plain path (see PLAIN_PATH): nothing in it needs escaping in a URL either. */
+export function isPlainPath(path: string): boolean {
+  return PLAIN_PATH.test(path);
+}
+
 /** A segment of a plain path named after a Windows device (see WINDOWS_DEVICE_NAMES): its stem is one. */
 const PLAIN_DEVICE_SEGMENT = /(?:^|\/)(?:con|prn|aux|nul|com\d|lpt\d)(?:[./]|$)/i;
 

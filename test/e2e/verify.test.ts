@@ -5,6 +5,7 @@
  * mid-pass and the date option.
  */
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -211,8 +212,8 @@ describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
         {
           threads: 1,
           onProgress: (progress) => {
-            // Measured, nothing hashed yet: the file goes now.
-            if (progress.filesDone === 0 && progress.bytesDone === 0) void rm(gone, { force: true });
+            // Measured, nothing hashed yet: the file goes now, before this call returns and the hashing begins.
+            if (progress.filesDone === 0 && progress.bytesDone === 0) rmSync(gone, { force: true });
           },
         },
       );

@@ -10,6 +10,7 @@ import { abortedError, failureOf, notStartedError } from '../../core/batch.js';
 import { isMissionDataError } from '../../core/errors.js';
 import { REFETCHES_AFTER_MISMATCH, sleep } from '../../core/failure-policy.js';
 import { progressPace } from '../../core/pace.js';
+import { hostOf } from '../../core/urls.js';
 import { type LearnedConnections, sumOf } from '../../data-root/index.js';
 import { ChecksumMismatch } from '../object/object-checksum.js';
 import { renewingSource } from '../object/object-url.js';
@@ -322,7 +323,7 @@ function sumOfRanges(ranges: ReadonlyArray<[number, number]> | undefined): numbe
 function measuredFrom(learned: LearnedConnections, url: string) {
   let host: string;
   try {
-    host = new URL(url).host;
+    host = hostOf(url);
   } catch {
     return { max: DEFAULT_MAX_CONNECTIONS, initial: DEFAULT_CONNECTIONS };
   }

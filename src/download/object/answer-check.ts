@@ -37,11 +37,11 @@ export function restartState(state: ObjectState, part: PartFile): void {
 export function acceptResponse(
   response: ObjectResponse,
   state: ObjectState,
-  url: string,
+  shown: () => string,
   resuming: boolean,
 ): 'restart' | 'stale' | 'continue' {
   const etag = header(response, 'etag');
-  const length = numericHeader(response, 'content-length', url);
+  const length = numericHeader(response, 'content-length', shown);
   const changed = state.etag !== undefined && etag !== undefined && etag !== state.etag;
   if (etag !== undefined) state.etag = etag;
   if (response.status === 206 && changed && resuming) {
@@ -53,6 +53,8 @@ export function acceptResponse(
     else if (changed) state.total = undefined;
     return 'restart';
   }
+  // The URL as messages show it: only a refusal below needs it.
+  const url = shown();
   if (response.status !== 206) {
     throw new ProtocolError(`GET ${url}: unexpected status ${response.status} for a file download.`);
   }

@@ -67,8 +67,12 @@ export async function receiveObject(job: ReceiveJob): Promise<ReceivedObject> {
  * one stream or, split, over several connections, until the object is whole or the attempts run out.
  */
 class ObjectReceiver {
-  /** The URL as messages show it: the query string of a pre-signed URL is a credential. */
-  private readonly shown: string;
+  /** The URL as messages show it (the query string of a pre-signed URL is a credential); made when one needs it. */
+  #shown: string | undefined;
+  private readonly showUrl = (): string => {
+    this.#shown ??= displayUrl(new URL(this.job.url));
+    return this.#shown;
+  };
   private readonly report: (received: number) => void;
   private readonly state: ObjectState;
   /** The checksum of the bytes on disk; undefined until an answer says which, and again after a restart. */
@@ -83,7 +87,6 @@ class ObjectReceiver {
   private ranged: RangedPlan | undefined;
 
   constructor(private readonly job: ReceiveJob) {
-    this.shown = displayUrl(new URL(job.url));
     this.state = job.state;
     // Holds only what it reports: a callback kept a little longer (by a body, a timer) then pins no receiver,
     // and 12,000 small files peak 10-30 MiB lower.
@@ -152,7 +155,7 @@ class ObjectReceiver {
       const verdict = acceptResponse(
         response,
         this.state,
-        this.shown,
+        this.showUrl,
         this.checksum === undefined && resuming,
       );
       if (verdict === 'stale') {
@@ -184,7 +187,8 @@ class ObjectReceiver {
     const whole = response.status === 200;
     this.expected = statedChecksum(response.headers, whole, response.statedDigest) ?? recorded;
     state.expected = this.expected;
-    if (this.expected === undefined && this.job.requireChecksum) throw new ChecksumUnavailable(this.shown);
+    if (this.expected === undefined && this.job.requireChecksum)
+      throw new ChecksumUnavailable(this.showUrl());
     const split = this.ranged !== undefined && splits(response, state, this.ranged);
     const checksum = checksumFor(this.expected?.algorithm, part, state.total, split);
     this.checksum = checksum;
@@ -213,7 +217,7 @@ class ObjectReceiver {
       this.transferred += await receiveRanges({
         http,
         url,
-        shown: this.shown,
+        shown: this.showUrl(),
         part,
         state: this.state as ObjectState & { total: number; etag: string },
         checksum,
@@ -230,7 +234,7 @@ class ObjectReceiver {
       this.checksum = undefined;
       return undefined;
     }
-    return await verified(this.shown, checksum, this.expected, this.state.written, this.transferred);
+    return await verified(this.showUrl, checksum, this.expected, this.state.written, this.transferred);
   }
 
   /** The answer's body as one stream; undefined when it ended early (counted as a failed attempt). */
@@ -255,23 +259,27 @@ class ObjectReceiver {
     const complete =
       (state.total !== undefined && state.written === state.total) ||
       (outcome.error === undefined && state.total === undefined);
-    if (complete) return await verified(this.shown, checksum, this.expected, state.written, this.transferred);
+    if (complete)
+      return await verified(this.showUrl, checksum, this.expected, state.written, this.transferred);
     // A dropped connection, a stall or a short body: resume from the bytes on disk.
-    await this.attempts.failed(bodyEndedEarly(this.shown, outcome, state.total), outcome.position > before);
+    await this.attempts.failed(
+      bodyEndedEarly(this.showUrl(), outcome, state.total),
+      outcome.position > before,
+    );
     return undefined;
   }
 }
 
 /** The received object, once its bytes match the checksum the store stated (when it stated one). */
 async function verified(
-  shown: string,
+  shown: () => string,
   checksum: PartChecksum,
   expected: ExpectedChecksum | undefined,
   size: number,
   transferred: number,
 ): Promise<ReceivedObject> {
   const actual = await checksum.digest();
-  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown, expected, actual);
+  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown(), expected, actual);
   return { size, transferred, verifiedBy: expected };
 }
 

@@ -2,6 +2,7 @@
  * Copying an answer's body into a part file: chunks taken as they arrive and written in batches at their
  * offsets, with what the checksum and the progress need on the way.
  */
+import { listenForAbort } from '../../core/abort-hub.js';
 import { abortedError } from '../../core/batch.js';
 import type { ChecksumFeed } from '../../core/checksums/checksum.js';
 import { FAULTS, faultWords } from '../../core/dispatch-faults.js';
@@ -123,7 +124,8 @@ class BodyPump {
   private settled = false;
   private resolve!: (outcome: PumpOutcome) => void;
   private reject!: (error: Error) => void;
-  private readonly onAbort = () => this.job.body.destroy(abortedError(this.job.signal as AbortSignal));
+  /** Stops listening for the signal's abort (which destroys the body). */
+  private unlisten: (() => void) | undefined;
   /** Whether the last write was slow (see `pump`): the body is to wait a turn of the event loop. */
   private behind = false;
   /** Takes a chunk; returns a promise (the body pauses until it settles) when the part file is behind. */
@@ -155,7 +157,7 @@ class BodyPump {
         this.finish(abortedError(signal));
         return;
       }
-      signal?.addEventListener('abort', this.onAbort, { once: true });
+      if (signal) this.unlisten = listenForAbort(signal, () => body.destroy(abortedError(signal)));
       body.consume(this.onData).then(
         (error) => this.finish(error ?? undefined),
         (error) => this.finish(error),
@@ -242,7 +244,7 @@ class BodyPump {
 
   private cleanUp(): void {
     this.settled = true;
-    this.job.signal?.removeEventListener('abort', this.onAbort);
+    this.unlisten?.();
     if (this.staging && stagingPool.length < STAGING_POOL_MAX) stagingPool.push(this.staging);
     this.staging = undefined;
   }

@@ -5,6 +5,7 @@
  * after a whole answer with keep-alive, the connection goes back to its pool.
  */
 import type { Socket } from 'node:net';
+import { listenForAbort } from '../../core/abort-hub.js';
 import { FAULTS } from '../../core/dispatch-faults.js';
 import { netModule, tlsModule } from '../../core/on-first-use.js';
 import { AnswerReader, type ReaderHost } from './answer-reader.js';
@@ -29,8 +30,8 @@ interface Exchange {
   /** The request as failures name it (`GET /path`). */
   shown: string;
   head: { resolve: (answer: WireAnswer) => void; reject: (error: unknown) => void } | undefined;
-  signal: AbortSignal | undefined;
-  onAbort: () => void;
+  /** Stops listening for the request's abort. */
+  unlisten: (() => void) | undefined;
 }
 
 /** A connection of the wire client (see the file's comment). */
@@ -125,16 +126,15 @@ export class WireConnection {
         reject(abortError(request.signal));
         return;
       }
+      const { signal } = request;
       const exchange: Exchange = {
         shown: `${request.method} ${request.url.pathname}`,
         head: { resolve, reject },
-        signal: request.signal,
-        onAbort: () => this.#fail(abortError(request.signal)),
+        unlisten: signal && listenForAbort(signal, () => this.#fail(abortError(signal))),
       };
       this.requests += 1;
       this.#exchange = exchange;
       this.#reader.begin(request.method, request.upload === undefined);
-      request.signal?.addEventListener('abort', exchange.onAbort, { once: true });
       this.#socket.ref();
       this.#socket.write(head, 'latin1');
       if (request.upload) void this.#send(request.upload, exchange);
@@ -166,7 +166,7 @@ export class WireConnection {
       },
       whole: () => {
         const exchange = this.#exchange;
-        exchange?.signal?.removeEventListener('abort', exchange.onAbort);
+        exchange?.unlisten?.();
       },
       finished: (reusable) => {
         this.#exchange = undefined;
@@ -226,7 +226,7 @@ export class WireConnection {
     this.#owner.forget(this);
     const exchange = this.#exchange;
     this.#exchange = undefined;
-    exchange?.signal?.removeEventListener('abort', exchange.onAbort);
+    exchange?.unlisten?.();
     this.#reader.close(error);
     exchange?.head?.reject(error);
   }
