@@ -230,17 +230,15 @@ export function header(response: ObjectResponse, name: string): string | undefin
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A numeric header, refused when it is not a whole number. */
+/** A numeric header, refused when it is not a whole number (`shown` gives the URL as the refusal names it). */
 export function numericHeader(
   response: ObjectResponse,
   name: string,
-  url: string | (() => string),
+  shown: () => string,
 ): number | undefined {
   const value = header(response, name);
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim())) {
-    const shown = typeof url === 'string' ? url : url();
-    throw new ProtocolError(`GET ${shown}: unreadable ${name} ${JSON.stringify(value)}.`);
-  }
+  if (!/^\d+$/.test(value.trim()))
+    throw new ProtocolError(`GET ${shown()}: unreadable ${name} ${JSON.stringify(value)}.`);
   return Number(value);
 }
