@@ -61,20 +61,22 @@ export class ServiceTransport implements ObjectTransport {
   /** One request, transport errors translated; the caller reads or dumps the body. */
   async send(outgoing: OutgoingRequest): Promise<SentAnswer> {
     const { method, url, peer, signal, upload } = outgoing;
-    const shown = peer === 'service' ? url.href : displayUrl(url);
+    const { log } = this.#options.requests;
+    // The URL as the request log shows it, made only for a log.
+    const shown = () => (peer === 'service' ? url.href : displayUrl(url));
     const started = Date.now();
     try {
       if (this.#closed) throw new Error('This client is closed.');
       const answer = await this.#dispatch.request({ method, url, headers: outgoing.headers, upload, signal });
-      const id = requestIdOf(answer.headers['x-request-id']);
-      this.#options.requests.log?.(
-        `${method} ${shown} -> ${answer.statusCode} (${Date.now() - started} ms${id ? `, request id ${id}` : ''})`,
-      );
+      if (log) {
+        const id = requestIdOf(answer.headers['x-request-id']);
+        log(
+          `${method} ${shown()} -> ${answer.statusCode} (${Date.now() - started} ms${id ? `, request id ${id}` : ''})`,
+        );
+      }
       return answer;
     } catch (error) {
-      this.#options.requests.log?.(
-        `${method} ${shown} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`,
-      );
+      log?.(`${method} ${shown()} failed (${Date.now() - started} ms): ${errorCode(error) ?? error}`);
       throw transportError({
         method,
         url,

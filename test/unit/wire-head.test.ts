@@ -54,6 +54,41 @@ describe('parseHead', () => {
     }
   });
 
+  it('reads the names every answer carries alike in any spelling, and near misses as names of their own', () => {
+    const parsed = parseHead(
+      head(
+        'HTTP/1.1 200 OK',
+        'ETag: "a"',
+        'Etag: "b"',
+        'etag: "c"',
+        'ETAG: "d"',
+        'eTag: "e"',
+        'Content-MD5: m1',
+        'CONTENT-MD5: m2',
+        'x-amz-checksum-crc32: c1',
+        'X-Amz-Checksum-Crc32: c2',
+        'X-AMZ-CHECKSUM-CRC32: c3',
+        'x-amz-checksum-crc32c: cc',
+        'Content-Lengthy: 3',
+        'Content-Lengt: 4',
+        'Date2: x',
+        'Content-Length: 10',
+      ),
+      'GET',
+    );
+    expect(parsed.headers).toEqual({
+      etag: ['"a"', '"b"', '"c"', '"d"', '"e"'],
+      'content-md5': ['m1', 'm2'],
+      'x-amz-checksum-crc32': ['c1', 'c2', 'c3'],
+      'x-amz-checksum-crc32c': 'cc',
+      'content-lengthy': '3',
+      'content-lengt': '4',
+      date2: 'x',
+      'content-length': '10',
+    });
+    expect(parsed.framing).toEqual({ kind: 'length', length: 10 });
+  });
+
   it('lowers a long name as a short one', () => {
     const long = `X-${'Long'.repeat(100)}`;
     const parsed = parseHead(head('HTTP/1.1 204 No Content', `${long}: 1`, `${long}: 2`), 'GET');
@@ -89,7 +124,17 @@ describe('parseHead', () => {
   });
 
   it('refuses a header line whose name is empty, not a token, or has no colon', () => {
-    for (const line of [': x', 'Bad Name: x', 'No-Colon', 'Caf\u00e9: x', 'X-A\tB: y', ' X-Lead: z']) {
+    for (const line of [
+      ': x',
+      'Bad Name: x',
+      'No-Colon',
+      'Caf\u00e9: x',
+      'X-A\tB: y',
+      ' X-Lead: z',
+      'Date : x',
+      ' Date: x',
+      'Date',
+    ]) {
       expect(() => parseHead(head('HTTP/1.1 200 OK', line, 'Content-Length: 0'), 'GET')).toThrow(WireError);
     }
     try {

@@ -86,6 +86,67 @@ const LOWERED = new Map<string, string>();
 const MAX_LOWERED = 256;
 const MAX_LOWERED_LENGTH = 64;
 
+/**
+ * Names nearly every answer of a service or an object store carries, lower case. Each is matched in place in its
+ * usual spellings (lower case, capitalised words, and the odd ones of `COMMON_SPELLINGS`) without cutting the name
+ * out of the head: the cut and its lookup were the larger part of reading a head. Any other name (and any other
+ * spelling) goes through `loweredName`.
+ */
+const COMMON_NAMES = [
+  'accept-ranges',
+  'cache-control',
+  'connection',
+  'content-encoding',
+  'content-length',
+  'content-md5',
+  'content-range',
+  'content-type',
+  'date',
+  'etag',
+  'keep-alive',
+  'last-modified',
+  'location',
+  'repr-digest',
+  'retry-after',
+  'server',
+  'transfer-encoding',
+  'vary',
+  'x-amz-checksum-crc32',
+  'x-amz-checksum-crc32c',
+  'x-amz-checksum-crc64nvme',
+  'x-amz-checksum-sha1',
+  'x-amz-checksum-sha256',
+  'x-amz-checksum-type',
+  'x-amz-id-2',
+  'x-amz-request-id',
+  'x-amz-server-side-encryption',
+  'x-amz-version-id',
+  'x-request-id',
+];
+const COMMON_SPELLINGS: Record<string, string> = { etag: 'ETag', 'content-md5': 'Content-MD5' };
+
+/** Spellings of the common names, by length: spelling and lowered name in turn. */
+const COMMON_BY_LENGTH = (() => {
+  const table: string[][] = [];
+  for (const lowered of COMMON_NAMES) {
+    const words = lowered.split('-').map((word) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`);
+    const spellings = new Set([lowered, words.join('-'), COMMON_SPELLINGS[lowered] ?? lowered]);
+    table[lowered.length] ??= [];
+    for (const spelling of spellings) table[lowered.length]?.push(spelling, lowered);
+  }
+  return table;
+})();
+
+/** The lowered common name spelled at `text[from, from + length)`, or undefined. */
+function commonName(text: string, from: number, length: number): string | undefined {
+  const spellings = COMMON_BY_LENGTH[length];
+  if (spellings === undefined) return undefined;
+  for (let at = 0; at < spellings.length; at += 2) {
+    if (text.startsWith(spellings[at] as string, from)) return spellings[at + 1];
+  }
+  return undefined;
+}
+
 /** The header name `text[from, to)` in lower case. */
 function loweredName(text: string, from: number, to: number): string {
   const name = text.slice(from, to);
@@ -157,14 +218,17 @@ export function parseHead(text: string, method: string): ResponseHead {
   for (let at = lineEnd + 2; at < text.length; ) {
     let end = text.indexOf('\r\n', at);
     if (end === -1) end = text.length;
-    const colon = nameEnd(text, at, end);
+    let colon = text.indexOf(':', at);
+    // A common name is a token already; any other is checked character by character.
+    let name = colon > at && colon < end ? commonName(text, at, colon - at) : undefined;
+    if (name === undefined) colon = nameEnd(text, at, end);
     if (colon === -1) {
       throw new WireError(
         `unreadable header line ${JSON.stringify(text.slice(at, Math.min(end, at + 80)))}`,
         'HPE_INVALID_HEADER_TOKEN',
       );
     }
-    const name = loweredName(text, at, colon);
+    name ??= loweredName(text, at, colon);
     const value = trimmedSlice(text, colon + 1, end);
     const before = headers[name];
     if (before === undefined) headers[name] = value;
