@@ -11,6 +11,7 @@
  *   (retries + 1) x the timeout, plus the backoff;
  * - what it ends (`batchWideReason`): one file, or the batch, when every remaining file would meet it too.
  */
+import { listenForAbort } from './abort-hub.js';
 import { FAULTS } from './dispatch-faults.js';
 import { AbortedError, ApiError, isMissionDataError, MissionDataError, NetworkError } from './errors.js';
 
@@ -183,22 +184,26 @@ export async function withRetries<T>(
   }
 }
 
-/** Waits `ms`, or rejects with an `AbortedError` as soon as `signal` aborts. */
+/**
+ * Waits `ms`, or rejects with an `AbortedError` as soon as `signal` aborts (heard through the hub: every connection
+ * of a transfer may be waiting to try again at once).
+ */
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(new AbortedError(undefined, { cause: signal.reason }));
       return;
     }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AbortedError(undefined, { cause: signal?.reason }));
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      unlisten?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const unlisten =
+      signal &&
+      listenForAbort(signal, () => {
+        clearTimeout(timer);
+        reject(new AbortedError(undefined, { cause: signal.reason }));
+      });
   });
 }
 

@@ -85,9 +85,10 @@ export class WireConnection {
     const connection = new WireConnection(url, timeouts, owner);
     const socket = connection.#socket;
     return new Promise((resolve, reject) => {
+      let unlisten: (() => void) | undefined;
       const done = (error?: unknown) => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unlisten?.();
         socket.off('error', done);
         socket.off(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
         if (error === undefined) {
@@ -107,8 +108,9 @@ export class WireConnection {
       );
       socket.once('error', done);
       socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
+      // Through the hub: a transfer over 64 connections opens them at once, each listening to one signal.
       if (signal?.aborted) onAbort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      else if (signal) unlisten = listenForAbort(signal, onAbort);
     });
   }
 
