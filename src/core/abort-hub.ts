@@ -1,7 +1,9 @@
 /**
  * Listening for a signal's abort through one listener per signal: the transfers of a batch listen to the batch's
- * one signal two or three times a file (each request, each body), and an `addEventListener` with its removal costs
- * Node several microseconds, where adding to a set and deleting from it cost next to nothing.
+ * one signal two or three times a file (each request, each body), a large file's parts once per connection being
+ * opened and per attempt waiting to try again (64 at once), and an `addEventListener` with its removal costs Node
+ * several microseconds, where adding to a set and deleting from it cost next to nothing. The signal itself never
+ * holds more than one listener from here, however many wait, so Node never warns of a leak.
  */
 
 /** The callbacks waiting for each signal's abort, in the order they came. */
