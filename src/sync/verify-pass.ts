@@ -4,10 +4,11 @@
  * request.
  */
 
+import { lstatSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { abortedError, runPool } from '../core/batch.js';
 import type { WithRequests } from '../core/call-settings.js';
-import { type ChecksumAlgorithm, DIGEST_BYTES } from '../core/checksums/checksum.js';
+import type { ChecksumAlgorithm } from '../core/checksums/checksum.js';
 import {
   type FileHash,
   FileHashError,
@@ -17,6 +18,7 @@ import {
 } from '../core/checksums/hash-pool.js';
 import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/index.js';
 import { downloadFiles } from '../download/engine.js';
+import { FILES_WAITING, type HashAhead, isDue, recordedSum } from './verify-ahead.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
 import {
   countStatuses,
@@ -27,22 +29,7 @@ import {
   type VerifyReport,
 } from './verify-entries.js';
 
-/** Files in flight beyond what the threads hold: enough to keep them busy while others wait on the archive. */
-const FILES_WAITING = 8;
 const PROGRESS_EVERY_MS = 100;
-
-/** The checksum a record line holds, when it is one of the algorithms known here. */
-function recordedSum(
-  entry: Readonly<VerifiedEntry> | undefined,
-): { algorithm: ChecksumAlgorithm; digest: Buffer } | undefined {
-  if (!entry || typeof entry.sum !== 'string') return undefined;
-  const at = entry.sum.indexOf(':');
-  const algorithm = entry.sum.slice(0, at) as ChecksumAlgorithm;
-  const hex = entry.sum.slice(at + 1);
-  const bytes = DIGEST_BYTES[algorithm];
-  if (at < 0 || bytes === undefined || !/^[0-9a-f]+$/.test(hex) || hex.length !== bytes * 2) return undefined;
-  return { algorithm, digest: Buffer.from(hex, 'hex') };
-}
 
 /** One pass over a data root: its files, its hashing threads, what it found. */
 export class VerifyPass {
@@ -54,14 +41,18 @@ export class VerifyPass {
   #notDue = 0;
   #repaired = 0;
 
-  /** `pool` hashes the files (its owner closes it). */
+  readonly #ahead: HashAhead | undefined;
+
+  /** `pool` hashes the files (its owner closes it); `ahead` holds those it hashed before the pass began. */
   constructor(
     private readonly http: VerifyHttp,
     private readonly record: VerifiedRecord,
     private readonly options: VerifyOptions & WithRequests,
     pool: FileHashPool,
+    ahead?: HashAhead,
   ) {
     this.#pool = pool;
+    this.#ahead = ahead;
     this.#archive = new ArchiveCheck(http, options, {
       hash: (localPath, algorithm, base, size) =>
         this.#hash(localPath, algorithm, base, { hint: size }) as Promise<FileHash | VerifyEntry>,
@@ -87,12 +78,8 @@ export class VerifyPass {
    */
   async run(held: readonly string[], localPathOf: (path: string) => string): Promise<void> {
     const since = this.options.notVerifiedSince?.getTime();
-    const due = held.filter((path) => {
-      const at = this.record.recorded(path)?.at;
-      const skip = since !== undefined && at !== undefined && at >= since;
-      if (skip) this.#notDue += 1;
-      return !skip;
-    });
+    const due = held.filter((path) => isDue(this.record, path, since));
+    this.#notDue = held.length - due.length;
     const sizes = this.options.onProgress ? await measure(due.map(localPathOf)) : undefined;
     this.#progress.files = due.length;
     this.#progress.bytes = sizes?.reduce<number>((sum, size) => sum + (size ?? 0), 0) ?? 0;
@@ -187,6 +174,11 @@ export class VerifyPass {
     };
     try {
       if (size.expected !== undefined) {
+        const early = await this.#ahead?.take(base.path, algorithm, size.expected)?.catch(() => undefined);
+        if (early && !('sizeDiffers' in early) && unchanged(localPath, early)) {
+          onBytes(early.size);
+          return early;
+        }
         return await this.#pool.hashIfSize(localPath, algorithm, size.expected, onBytes);
       }
       if (size.hint !== undefined)
@@ -273,6 +265,20 @@ export class VerifyPass {
     this.#lastProgress = now;
     this.options.onProgress({ ...this.#progress });
   }
+}
+
+/**
+ * Whether the file at `localPath` is still the one `hashed` read (hashed ahead, a while before its turn): the same
+ * inode, size and modification time. One gone, replaced or written to since is hashed again at its turn.
+ */
+function unchanged(localPath: string, hashed: FileHash): boolean {
+  const now = lstatSync(localPath, { throwIfNoEntry: false });
+  return (
+    now?.isFile() === true &&
+    now.ino === hashed.ino &&
+    now.size === hashed.size &&
+    now.mtimeMs === hashed.mtimeMs
+  );
 }
 
 /** The sizes of the files at `localPaths` (undefined for one that cannot be measured), measured 32 at a time. */

@@ -24,23 +24,37 @@ export function localPathOf(root: string): (path: string) => string {
   return sep === '/' ? (path) => prefix + path : (path) => prefix + path.replaceAll('/', sep);
 }
 
+/** The files found in the root within the filters (by storage path, in order), and what is no file of the mission there. */
+export interface LocalListing {
+  files: string[];
+  strays: Array<{ path: string; reason: string }>;
+}
+
+/** The root being listed and the archive being asked, at once: each answer as it comes. */
+export interface ScopeAsked {
+  /** The root's listing, often long before the archive's answer (a pass may start reading files meanwhile). */
+  local: Promise<LocalListing>;
+  /** The pass's scope, once both answered. */
+  scope: Promise<PassScope>;
+}
+
 /** Lists the root and asks the archive at once; settles nothing. */
-export async function passScope(
+export function askScope(
   http: Pick<VerifyHttp, 'queryPages'>,
   params: QueryParams,
   filters: QueryFilters,
   options: { dataDir: string; signal?: AbortSignal | undefined; pageSize?: number | undefined },
-): Promise<PassScope> {
-  const archive = new Set<string>();
-  const files: string[] = [];
-  const strays: Array<{ path: string; reason: string }> = [];
+): ScopeAsked {
   const ask = async () => {
+    const archive = new Set<string>();
     const pages = http.queryPages(params, { signal: options.signal, pageSize: options.pageSize });
     for await (const page of pages) for (const path of recordPaths(page)) archive.add(path);
+    return archive;
   };
-  await Promise.all([
-    ask(),
-    listLocalCopy(options.dataDir, filters, (path, file, entry) => {
+  const list = async (): Promise<LocalListing> => {
+    const files: string[] = [];
+    const strays: LocalListing['strays'] = [];
+    await listLocalCopy(options.dataDir, filters, (path, file, entry) => {
       if (file) files.push(path);
       // In the scan's words: no regular file, or a name or place that breaks the naming rules.
       else
@@ -48,16 +62,42 @@ export async function passScope(
           path,
           reason: localEntryOf(options.dataDir, path, entry).problem ?? 'breaks the naming rules',
         });
-    }),
-  ]);
-  const toLocal = localPathOf(options.dataDir);
+    });
+    files.sort(byString);
+    return { files, strays };
+  };
+  const archive = ask();
+  const local = list();
+  // Each failure is heard through `scope` (and `local`'s through `local` too), never as an unhandled rejection.
+  archive.catch(() => undefined);
+  local.catch(() => undefined);
+  const scope = Promise.all([archive, local]).then(([held, listing]) =>
+    scopeOf(held, listing, options.dataDir),
+  );
+  scope.catch(() => undefined);
+  return { local, scope };
+}
+
+/** Lists the root and asks the archive at once; settles nothing. */
+export function passScope(
+  http: Pick<VerifyHttp, 'queryPages'>,
+  params: QueryParams,
+  filters: QueryFilters,
+  options: { dataDir: string; signal?: AbortSignal | undefined; pageSize?: number | undefined },
+): Promise<PassScope> {
+  return askScope(http, params, filters, options).scope;
+}
+
+/** The files held (found here and in the archive), in order, and the entries of those that are not the archive's. */
+function scopeOf(archive: ReadonlySet<string>, { files, strays }: LocalListing, dataDir: string): PassScope {
+  const toLocal = localPathOf(dataDir);
   const held: string[] = [];
+  const extra = [...strays];
   for (const path of files) {
     if (archive.has(path)) held.push(path);
-    else strays.push({ path, reason: 'not in the archive' });
+    else extra.push({ path, reason: 'not in the archive' });
   }
-  held.sort(byString);
-  const extras = strays
+  const extras = extra
     .sort((a, b) => byString(a.path, b.path))
     .map(({ path, reason }): VerifyEntry => ({ status: 'extra', path, localPath: toLocal(path), reason }));
   return { held, extras };

@@ -11,9 +11,10 @@ import { AbortedError, ValidationError } from '../core/errors.js';
 import { statusParams } from '../coverage/run.js';
 import { DataRoot } from '../data-root/index.js';
 import type { QueryFilters } from '../naming/query-vocabulary.js';
+import { HashAhead } from './verify-ahead.js';
 import type { VerifyHttp, VerifyOptions, VerifyReport } from './verify-entries.js';
 import { VerifyPass } from './verify-pass.js';
-import { localPathOf, passScope } from './verify-scope.js';
+import { askScope, localPathOf } from './verify-scope.js';
 
 export {
   countStatuses,
@@ -55,11 +56,19 @@ export async function verifyFiles(
   const pool = new FileHashPool(options.threads, signal);
   pool.start();
   let pass: VerifyPass | undefined;
+  let ahead: HashAhead | undefined;
   try {
-    const { held, extras } = await passScope(http, params, filters, options);
-    pass = new VerifyPass(http, await root.verified(held), options, pool);
+    const asked = askScope(http, params, filters, options);
+    const { files } = await asked.local;
+    const toLocal = localPathOf(options.dataDir);
+    // The root is listed long before the archive answers: the files the record vouches for are hashed meanwhile.
+    const record = await root.verified(files);
+    ahead = new HashAhead(pool, record);
+    ahead.start(files, toLocal, options.notVerifiedSince?.getTime(), asked.scope);
+    const { held, extras } = await asked.scope;
+    pass = new VerifyPass(http, record, options, pool, ahead);
     for (const entry of extras) pass.settle(entry);
-    await pass.run(held, localPathOf(options.dataDir));
+    await pass.run(held, toLocal);
     if (options.repair) await pass.repair();
     return pass.report(held.length);
   } catch (error) {
@@ -71,6 +80,7 @@ export async function verifyFiles(
     }
     throw error;
   } finally {
+    ahead?.close();
     await root.close();
     pool.close();
   }

@@ -229,6 +229,38 @@ describe.skipIf(ON_BACKENDS)('verify of a data root', () => {
     }
   });
 
+  it('a recorded file the archive no longer holds is extra, never ok, and the record does not vouch for it anew', async () => {
+    // The record vouches for every file, so each may be read while the archive is still being asked; the one the
+    // archive no longer holds must still come out extra.
+    const dropped = NAMES[4] as string;
+    const smaller = await tempDir('mission-verify-smaller-');
+    for (const name of NAMES.filter((name) => name !== dropped))
+      await putFile(smaller, pathOf(name), contentOf(name));
+    const other = await startReferenceServer({
+      store: smaller,
+      port: 0,
+      secret: 'e2e-test-secret-0123456789',
+    });
+    const client = createClient({ url: other.url, dataDir, env: {}, configFile: join(home, 'none.json') });
+    const linesOf = async (path: string) => (await recordLines(dataDir)).filter((line) => line.p === path);
+    try {
+      const before = await linesOf(pathOf(dropped));
+      const kept = await linesOf(pathOf(NAMES[2] as string));
+      expect(before.length).toBeGreaterThan(0);
+      const report = await client.verify({ instrument: 'mag' }, { threads: 1 });
+      const byPath = new Map(report.entries.map((entry: VerifyEntry) => [entry.path, entry]));
+      expect(byPath.get(pathOf(dropped))).toMatchObject({ status: 'extra', reason: 'not in the archive' });
+      expect(report.counts.ok).toBe(NAMES.length - 1);
+      // No new line for the dropped file; one for each file found whole.
+      expect(await linesOf(pathOf(dropped))).toEqual(before);
+      expect((await linesOf(pathOf(NAMES[2] as string))).length).toBe(kept.length + 1);
+    } finally {
+      await client.close();
+      await other.close();
+      await cleanup(smaller);
+    }
+  });
+
   it('cancelled: rejects with the entries settled so far, and the record keeps them', async () => {
     const controller = new AbortController();
     const client = createClient({ url: server.url, dataDir, env: {}, configFile: join(home, 'none.json') });
