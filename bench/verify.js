@@ -1,7 +1,8 @@
 /**
  * `mission-data verify` over 2 GiB in 2,000 files and over one 2 GiB file: with MD5 records (the files downloaded
  * from the backends, whose s3rver states only the ETag) against `xargs -P2 md5sum` of the same files, and with
- * CRC-32 records (downloaded from the reference server, which states `x-amz-checksum-crc32`) beside them; wall
+ * CRC-32 records (downloaded from the reference server, which states `x-amz-checksum-crc32`) beside them, and the
+ * MD5 root again with the archive far away (behind the shaping proxy, every request held FAR_DELAY_MS); wall
  * and CPU, interleaved runs. The files are read from the page cache by every command alike (they were just
  * written), so this measures the hashing and the work around it, not the disk.
  */
@@ -13,9 +14,12 @@ import { startBackends } from './backends.js';
 import { writeLargeFile } from './lib/files.js';
 import { command, compareRuns, execute, tool } from './lib/measure.js';
 import { startListeningProcess } from './lib/server.js';
+import { startShapingProxyProcess } from './lib/shaping-proxy.js';
 import { cpuSeconds, formatBytes, markdownTable, seconds, wallGoal } from './lib/stats.js';
 
 const MIB = 1024 * 1024;
+/** The archive far away: each request through the shaping proxy waits this long (a distant service's round trip). */
+const FAR_DELAY_MS = 100;
 const BIN = new URL('../bin/mission-data.js', import.meta.url).pathname;
 
 /** The storage path of the `index`th file of a case: one a day from 2020-01-01 (the index is shared by the cases). */
@@ -46,6 +50,7 @@ async function verifyCase({ count, size, repetitions, env, work }) {
   const { MISSION_DATA_INDEX_URL: _, ...folderEnv } = backendEnv;
   const s3 = await serve(`s3://archive/verify-${count}`, backendEnv);
   const folder = await serve(join(work, 'store'), folderEnv);
+  let far;
   try {
     const scope = ['--instrument', 'mag', '--descriptor', descriptor, '--quiet'];
     for (const [server, root, serveEnv] of [
@@ -59,17 +64,21 @@ async function verifyCase({ count, size, repetitions, env, work }) {
     }
     const verify = (server, root, serveEnv) => () =>
       tool(['verify', ...scope, '--url', server.url, '--data-dir', root], { env: serveEnv });
+    // The same MD5 root with the archive far away: its answer comes late, and the files are hashed meanwhile.
+    far = await startShapingProxyProcess({ target: s3.url, delayMs: FAR_DELAY_MS });
     const md5sum = 'find "$1" -name "*.cdf" -type f -print0 | xargs -0 -P2 -n 64 md5sum > /dev/null';
     const results = await compareRuns({
       repetitions,
       runs: [
         { name: 'md5', make: verify(s3, roots.md5, backendEnv) },
+        { name: 'md5Far', make: verify(far, roots.md5, backendEnv) },
         { name: 'crc32', make: verify(folder, roots.crc32, folderEnv) },
         { name: 'reference', make: () => command('xargs -P2 md5sum', 'sh', ['-c', md5sum, 'sh', roots.md5]) },
       ],
     });
     return { count, size, repetitions, ...results };
   } finally {
+    await far?.close();
     await s3.close();
     await folder.close();
     rmSync(work, { recursive: true, force: true });
@@ -110,11 +119,18 @@ export async function run({ quick = false, quiet = false } = {}) {
         quiet,
       ),
       wallGoal(`${label}: CRC-32 records against MD5 records`, found.md5.ms / found.crc32.ms, 1, quiet),
+      wallGoal(
+        `${label}, MD5 records, the archive ${FAR_DELAY_MS} ms away: speed against xargs -P2 md5sum`,
+        found.reference.ms / found.md5Far.ms,
+        0.9,
+        quiet,
+      ),
     );
     peaks.push({ label: `${label}, MD5 records`, bytes: found.md5.peakRss });
     rows.push([
       what,
       `${seconds(found.md5.ms)} s`,
+      `${seconds(found.md5Far.ms)} s (${(found.reference.ms / found.md5Far.ms).toFixed(2)})`,
       `${seconds(found.crc32.ms)} s`,
       `${seconds(found.reference.ms)} s`,
       (found.reference.ms / found.md5.ms).toFixed(2),
@@ -129,12 +145,15 @@ export async function run({ quick = false, quiet = false } = {}) {
     `\`mission-data verify --instrument mag\` over ${formatBytes(cases[0]?.count * cases[0]?.size || 0)}, with MD5 ` +
       'records (downloaded from s3rver, which states only the ETag) and with CRC-32 records (downloaded from the ' +
       'reference server), against `find | xargs -0 -P2 -n 64 md5sum` of the MD5 root; the files are in the page ' +
-      `cache for every command alike. Median of ${cases[0]?.repetitions} interleaved runs of each after a warm-up run.`,
+      `cache for every command alike. The MD5 root is verified a second time with the archive ${FAR_DELAY_MS} ms ` +
+      'away (behind bench/lib/shaping-proxy.js, which holds every request that long): its query answers late, ' +
+      `and the files the record vouches for are hashed meanwhile. Median of ${cases[0]?.repetitions} interleaved runs of each after a warm-up run.`,
     '',
     markdownTable(
       [
         'case',
         'MD5 records',
+        `MD5 records, archive ${FAR_DELAY_MS} ms away (speed ratio)`,
         'CRC-32 records',
         'xargs -P2 md5sum',
         'speed ratio (MD5)',
