@@ -13,7 +13,7 @@ const LAYERS = [
   ['data-root', '^src/data-root/'],
   ['engines', '^src/(download|upload|coverage)/'],
   ['compositions', '^src/sync/'],
-  ['library', '^src/api(-types)?\\.ts$'],
+  ['library', '^src/api(-types|-open)?\\.ts$'],
   ['cli', '^src/cli/'],
   ['index', '^src/index\\.ts$'],
 ];

@@ -1,22 +1,10 @@
+import type { ClientState } from './api-open.js';
 import type { CreateClientOptions, MissionDataClient, QueryOptions } from './api-types.js';
-import { abortedError } from './core/batch.js';
-import {
-  type RequestSettings,
-  requestSettings,
-  type TransferSettings,
-  transferSettings,
-  type WithRequests,
-  type WithTransfer,
-} from './core/call-settings.js';
-import { type Config, type ConfigFlags, loadConfig } from './core/config.js';
-import { AbortedError, ValidationError } from './core/errors.js';
-import { describeProxy } from './core/proxy.js';
-import { SETTING_KEYS } from './core/settings.js';
+import type { WithRequests, WithTransfer } from './core/call-settings.js';
+import { AbortedError } from './core/errors.js';
 import type { DownloadPreview } from './download/engine.js';
-import { type DownloadTargets, readTargets } from './naming/download-targets.js';
-import { hasFilter, toQueryParams } from './naming/query-params.js';
-import { FILTER_NAMES, type QueryFilters, type QueryParams } from './naming/query-vocabulary.js';
-import { HttpClient } from './service/client.js';
+import type { DownloadTargets } from './naming/download-targets.js';
+import type { QueryFilters } from './naming/query-vocabulary.js';
 import type { ReceivedRecord } from './service/records.js';
 import type { MatchingDownload, MatchingOptions } from './sync/matching.js';
 import type { UploadOptions, UploadPreview, UploadResult } from './upload/engine.js';
@@ -49,66 +37,13 @@ const engines = {
   sync: () => import('./sync/run.js'),
   verify: () => import('./sync/verify.js'),
   upload: () => import('./upload/engine.js'),
+  targets: () => import('./naming/download-targets.js'),
+  /** What a client reads and makes at its first call: its settings, the service client, a query's parameters. */
+  opening: () => import('./api-open.js'),
 };
-
-/** A client's state once its settings are read: the configuration, the service client and what is handed down. */
-interface ClientState {
-  config: Config;
-  http: HttpClient;
-  /** Resolved once; the service client and both engines are handed this object. */
-  requests: RequestSettings;
-  /** Resolved once; both engines and sync are handed this object, and a call's own options win over it there. */
-  transfer: TransferSettings;
-}
 
 /** Gives the client's state, reading the settings on first use. */
 type Ready = () => Promise<ClientState>;
-
-/** The settings of `options`, each as its text, as `loadConfig` takes flags. */
-function settingFlags(options: CreateClientOptions): ConfigFlags {
-  const flags: ConfigFlags = {};
-  for (const key of SETTING_KEYS) {
-    const value = options[key];
-    flags[key] = value === undefined ? undefined : String(value);
-  }
-  return flags;
-}
-
-/** Reads the settings and makes the service client, handing it the request settings resolved once. */
-async function openClient(options: CreateClientOptions): Promise<ClientState> {
-  const config = await loadConfig(settingFlags(options), {
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.configFile ? { configFile: options.configFile } : {}),
-  });
-  for (const warning of config.warnings) options.onWarning?.(warning);
-  if (!options.dispatcher) options.log?.(describeProxy(config.proxy));
-  const requests = requestSettings({
-    retries: options.attempts !== undefined ? Math.max(0, options.attempts - 1) : config.retries,
-    timeoutMs: config.timeout * 1000,
-    retryBaseMs: options.retryBaseMs,
-    log: options.log,
-  });
-  const http = new HttpClient({
-    url: config.url,
-    apiKey: config.apiKey,
-    token: config.token,
-    dispatcher: options.dispatcher,
-    proxy: config.proxy,
-    ...requests,
-  });
-  return { config, http, requests, transfer: transferSettings(config) };
-}
-
-/** The service's parameters of a query's filters, checked: at least one filter besides `table`. */
-function checkedQueryParams(filters: QueryFilters): QueryParams {
-  const params = toQueryParams(filters);
-  if (!hasFilter(filters)) {
-    throw new ValidationError([
-      `Give at least one query filter: ${FILTER_NAMES.filter((name) => name !== 'table').join(', ')}.`,
-    ]);
-  }
-  return params;
-}
 
 /** `queryPages`: the filters checked when the iteration starts, before the configuration is read. */
 async function* pagesOf(
@@ -116,7 +51,7 @@ async function* pagesOf(
   filters: QueryFilters,
   options: QueryOptions,
 ): AsyncGenerator<ReceivedRecord[], void> {
-  const params = checkedQueryParams(filters);
+  const params = (await engines.opening()).checkedQueryParams(filters);
   const { http } = await ready();
   yield* http.queryPages(params, options);
 }
@@ -128,7 +63,7 @@ function readingCalls(
   return {
     async query(filters, queryOptions = {}) {
       // Checked before the configuration is read: a bad value never costs a file read or a request.
-      const params = checkedQueryParams(filters);
+      const params = (await engines.opening()).checkedQueryParams(filters);
       const { http } = await ready();
       return http.query(params, queryOptions);
     },
@@ -172,7 +107,7 @@ function transferCalls(
       const { downloadFiles } = await engines.download();
       const { config, http, requests, transfer } = await ready();
       const options = { ...downloadOptions, dataDir: config.dataDir, requests, transfer };
-      return unlessAborted(await downloadFiles(http, paths, options), downloadOptions.signal);
+      return await unlessAborted(await downloadFiles(http, paths, options), downloadOptions.signal);
     },
     async downloadMatching(filters, matchingOptions = {}) {
       const { downloadMatching } = await engines.matching();
@@ -184,7 +119,7 @@ function transferCalls(
         transfer,
       };
       const done = await downloadMatching(http, filters, options);
-      unlessAborted(done.results, matchingOptions.signal);
+      await unlessAborted(done.results, matchingOptions.signal);
       return done;
     },
     async sync(filters, syncOptions = {}) {
@@ -199,7 +134,7 @@ function transferCalls(
       const { uploadFiles } = await engines.upload();
       const { config, http, requests, transfer } = await ready();
       const options = { ...uploadOptions, dataDir: config.dataDir, requests, transfer };
-      return unlessAborted(await uploadFiles(http, list, options), uploadOptions.signal);
+      return await unlessAborted(await uploadFiles(http, list, options), uploadOptions.signal);
     },
   };
 }
@@ -210,7 +145,8 @@ function planningCalls(
 ): Pick<MissionDataClient, 'readDownloadTargets' | 'previewDownloads' | 'previewUploads'> {
   return {
     async readDownloadTargets(paths, cwd) {
-      return readTargets(paths, (await ready()).config.dataDir, cwd);
+      const [{ readTargets }, { config }] = await Promise.all([engines.targets(), ready()]);
+      return readTargets(paths, config.dataDir, cwd);
     },
     async previewDownloads(targets, previewOptions = {}) {
       const { previewDownloads } = await engines.download();
@@ -231,7 +167,7 @@ export function createClient(options: CreateClientOptions = {}): MissionDataClie
   let closed = false;
   const ready: Ready = () => {
     if (closed) return Promise.reject(new Error('This client is closed.'));
-    state ??= openClient(options);
+    state ??= engines.opening().then(({ openClient }) => openClient(options));
     return state;
   };
   return {
@@ -257,8 +193,13 @@ async function uploadPreview(
 }
 
 /** A batch's results, or the `AbortedError` carrying them when the batch was cancelled (see `MissionDataClient`). */
-function unlessAborted<Result extends object>(results: Result[], signal: AbortSignal | undefined): Result[] {
+async function unlessAborted<Result extends object>(
+  results: Result[],
+  signal: AbortSignal | undefined,
+): Promise<Result[]> {
   if (!signal?.aborted) return results;
+  // Loaded with the engine that ran the batch: nothing to load here.
+  const { abortedError } = await import('./core/batch.js');
   const reason = abortedError(signal);
   throw new AbortedError(reason.message, { cause: signal.reason, results });
 }
