@@ -66,26 +66,13 @@ export function askScope(
     files.sort(byString);
     return { files, strays };
   };
-  const archive = ask();
   const local = list();
-  // Each failure is heard through `scope` (and `local`'s through `local` too), never as an unhandled rejection.
-  archive.catch(() => undefined);
-  local.catch(() => undefined);
-  const scope = Promise.all([archive, local]).then(([held, listing]) =>
+  const scope = Promise.all([ask(), local]).then(([held, listing]) =>
     scopeOf(held, listing, options.dataDir),
   );
+  // A caller that stopped at a failed listing never awaits the scope: its failure is then nobody's to hear.
   scope.catch(() => undefined);
   return { local, scope };
-}
-
-/** Lists the root and asks the archive at once; settles nothing. */
-export function passScope(
-  http: Pick<VerifyHttp, 'queryPages'>,
-  params: QueryParams,
-  filters: QueryFilters,
-  options: { dataDir: string; signal?: AbortSignal | undefined; pageSize?: number | undefined },
-): Promise<PassScope> {
-  return askScope(http, params, filters, options).scope;
 }
 
 /** The files held (found here and in the archive), in order, and the entries of those that are not the archive's. */

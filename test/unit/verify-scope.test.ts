@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanLocalCopy } from '../../src/coverage/run.js';
 import type { ReceivedRecord } from '../../src/service/records.js';
-import { localPathOf, passScope } from '../../src/sync/verify-scope.js';
+import { askScope, localPathOf } from '../../src/sync/verify-scope.js';
 
 let root: string;
 const folder = 'imap/mag/l1a/2024/01';
@@ -37,7 +37,7 @@ describe('the scope of a pass', () => {
       },
     };
     const filters = { instrument: 'mag' };
-    const scope = await passScope(http as never, {}, filters, { dataDir: root });
+    const scope = await askScope(http as never, {}, filters, { dataDir: root }).scope;
     expect(scope.held).toEqual(held.map((name) => `${folder}/${name}`));
     const scanned = await scanLocalCopy(root, filters);
     const expected = scanned
