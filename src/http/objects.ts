@@ -8,7 +8,7 @@ import { displayUrl, parseHttpUrl } from '../core/urls.js';
 import type { AnswerBody, SentAnswer } from './body.js';
 import type { DispatchRequest, UploadBody } from './dispatch.js';
 import { objectError } from './failures.js';
-import { takeStatedDigest } from './stated-digest.js';
+import { splitStatedDigest } from './stated-digest.js';
 import { OBJECT_HIGH_WATER_MARK } from './undici.js';
 
 /** The answer of an object GET. */
@@ -60,8 +60,8 @@ export async function getObjectWith(
   url: string,
   options: GetObjectOptions,
 ): Promise<ObjectResponse> {
-  const target = parseObjectUrl(url, 'GET');
-  const statedDigest = takeStatedDigest(target);
+  const { url: sent, statedDigest } = splitStatedDigest(url);
+  const target = parseObjectUrl(sent, 'GET');
   const start = options.start ?? 0;
   const headers: Record<string, string> = {};
   if (start > 0 || options.end !== undefined) headers.range = `bytes=${start}-${options.end ?? ''}`;

@@ -43,14 +43,17 @@ export function parseDigestFragment(fragment: string): ExpectedChecksum | undefi
 }
 
 /**
- * The digest a download URL carries in its fragment, taken off the URL (a request line never carries a
- * fragment); undefined when it carries none.
+ * A download URL without its fragment (a request line never carries one), and the digest the fragment states;
+ * undefined when it states none. Cut from the text as the URL parser would (the first `#` begins the fragment),
+ * before the URL is parsed: taking it off a parsed URL parses the URL again.
  */
-export function takeStatedDigest(url: URL): ExpectedChecksum | undefined {
-  const fragment = url.hash.slice(1);
-  if (fragment === '') return undefined;
-  url.hash = '';
-  return parseDigestFragment(fragment);
+export function splitStatedDigest(value: string): {
+  url: string;
+  statedDigest: ExpectedChecksum | undefined;
+} {
+  const at = value.indexOf('#');
+  if (at === -1) return { url: value, statedDigest: undefined };
+  return { url: value.slice(0, at), statedDigest: parseDigestFragment(value.slice(at + 1)) };
 }
 
 /**

@@ -249,6 +249,47 @@ describe('the wire client', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('the idle timer counts from the last byte: a body slower in all than the timeout but never quiet for it is read', async () => {
+    const { url } = await rawServer(async (socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n');
+      for (let at = 0; at < 8; at += 1) {
+        await delay(60);
+        socket.write(String(at));
+      }
+    });
+    const started = Date.now();
+    const { bytes, error } = await read(await client(150).request(get(url)));
+    expect(error).toBeUndefined();
+    expect(bytes.toString()).toBe('01234567');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+  });
+
+  it('an upload from a slow source, longer in all than the timeout but sending all along, is answered', async () => {
+    const { url, seen } = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
+    });
+    const size = 8 * 1024 * 1024;
+    const source = Buffer.alloc(size, 1);
+    const started = Date.now();
+    const answer = await client(200).request({
+      method: 'PUT',
+      url: new URL('/object', url),
+      headers: {},
+      upload: {
+        size,
+        // A slow disk: each read of a MiB takes 60 ms, the whole upload 0.48 s, more than twice the timeout.
+        read: (into, position) => {
+          const until = Date.now() + 60;
+          while (Date.now() < until);
+          return source.copy(into, 0, position, position + into.length);
+        },
+      },
+    });
+    expect(answer.statusCode).toBe(200);
+    expect(seen[0]?.body.length).toBe(size);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+  });
+
   it('refuses an oversize head, a malformed status line, a bad header and two lengths', async () => {
     const answers: Record<string, string> = {
       '/big': `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`,

@@ -3,8 +3,8 @@
  * the exchange, the body's framing and the idle timer. The connection (`connection.ts`) owns the socket's life
  * and the request, and hears from here when a head came, when an answer is whole, and when reading failed.
  *
- * The buffer is this object's alone. Every read of the socket lands in it (`nextBuffer`), except between
- * exchanges and while an answer read whole waits for its taker: those reads land in `SPARE`. A head is gathered
+ * The buffer is this object's alone. Every read of the socket lands in it (`nextBuffer`), except while an answer
+ * read whole waits for its taker: those reads land in `SPARE`. A head is gathered
  * at its start; a body's bytes are handed to the body as views of it, valid until `push` returns, or, on a plain
  * socket, kept as views while the socket is paused for them (`WireBody.holdingViews`), and then the buffer is not
  * read into again until the body says it took them (`resume`, `drained`).
@@ -25,9 +25,9 @@ import { type BodySource, WireBody } from './wire-body.js';
 /** What one read of the socket may take at most (and what a connection holds in memory for reading). */
 const READ_BUFFER_BYTES = 1024 * 1024;
 /**
- * Where a connection reads while nothing of its own may be overwritten (an answer whole but not yet taken, or
- * between exchanges): bytes that land here are copied out or refused within the callback that reads them, so
- * every connection shares it.
+ * Where a connection reads while nothing of its own may be overwritten (an answer whole but not yet taken) or
+ * after it closed: bytes that land here are copied out or refused within the callback that reads them, so every
+ * connection shares it.
  */
 const SPARE = Buffer.allocUnsafeSlow(64 * 1024);
 
@@ -77,6 +77,11 @@ export class AnswerReader implements BodySource {
   #answered = false;
   /** Reads so far, to tell a stall from a loop held up elsewhere. */
   #reads = 0;
+  /** Whether the idle timer runs (see `#timer`), and since when nothing came or went (`performance.now()`). */
+  #timing = false;
+  #quietSince = 0;
+  /** The pending look at the idle timer, when one is due. */
+  #idleLook: NodeJS.Timeout | undefined;
   readonly lendsWhilePaused: boolean;
   /** The socket's `onread` option: every read lands where `nextBuffer` says. */
   readonly onread = {
@@ -148,8 +153,13 @@ export class AnswerReader implements BodySource {
     else this.drained();
   }
 
-  /** The socket timed out: a stall if nothing comes in the next turn of the loop either. */
-  onTimeout(): void {
+  /** Bytes of the request went out (an upload's): like a read, they restart the idle timer. */
+  wrote(): void {
+    this.#quietSince = performance.now();
+  }
+
+  /** The idle timer ran out: a stall if nothing comes in the next turn of the loop either. */
+  #onTimeout(): void {
     const phase = this.#phase;
     if (phase !== 'head' && (phase !== 'body' || this.#paused)) return;
     const reads = this.#reads;
@@ -177,22 +187,28 @@ export class AnswerReader implements BodySource {
     this.#phase = 'closed';
     const body = this.#body;
     this.#body = undefined;
+    this.#timing = false;
+    clearTimeout(this.#idleLook);
+    this.#idleLook = undefined;
     body?.end(whole ? undefined : error);
   }
 
   /**
    * The memory of the next read (asked after each read): the rest of the buffer while a head is gathered, the
-   * whole buffer while a body arrives, and the spare buffer otherwise, so that an answer whose bytes wait in the
-   * buffer for their taker is never overwritten.
+   * whole buffer while a body arrives or between exchanges (the next answer's first read, most often its head and
+   * body together, lands where it is read from), and the spare buffer otherwise, so that an answer whose bytes
+   * wait in the buffer for their taker is never overwritten.
    */
   #nextBuffer(): Buffer {
-    if (this.#phase === 'head') return this.#fill > 0 ? this.#buffer.subarray(this.#fill) : this.#buffer;
-    return this.#phase === 'body' ? this.#buffer : SPARE;
+    const phase = this.#phase;
+    if (phase === 'head') return this.#fill > 0 ? this.#buffer.subarray(this.#fill) : this.#buffer;
+    return phase === 'body' || phase === 'idle' ? this.#buffer : SPARE;
   }
 
   /** One read of `nread` bytes into `landed` (what `#nextBuffer` gave). Returns false to pause the socket. */
   #onRead(nread: number, landed: Buffer): boolean {
     this.#reads += 1;
+    this.#quietSince = performance.now();
     try {
       const own = landed.buffer === this.#buffer.buffer;
       if (this.#phase === 'head') {
@@ -328,8 +344,29 @@ export class AnswerReader implements BodySource {
     this.#socket?.resume();
   }
 
-  /** Runs (or stops) the idle timer: the socket's own, which every read restarts. */
+  /**
+   * Runs (or stops) the idle timer, which every read restarts. One timer a connection, looked at when it is due
+   * rather than moved at every read and every exchange: a look that finds bytes came since waits out the rest.
+   */
   #timer(on: boolean): void {
-    this.#socket?.setTimeout(on ? this.#timeoutMs : 0);
+    this.#timing = on;
+    // No timeout at all (a library caller's 0), as a socket's own timer takes it.
+    if (!on || !(this.#timeoutMs > 0)) return;
+    this.#quietSince = performance.now();
+    this.#idleLook ??= this.#lookIn(this.#timeoutMs);
   }
+
+  #lookIn(ms: number): NodeJS.Timeout {
+    const look = setTimeout(this.#lookAtIdle, ms);
+    look.unref();
+    return look;
+  }
+
+  readonly #lookAtIdle = (): void => {
+    this.#idleLook = undefined;
+    if (!this.#timing) return;
+    const quiet = performance.now() - this.#quietSince;
+    if (quiet < this.#timeoutMs) this.#idleLook = this.#lookIn(Math.ceil(this.#timeoutMs - quiet));
+    else this.#onTimeout();
+  };
 }

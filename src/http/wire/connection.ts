@@ -72,7 +72,6 @@ export class WireConnection {
     this.#socket.on('error', (error) => this.#fail(error));
     this.#socket.on('end', () => this.#onEnd());
     this.#socket.on('close', () => this.#onEnd());
-    this.#socket.on('timeout', () => this.#reader.onTimeout());
   }
 
   /** Opens a connection to `url`'s origin; rejects with the socket's error, a timeout, or the abort. */
@@ -196,6 +195,7 @@ export class WireConnection {
         upload,
         this.#sendBuffers,
         () => !current() || this.#reader.answered,
+        () => this.#reader.wrote(),
       );
       if (whole && current()) this.#reader.sentWhole();
     } catch (error) {

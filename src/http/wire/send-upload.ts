@@ -13,15 +13,17 @@ export function sendBuffers(): [Buffer, Buffer] {
 }
 
 /**
- * Writes `upload`'s bytes to `socket`, one buffer read while the other is written; stops (resolving false) once
- * `stop()` says an answer came first or the exchange ended. Resolves true once every byte was handed to the
- * socket; throws the source's error, or a short source's.
+ * Writes `upload`'s bytes to `socket`, one buffer read while the other is written, telling `wrote()` as each
+ * write goes out and as the socket takes it whole; stops (resolving false) once `stop()` says an answer came
+ * first or the exchange ended. Resolves true once every byte was handed to the socket; throws the source's
+ * error, or a short source's.
  */
 export async function sendUpload(
   socket: Socket,
   upload: WireUpload,
   buffers: [Buffer, Buffer],
   stop: () => boolean,
+  wrote: () => void,
 ): Promise<boolean> {
   const writing: [Promise<void>, Promise<void>] = [Promise.resolve(), Promise.resolve()];
   let position = 0;
@@ -40,7 +42,13 @@ export async function sendUpload(
     }
     if (read < length || position + length === upload.size) upload.check?.();
     if (read < length) throw new WireError('the source ended before its size', FAULTS.sizeChanged);
-    writing[turn] = new Promise((resolve) => socket.write(buffer.subarray(0, length), () => resolve()));
+    wrote();
+    writing[turn] = new Promise((resolve) =>
+      socket.write(buffer.subarray(0, length), () => {
+        wrote();
+        resolve();
+      }),
+    );
     position += length;
     upload.onBytes?.(position);
     turn = 1 - turn;
