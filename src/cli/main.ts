@@ -37,6 +37,8 @@ function onStdoutError(error: NodeJS.ErrnoException): void {
  */
 function onStderrError(): void {}
 
+export { keepWasmBaseline, optimiseLaterAtFirst } from './v8-flags.js';
+
 /** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
   const controller = new AbortController();
