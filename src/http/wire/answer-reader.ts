@@ -1,13 +1,14 @@
 /**
  * The reading half of a wire connection, the one parser of its answers: it owns the read buffer, the phase of
- * the exchange, the body's framing and the idle timer. The connection (`connection.ts`) owns the socket's life
- * and the request, and hears from here when a head came, when an answer is whole, and when reading failed.
+ * the exchange, the body's framing and when the idle timer (`idle-timer.ts`) runs. The connection
+ * (`connection.ts`) owns the socket's life and the request, and hears from here when a head came, when an answer
+ * is whole, and when reading failed.
  *
  * The buffer is this object's alone. Every read of the socket lands in it (`nextBuffer`), except while an answer
- * read whole waits for its taker: those reads land in `SPARE`. A head is gathered
- * at its start; a body's bytes are handed to the body as views of it, valid until `push` returns, or, on a plain
- * socket, kept as views while the socket is paused for them (`WireBody.holdingViews`), and then the buffer is not
- * read into again until the body says it took them (`resume`, `drained`).
+ * read whole waits for its taker: those reads land in `SPARE`. A head is gathered at its start; a body's bytes
+ * are handed to the body as views of it, valid until `push` returns, or, on a plain socket, kept as views while
+ * the socket is paused for them (`WireBody.holdingViews`), and then the buffer is not read into again until the
+ * body says it took them (`resume`, `drained`).
  *
  * The idle timer (`--timeout`) runs exactly while an answer is awaited from the server: in `head`, and in `body`
  * while reading goes on. A body paused, because its taker has not started or is behind (a slow part file),
@@ -19,6 +20,7 @@ import type { Socket } from 'node:net';
 import { FAULTS } from '../../core/dispatch-faults.js';
 import { ChunkedDecoder } from './chunked.js';
 import { headEnd, MAX_HEAD_BYTES, parseHead, type ResponseHead, WireError } from './head.js';
+import { IdleTimer } from './idle-timer.js';
 import type { WireAnswer } from './types.js';
 import { type BodySource, WireBody } from './wire-body.js';
 
@@ -77,11 +79,7 @@ export class AnswerReader implements BodySource {
   #answered = false;
   /** Reads so far, to tell a stall from a loop held up elsewhere. */
   #reads = 0;
-  /** Whether the idle timer runs (see `#timer`), and since when nothing came or went (`performance.now()`). */
-  #timing = false;
-  #quietSince = 0;
-  /** The pending look at the idle timer, when one is due. */
-  #idleLook: NodeJS.Timeout | undefined;
+  readonly #idle: IdleTimer;
   readonly lendsWhilePaused: boolean;
   /** The socket's `onread` option: every read lands where `nextBuffer` says. */
   readonly onread = {
@@ -95,6 +93,7 @@ export class AnswerReader implements BodySource {
   constructor(host: ReaderHost, timeoutMs: number, lendsWhilePaused: boolean) {
     this.#host = host;
     this.#timeoutMs = timeoutMs;
+    this.#idle = new IdleTimer(timeoutMs, () => this.#onTimeout());
     this.lendsWhilePaused = lendsWhilePaused;
   }
 
@@ -127,7 +126,7 @@ export class AnswerReader implements BodySource {
     this.#reusable = true;
     this.#answered = false;
     this.#readOn();
-    this.#timer(true);
+    this.#idle.set(true);
   }
 
   /** The request's body was sent whole. */
@@ -139,7 +138,7 @@ export class AnswerReader implements BodySource {
   resume(): void {
     if (!this.#paused || this.#phase === 'closed') return;
     this.#readOn();
-    if (this.#phase === 'body') this.#timer(true);
+    if (this.#phase === 'body') this.#idle.set(true);
   }
 
   /** From the body: what waited in the buffer was taken; an answer read whole is done with. */
@@ -155,7 +154,7 @@ export class AnswerReader implements BodySource {
 
   /** Bytes of the request went out (an upload's): like a read, they restart the idle timer. */
   wrote(): void {
-    this.#quietSince = performance.now();
+    this.#idle.touch();
   }
 
   /** The idle timer ran out: a stall if nothing comes in the next turn of the loop either. */
@@ -187,9 +186,7 @@ export class AnswerReader implements BodySource {
     this.#phase = 'closed';
     const body = this.#body;
     this.#body = undefined;
-    this.#timing = false;
-    clearTimeout(this.#idleLook);
-    this.#idleLook = undefined;
+    this.#idle.close();
     body?.end(whole ? undefined : error);
   }
 
@@ -208,7 +205,7 @@ export class AnswerReader implements BodySource {
   /** One read of `nread` bytes into `landed` (what `#nextBuffer` gave). Returns false to pause the socket. */
   #onRead(nread: number, landed: Buffer): boolean {
     this.#reads += 1;
-    this.#quietSince = performance.now();
+    this.#idle.touch();
     try {
       const own = landed.buffer === this.#buffer.buffer;
       if (this.#phase === 'head') {
@@ -234,7 +231,7 @@ export class AnswerReader implements BodySource {
   #keepReading(flowing: boolean): boolean {
     if (flowing || this.#phase !== 'body') return true;
     this.#paused = true;
-    this.#timer(false);
+    this.#idle.set(false);
     return false;
   }
 
@@ -314,7 +311,7 @@ export class AnswerReader implements BodySource {
    * buffer for the body's taker, it waits for them to be taken (`drained`).
    */
   #finishBody(): void {
-    this.#timer(false);
+    this.#idle.set(false);
     this.#host.whole();
     if (this.#body?.holdingViews) {
       this.#phase = 'draining';
@@ -343,30 +340,4 @@ export class AnswerReader implements BodySource {
     this.#paused = false;
     this.#socket?.resume();
   }
-
-  /**
-   * Runs (or stops) the idle timer, which every read restarts. One timer a connection, looked at when it is due
-   * rather than moved at every read and every exchange: a look that finds bytes came since waits out the rest.
-   */
-  #timer(on: boolean): void {
-    this.#timing = on;
-    // No timeout at all (a library caller's 0), as a socket's own timer takes it.
-    if (!on || !(this.#timeoutMs > 0)) return;
-    this.#quietSince = performance.now();
-    this.#idleLook ??= this.#lookIn(this.#timeoutMs);
-  }
-
-  #lookIn(ms: number): NodeJS.Timeout {
-    const look = setTimeout(this.#lookAtIdle, ms);
-    look.unref();
-    return look;
-  }
-
-  readonly #lookAtIdle = (): void => {
-    this.#idleLook = undefined;
-    if (!this.#timing) return;
-    const quiet = performance.now() - this.#quietSince;
-    if (quiet < this.#timeoutMs) this.#idleLook = this.#lookIn(Math.ceil(this.#timeoutMs - quiet));
-    else this.#onTimeout();
-  };
 }
