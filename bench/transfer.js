@@ -36,6 +36,7 @@ const LABELS = {
   floor: 'bare raw-socket loop',
   floorCrc: 'bare raw-socket loop with CRC-32',
   floorChecked: 'bare raw-socket loop doing what mission-data must per file',
+  wireChecked: "same loop on mission-data's wire client",
   undici: 'bare undici loop',
 };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
@@ -214,8 +215,11 @@ async function compareBatch({
     keys.map((key, i) => `url = "${url}/download/${key}"\noutput = "${outDir}/f${i}"\n`).join(''),
   );
   const input = `${keys.join('\n')}\n`;
-  const batch = (script, name) => () =>
-    command(LABELS[name], process.execPath, [script, url, outDir], { input, env });
+  // A floor is its script, or its script and the arguments that follow the URL and folder.
+  const batch = (floor, name) => () => {
+    const [script, ...more] = [floor].flat();
+    return command(LABELS[name], process.execPath, [script, url, outDir, ...more], { input, env });
+  };
   const parallel = ['-sS', '-f', '-L', ...curl, '--parallel', '--parallel-max', '16', '-K', curlConfig];
   const results = await compareRuns({
     repetitions,
@@ -262,7 +266,12 @@ async function manySmallDownloads(context, https = false) {
     curlConfig: join(context.workDir, 'small.curl'),
     repetitions: context.sizes.repetitions,
     label: `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time${over}`,
-    floors: { floor: BARE_BATCH, floorChecked: BARE_BATCH_CHECKED, undici: BARE_UNDICI_BATCH },
+    floors: {
+      floor: BARE_BATCH,
+      floorChecked: BARE_BATCH_CHECKED,
+      wireChecked: [BARE_BATCH_CHECKED, '--wire'],
+      undici: BARE_UNDICI_BATCH,
+    },
     env,
     curl,
   });
@@ -328,7 +337,11 @@ async function manyTinyDownloads(context) {
       curlConfig: join(workDir, 'tiny.curl'),
       repetitions: sizes.tinyRepetitions,
       label: `2b. ${keys.length.toLocaleString('en-US')} files of ${formatBytes(sizes.tinySize)}, 16 at a time`,
-      floors: { floor: BARE_BATCH, floorChecked: BARE_BATCH_CHECKED },
+      floors: {
+        floor: BARE_BATCH,
+        floorChecked: BARE_BATCH_CHECKED,
+        wireChecked: [BARE_BATCH_CHECKED, '--wire'],
+      },
     });
   } finally {
     await server.close();
@@ -434,6 +447,7 @@ function floorNote(large, manySmall) {
     `${result.label}: raw ${seconds(result.floorMs)} s (${ratio(result, result.floorMs)})` +
     optional(result, result.floorCrcMs, 'raw with CRC-32') +
     optional(result, result.floorCheckedMs, 'raw doing what mission-data must') +
+    optional(result, result.wireCheckedMs, "the same on mission-data's wire client") +
     optional(result, result.undiciMs, 'undici');
   return (
     'Floors: the interleaved runs of cases 1, 2 and 2b also timed bare clients that do nothing else mission-data ' +
@@ -443,7 +457,9 @@ function floorNote(large, manySmall) {
     'of one that verifies what the reference server states); in cases 2 and 2b bench/lib/bare-batch-checked.js, ' +
     'the same loop doing per file what mission-data must (a look at the destination, its folder made once and ' +
     'looked at for a link, a part file opened with O_EXCL and O_NOFOLLOW, the CRC-32 checked against the stated ' +
-    "one, the part's fstat and rename, a record line, written 64 at a time); and bench/lib/bare-undici-download.js " +
+    "one, the part's fstat and rename, a record line, written 64 at a time), and that loop again with `--wire` on " +
+    "mission-data's own wire client (bench/lib/wire-get.js: what its HTTP layer costs, without the layers above " +
+    'it); and bench/lib/bare-undici-download.js ' +
     "and bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
     `${[...large, ...manySmall].map(each).join('; ')}.`
   );
@@ -505,6 +521,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       result.floor,
       result.floorCrc,
       result.floorChecked,
+      result.wireChecked,
       result.undici,
     ];
     const rows = [

@@ -6,7 +6,9 @@
  * looked at for a link at every file, a part file opened with O_EXCL and O_NOFOLLOW and written as the bytes
  * arrive, the CRC-32 of every byte checked against the `x-amz-checksum-crc32` the store states, the part's
  * `fstat` for the record, its rename into place, and a line of record per file, written 64 lines at a time.
- * Nothing else: no retries, timeouts, progress, resumption, other runs or case checks.
+ * Nothing else: no retries, timeouts, progress, resumption, other runs or case checks. With `--wire` after the
+ * two arguments, the same work goes through mission-data's own wire client (bench/lib/wire-get.js) instead of
+ * raw sockets: what the tool's HTTP layer adds, apart from the layers above it.
  */
 import {
   closeSync,
@@ -23,7 +25,12 @@ import { dirname, join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { rawClient } from './raw-get.js';
 
-const [base, outDir] = process.argv.slice(2);
+const [base, outDir, how] = process.argv.slice(2);
+// The wire client is loaded only when asked for: the raw floor needs no build.
+const newClient = how === '--wire' ? (await import('./wire-get.js')).wireClient : rawClient;
+/** The stated CRC-32: from a raw head's text, or from the wire client's headers. */
+const STATED = /\r\nx-amz-checksum-crc32: *([^\r]+)/i;
+const statedOf = (head) => (typeof head === 'string' ? STATED.exec(head)?.[1] : head['x-amz-checksum-crc32']);
 const keys = readFileSync(0, 'utf8').split('\n').filter(Boolean);
 const CONCURRENCY = 16;
 const RECORD_LINES = 64;
@@ -54,7 +61,7 @@ async function fetchOne(client, key) {
       position += writeSync(fd, chunk, 0, chunk.length, position);
     },
     (head) => {
-      stated = /\r\nx-amz-checksum-crc32: *([^\r]+)/i.exec(head)?.[1];
+      stated = statedOf(head);
     },
   );
   if (status !== 200) throw new Error(`GET ${key}: status ${status}`);
@@ -78,7 +85,7 @@ function flush() {
 
 let next = 0;
 async function worker() {
-  const client = rawClient();
+  const client = newClient();
   while (next < keys.length) {
     const index = next++;
     await fetchOne(client, keys[index]);
