@@ -36,7 +36,7 @@ const LABELS = {
   floor: 'bare raw-socket loop',
   floorCrc: 'bare raw-socket loop with CRC-32',
   floorChecked: 'bare raw-socket loop doing what mission-data must per file',
-  wireChecked: "same loop on mission-data's wire client",
+  wireChecked: "same checked loop on mission-data's wire client",
   undici: 'bare undici loop',
 };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
