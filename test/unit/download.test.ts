@@ -294,6 +294,19 @@ describe.each(DISPATCH_PATHS)('over $name', (path) => {
       expect(server.requests).toHaveLength(21);
     });
 
+    it('resumes a small file cut short from the bytes that came, as a large one', async () => {
+      const body = pattern(100_000, 6);
+      server.objects.set(PATH_A, body);
+      server.behaviours.set(PATH_A, { dropAfter: 30_000 });
+      const [result] = await downloadFiles(fakeClient(server), [PATH_A], {
+        requests: REQUESTS,
+        dataDir: root,
+      });
+      expect(result).toMatchObject({ status: 'downloaded', verified: true, bytes: body.length });
+      expect(await readFile(join(root, PATH_A))).toEqual(body);
+      expect(server.requests.map((request) => request.range)).toEqual(['', 'bytes=30000-']);
+    });
+
     it('fails with E_INCOMPLETE after retries + 1 answers that bring nothing, leaving its part to resume and the old file untouched', async () => {
       server.objects.set(PATH_A, pattern(500_000, 5));
       const client = fakeClient(server);

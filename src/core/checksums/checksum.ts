@@ -164,7 +164,8 @@ export class RunningChecksum {
       this.#makeTable();
     }
     if (this.#table) return Buffer.from(await this.#table.digest());
-    const out = Buffer.alloc(4);
+    // All four bytes are written: a slice of Node's pool serves, rather than a buffer of its own.
+    const out = Buffer.allocUnsafe(4);
     out.writeUInt32BE(this.#crc >>> 0);
     return out;
   }

@@ -1,18 +1,19 @@
 import { dirname } from 'node:path';
+import { listenForAbort } from '../../core/abort-hub.js';
 import { abortedError } from '../../core/batch.js';
 import type { ExpectedChecksum, PartChecksum } from '../../core/checksums/checksum.js';
 import { ApiError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { displayUrl } from '../../core/urls.js';
 import { checkFreeSpace } from '../../data-root/index.js';
-import { discardBody } from '../../http/body.js';
+import { type AnswerBody, discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
 import { header } from '../../http/objects.js';
 import { statedChecksum } from '../../http/stated-digest.js';
 import type { ObjectSource, ObjectState, RangedPlan } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
 import { recordQuietly, streamRecorder } from '../part/progress-record.js';
-import { bodyEndedEarly, pump } from '../part/pump.js';
+import { bodyEndedEarly, giveStaging, longerThanAnnounced, pump, takeStaging } from '../part/pump.js';
 import { receiveRanges } from '../ranged/ranged.js';
 import { RangesIgnored } from '../ranged/span-fetch.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
@@ -50,6 +51,13 @@ export interface ReceivedObject {
 const RECORD_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
+ * A whole object at most this large is taken in one step (`receiveSmall`): most files of a batch are, and the
+ * pump's machinery cost them more than their bytes did. Below RECORD_FROM_BYTES, and below the size from which
+ * `checkFreeSpace` looks at the disk's room.
+ */
+const SMALL_ANSWER_BYTES = 256 * 1024;
+
+/**
  * Streams the object into the part file, hashing it on the way, resuming after dropped connections (and from
  * what an earlier run left, while the object is unchanged), and checks it against the store's checksum.
  */
@@ -85,6 +93,8 @@ class ObjectReceiver {
   /** One count of attempts for the whole object: a request that failed and a body that ended early alike. */
   private readonly attempts: Attempts;
   private ranged: RangedPlan | undefined;
+  /** Whether the disk's room is still to be checked for the object whose checksum was just begun. */
+  private roomToCheck = false;
 
   constructor(private readonly job: ReceiveJob) {
     this.state = job.state;
@@ -110,13 +120,46 @@ class ObjectReceiver {
       // only parts after the first are there.
       const resuming = state.written > 0 || state.finished !== undefined;
       const response = await this.request(resuming);
-      if (!response || !(await this.accept(response, resuming))) continue;
-      const done =
-        this.ranged && splits(response, state, this.ranged)
-          ? await this.receiveSplit(response, this.ranged)
-          : await this.receiveStream(response);
+      if (!response || !this.accept(response, resuming)) continue;
+      const done = this.small(response)
+        ? await this.receiveSmall(response)
+        : await this.receiveLarge(response);
       if (done) return done;
     }
+  }
+
+  /**
+   * Whether an accepted answer is a whole object small enough to be taken in one step (`receiveSmall`): a 200 of
+   * a stated length of at most SMALL_ANSWER_BYTES, not worth splitting.
+   */
+  private small(response: ObjectResponse): boolean {
+    const { total } = this.state;
+    return (
+      response.status === 200 &&
+      total !== undefined &&
+      total <= SMALL_ANSWER_BYTES &&
+      !(this.ranged && splits(response, this.state, this.ranged))
+    );
+  }
+
+  /** Any other answer: the disk's room checked for a new object, then split or streamed through the pump. */
+  private async receiveLarge(response: ObjectResponse): Promise<ReceivedObject | undefined> {
+    if (this.roomToCheck) {
+      this.roomToCheck = false;
+      const { part } = this.job;
+      const state = this.state;
+      if (state.total !== undefined) {
+        await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination).catch(
+          (error: unknown) => {
+            discardBody(response.body);
+            throw error;
+          },
+        );
+      }
+    }
+    return this.ranged && splits(response, this.state, this.ranged)
+      ? await this.receiveSplit(response, this.ranged)
+      : await this.receiveStream(response);
   }
 
   /** Whether the object is large enough for its part to be recorded as it lands (a kill can resume it). */
@@ -149,7 +192,7 @@ class ObjectReceiver {
   }
 
   /** Checks an answer against what is on disk and readies the checksum; false when it is to be asked again. */
-  private async accept(response: ObjectResponse, resuming: boolean): Promise<boolean> {
+  private accept(response: ObjectResponse, resuming: boolean): boolean {
     const { part } = this.job;
     try {
       const verdict = acceptResponse(
@@ -168,7 +211,7 @@ class ObjectReceiver {
         emptyPart(this.state, part);
         this.checksum = undefined;
       }
-      if (this.checksum === undefined) await this.beginChecksum(response);
+      if (this.checksum === undefined) this.beginChecksum(response);
       return true;
     } catch (error) {
       discardBody(response.body);
@@ -176,8 +219,11 @@ class ObjectReceiver {
     }
   }
 
-  /** The checksum the answer states, begun over the bytes on disk; the part recorded and the disk's room checked. */
-  private async beginChecksum(response: ObjectResponse): Promise<void> {
+  /**
+   * The checksum the answer states, begun over the bytes on disk; the part recorded, and the disk's room to be
+   * checked before a large body is taken (`receiveLarge`; `checkFreeSpace` does not look for a small one).
+   */
+  private beginChecksum(response: ObjectResponse): void {
     const { part } = this.job;
     const state = this.state;
     // A resumed answer (206) states at most the digest its URL carries, a Repr-Digest or an ETag that may be the
@@ -198,9 +244,7 @@ class ObjectReceiver {
     // The record only lets a later run resume: one that cannot be written (held open elsewhere, on Windows)
     // costs a resume, never this download.
     if (this.recording()) recordQuietly(part, state);
-    if (state.total !== undefined) {
-      await checkFreeSpace(dirname(part.path), state.total - state.written, part.destination);
-    }
+    this.roomToCheck = true;
   }
 
   /**
@@ -237,6 +281,29 @@ class ObjectReceiver {
     return await verified(this.showUrl, checksum, this.expected, this.state.written, this.transferred);
   }
 
+  /**
+   * A small whole answer into an empty part, without the pump (`takeSmallBody`), then checked. Undefined when the
+   * body ended early (a failed attempt, counted): the bytes that came are written first, and the next answer
+   * resumes after them.
+   */
+  private async receiveSmall(response: ObjectResponse): Promise<ReceivedObject | undefined> {
+    const { part, signal } = this.job;
+    const checksum = this.checksum as PartChecksum;
+    const total = this.state.total as number;
+    const { taken, ended } = await takeSmallBody(response.body, part, checksum, total, signal);
+    this.state.written = taken;
+    this.transferred += taken;
+    if (taken > 0) this.report(taken);
+    if (signal?.aborted) throw abortedError(signal);
+    if (ended === undefined && taken === total)
+      return await verified(this.showUrl, checksum, this.expected, taken, this.transferred);
+    await this.attempts.failed(
+      bodyEndedEarly(this.showUrl(), { position: taken, error: ended }, total),
+      taken > 0,
+    );
+    return undefined;
+  }
+
   /** The answer's body as one stream; undefined when it ended early (counted as a failed attempt). */
   private async receiveStream(response: ObjectResponse): Promise<ReceivedObject | undefined> {
     const { part, signal } = this.job;
@@ -268,6 +335,69 @@ class ObjectReceiver {
     );
     return undefined;
   }
+}
+
+/**
+ * A small body into an empty part: one that comes in one read (most do) is written from where it landed, in the
+ * read's callback; one in several reads is gathered in a staging buffer and written in one write after its last
+ * byte (a write made then needs none of the pump's backpressure for a slow disk). Resolves to the bytes on disk
+ * and, when the body ended early, why; throws when a write failed or the body ran past `total`.
+ */
+async function takeSmallBody(
+  body: AnswerBody,
+  part: PartFile,
+  checksum: PartChecksum,
+  total: number,
+  signal: AbortSignal | undefined,
+): Promise<{ taken: number; ended: unknown }> {
+  if (signal?.aborted) {
+    discardBody(body);
+    throw abortedError(signal);
+  }
+  let taken = 0;
+  let staging: Buffer | undefined;
+  /** Why the body was stopped here: a write that failed, or more bytes than announced. */
+  let refused: Error | undefined;
+  const take = (chunk: Buffer): void => {
+    if (refused) return;
+    if (taken + chunk.length > total) {
+      refused = longerThanAnnounced(total);
+      body.destroy(refused);
+      return;
+    }
+    if (taken === 0 && chunk.length === total) {
+      checksum.update(chunk);
+      try {
+        part.write([chunk], total, 0);
+      } catch (error) {
+        refused = error as Error;
+      }
+      taken = total;
+      return;
+    }
+    staging ??= takeStaging();
+    chunk.copy(staging, taken);
+    taken += chunk.length;
+  };
+  const unlisten = signal ? listenForAbort(signal, () => body.destroy(abortedError(signal))) : undefined;
+  let ended: unknown;
+  try {
+    ended = await body.consume(take);
+  } finally {
+    unlisten?.();
+  }
+  if (staging) {
+    try {
+      const bytes = staging.subarray(0, taken);
+      checksum.update(bytes);
+      if (!refused) part.write([bytes], taken, 0);
+    } finally {
+      giveStaging(staging);
+    }
+  }
+  if (refused) throw refused;
+  checksum.flushed(taken);
+  return { taken, ended };
 }
 
 /** The received object, once its bytes match the checksum the store stated (when it stated one). */

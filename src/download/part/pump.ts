@@ -19,6 +19,16 @@ const stagingPool: Buffer[] = [];
 /** Buffers kept in the pool at most (as many as bodies are received at once, usually). */
 const STAGING_POOL_MAX = 64;
 
+/** A buffer of 1 MiB to gather a body's small chunks in, from the pool; given back with `giveStaging`. */
+export function takeStaging(): Buffer {
+  return stagingPool.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+}
+
+/** A staging buffer back to the pool, once what it gathered is written. */
+export function giveStaging(buffer: Buffer): void {
+  if (stagingPool.length < STAGING_POOL_MAX) stagingPool.push(buffer);
+}
+
 /**
  * A write that held the thread this long (a slow data root: NFS, a USB disk) puts the part file behind: see
  * `BodyPump.onData`. A write of 1 MiB to a normal disk's page cache takes well under a millisecond.
@@ -53,6 +63,11 @@ export function bodyEndedEarly(shown: string, outcome: PumpOutcome, total: numbe
     peer: 'object store',
     hint,
   });
+}
+
+/** The error of a body that went on past the length its answer announced. */
+export function longerThanAnnounced(total: number): ProtocolError {
+  return new ProtocolError(`The server sent more than the announced ${total} bytes.`);
 }
 
 /** How far a body got. */
@@ -178,7 +193,7 @@ class BodyPump {
     this.checksum?.update(chunk);
     this.add(chunk);
     if (this.job.total !== undefined && this.position + this.pendingBytes > this.job.total) {
-      this.fail(new ProtocolError(`The server sent more than the announced ${this.job.total} bytes.`));
+      this.fail(longerThanAnnounced(this.job.total));
       return;
     }
     const received = this.position + this.pendingBytes;
@@ -220,7 +235,7 @@ class BodyPump {
       this.flush();
       return;
     }
-    this.staging ??= stagingPool.pop() ?? Buffer.allocUnsafeSlow(STAGING_BYTES);
+    this.staging ??= takeStaging();
     if (this.staged + chunk.length > this.staging.length) this.flush();
     chunk.copy(this.staging, this.staged);
     this.staged += chunk.length;
@@ -245,7 +260,7 @@ class BodyPump {
   private cleanUp(): void {
     this.settled = true;
     this.unlisten?.();
-    if (this.staging && stagingPool.length < STAGING_POOL_MAX) stagingPool.push(this.staging);
+    if (this.staging) giveStaging(this.staging);
     this.staging = undefined;
   }
 
