@@ -1,20 +1,19 @@
 import { dirname } from 'node:path';
-import { listenForAbort } from '../../core/abort-hub.js';
 import { abortedError } from '../../core/batch.js';
 import type { ExpectedChecksum, PartChecksum } from '../../core/checksums/checksum.js';
 import { ApiError } from '../../core/errors.js';
 import { Attempts, type RetryPolicy } from '../../core/failure-policy.js';
 import { displayUrl } from '../../core/urls.js';
 import { checkFreeSpace } from '../../data-root/index.js';
-import { type AnswerBody, discardBody } from '../../http/body.js';
+import { discardBody } from '../../http/body.js';
 import type { ObjectResponse } from '../../http/objects.js';
-import { header } from '../../http/objects.js';
 import { statedChecksum } from '../../http/stated-digest.js';
 import type { ObjectSource, ObjectState, RangedPlan } from '../part/object-state.js';
 import type { PartFile } from '../part/part-file.js';
 import { recordQuietly, streamRecorder } from '../part/progress-record.js';
-import { bodyEndedEarly, giveStaging, longerThanAnnounced, pump, takeStaging } from '../part/pump.js';
-import { receiveRanges } from '../ranged/ranged.js';
+import { bodyEndedEarly, pump } from '../part/pump.js';
+import { takeSmallBody } from '../part/small-body.js';
+import { receiveRanges, splits } from '../ranged/ranged.js';
 import { RangesIgnored } from '../ranged/span-fetch.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
 import { ChecksumMismatch, ChecksumUnavailable, checksumFor } from './object-checksum.js';
@@ -337,69 +336,6 @@ class ObjectReceiver {
   }
 }
 
-/**
- * A small body into an empty part: one that comes in one read (most do) is written from where it landed, in the
- * read's callback; one in several reads is gathered in a staging buffer and written in one write after its last
- * byte (a write made then needs none of the pump's backpressure for a slow disk). Resolves to the bytes on disk
- * and, when the body ended early, why; throws when a write failed or the body ran past `total`.
- */
-async function takeSmallBody(
-  body: AnswerBody,
-  part: PartFile,
-  checksum: PartChecksum,
-  total: number,
-  signal: AbortSignal | undefined,
-): Promise<{ taken: number; ended: unknown }> {
-  if (signal?.aborted) {
-    discardBody(body);
-    throw abortedError(signal);
-  }
-  let taken = 0;
-  let staging: Buffer | undefined;
-  /** Why the body was stopped here: a write that failed, or more bytes than announced. */
-  let refused: Error | undefined;
-  const take = (chunk: Buffer): void => {
-    if (refused) return;
-    if (taken + chunk.length > total) {
-      refused = longerThanAnnounced(total);
-      body.destroy(refused);
-      return;
-    }
-    if (taken === 0 && chunk.length === total) {
-      checksum.update(chunk);
-      try {
-        part.write([chunk], total, 0);
-      } catch (error) {
-        refused = error as Error;
-      }
-      taken = total;
-      return;
-    }
-    staging ??= takeStaging();
-    chunk.copy(staging, taken);
-    taken += chunk.length;
-  };
-  const unlisten = signal ? listenForAbort(signal, () => body.destroy(abortedError(signal))) : undefined;
-  let ended: unknown;
-  try {
-    ended = await body.consume(take);
-  } finally {
-    unlisten?.();
-  }
-  if (staging) {
-    try {
-      const bytes = staging.subarray(0, taken);
-      checksum.update(bytes);
-      if (!refused) part.write([bytes], taken, 0);
-    } finally {
-      giveStaging(staging);
-    }
-  }
-  if (refused) throw refused;
-  checksum.flushed(taken);
-  return { taken, ended };
-}
-
 /** The received object, once its bytes match the checksum the store stated (when it stated one). */
 async function verified(
   shown: () => string,
@@ -411,26 +347,4 @@ async function verified(
   const actual = await checksum.digest();
   if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown(), expected, actual);
   return { size, transferred, verifiedBy: expected };
-}
-
-/**
- * True when a first answer (the whole object, from byte 0) is worth splitting: large enough for two parts, of
- * a store that says it serves ranges and names the version (ETag) every part must come from.
- */
-function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan): boolean {
-  // The whole object from a store that says it serves ranges, or the rest of a resumed one (a 206 is itself
-  // a range served, from the first byte not on disk).
-  const fromHere =
-    response.status === 206 ||
-    (response.status === 200 &&
-      state.written === 0 &&
-      /\bbytes\b/i.test(header(response, 'accept-ranges') ?? ''));
-  // Worth it with two parts to go, or when parts an earlier run finished out of order are to be skipped.
-  const worth =
-    state.total !== undefined &&
-    (state.total - state.written >= 2 * plan.partSize ||
-      (response.status === 206 && state.finished !== undefined));
-  return (
-    (plan.adaptive !== undefined || plan.connections > 1) && fromHere && worth && state.etag !== undefined
-  );
 }

@@ -9,6 +9,8 @@
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { ProtocolError } from '../../core/errors.js';
 import { type AnswerBody, discardBody } from '../../http/body.js';
+import { header, type ObjectResponse } from '../../http/objects.js';
+import type { ObjectState, RangedPlan } from '../part/object-state.js';
 import { RecordCadence, type RecordLane, recordQuietly } from '../part/progress-record.js';
 import { ConnectionController, ThroughputWindow, WAITING_SHARE } from './adaptive.js';
 import { fetchSpan, type RangedJob } from './span-fetch.js';
@@ -245,4 +247,26 @@ export class RangedDownload {
       this.#start(span);
     }
   }
+}
+
+/**
+ * True when a first answer (the whole object, from byte 0) is worth splitting: large enough for two parts, of
+ * a store that says it serves ranges and names the version (ETag) every part must come from.
+ */
+export function splits(response: ObjectResponse, state: ObjectState, plan: RangedPlan): boolean {
+  // The whole object from a store that says it serves ranges, or the rest of a resumed one (a 206 is itself
+  // a range served, from the first byte not on disk).
+  const fromHere =
+    response.status === 206 ||
+    (response.status === 200 &&
+      state.written === 0 &&
+      /\bbytes\b/i.test(header(response, 'accept-ranges') ?? ''));
+  // Worth it with two parts to go, or when parts an earlier run finished out of order are to be skipped.
+  const worth =
+    state.total !== undefined &&
+    (state.total - state.written >= 2 * plan.partSize ||
+      (response.status === 206 && state.finished !== undefined));
+  return (
+    (plan.adaptive !== undefined || plan.connections > 1) && fromHere && worth && state.etag !== undefined
+  );
 }
