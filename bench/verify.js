@@ -4,7 +4,9 @@
  * CRC-32 records (downloaded from the reference server, which states `x-amz-checksum-crc32`) beside them, and the
  * MD5 root again with the archive far away (behind the shaping proxy, every request held FAR_DELAY_MS); wall
  * and CPU, interleaved runs. The files are read from the page cache by every command alike (they were just
- * written), so this measures the hashing and the work around it, not the disk.
+ * written), so this measures the hashing and the work around it, not the disk. The floor of a Node `verify`
+ * (bench/lib/bare-verify.js: the record read, the root listed, two threads hashing and comparing, nothing else)
+ * runs over the MD5 root in the same rounds.
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -21,6 +23,7 @@ const MIB = 1024 * 1024;
 /** The archive far away: each request through the shaping proxy waits this long (a distant service's round trip). */
 const FAR_DELAY_MS = 100;
 const BIN = new URL('../bin/mission-data.js', import.meta.url).pathname;
+const BARE_VERIFY = new URL('./lib/bare-verify.js', import.meta.url).pathname;
 
 /** The storage path of the `index`th file of a case: one a day from 2020-01-01 (the index is shared by the cases). */
 function keyOf(descriptor, index) {
@@ -74,6 +77,7 @@ async function verifyCase({ count, size, repetitions, env, work }) {
         { name: 'md5Far', make: verify(far, roots.md5, backendEnv) },
         { name: 'crc32', make: verify(folder, roots.crc32, folderEnv) },
         { name: 'reference', make: () => command('xargs -P2 md5sum', 'sh', ['-c', md5sum, 'sh', roots.md5]) },
+        { name: 'floor', make: () => command('bare verify', process.execPath, [BARE_VERIFY, roots.md5]) },
       ],
     });
     return { count, size, repetitions, ...results };
@@ -134,9 +138,12 @@ export async function run({ quick = false, quiet = false } = {}) {
       `${seconds(found.crc32.ms)} s`,
       `${seconds(found.reference.ms)} s`,
       (found.reference.ms / found.md5.ms).toFixed(2),
+      `${seconds(found.floor.ms)} s (${(found.reference.ms / found.floor.ms).toFixed(2)})`,
+      (found.floor.ms / found.md5.ms).toFixed(2),
       cpuSeconds(found.md5.runs),
       cpuSeconds(found.crc32.runs),
       cpuSeconds(found.reference.runs),
+      cpuSeconds(found.floor.runs),
     ]);
   }
   const markdown = [
@@ -147,7 +154,10 @@ export async function run({ quick = false, quiet = false } = {}) {
       'reference server), against `find | xargs -0 -P2 -n 64 md5sum` of the MD5 root; the files are in the page ' +
       `cache for every command alike. The MD5 root is verified a second time with the archive ${FAR_DELAY_MS} ms ` +
       'away (behind bench/lib/shaping-proxy.js, which holds every request that long): its query answers late, ' +
-      `and the files the record vouches for are hashed meanwhile. Median of ${cases[0]?.repetitions} interleaved runs of each after a warm-up run.`,
+      'and the files the record vouches for are hashed meanwhile. The floor is bench/lib/bare-verify.js over the MD5 ' +
+      'root: a Node process that reads the record, lists the root and hashes each file on two threads, comparing ' +
+      "its digest with the record's; no query, no naming rules, no record written (speed ratio: md5sum's time " +
+      `against its own). Median of ${cases[0]?.repetitions} interleaved runs of each after a warm-up run.`,
     '',
     markdownTable(
       [
@@ -157,9 +167,12 @@ export async function run({ quick = false, quiet = false } = {}) {
         'CRC-32 records',
         'xargs -P2 md5sum',
         'speed ratio (MD5)',
+        'floor: bare verify, 2 threads (speed ratio)',
+        'MD5 records against the floor',
         'CPU: MD5',
         'CPU: CRC-32',
         'CPU: md5sum',
+        'CPU: floor',
       ],
       rows,
     ),
