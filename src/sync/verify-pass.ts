@@ -17,7 +17,6 @@ import {
   type SizeDiffers,
 } from '../core/checksums/hash-pool.js';
 import { sumOf, type VerifiedEntry, type VerifiedRecord } from '../data-root/index.js';
-import { downloadFiles } from '../download/engine.js';
 import { FILES_WAITING, type HashAhead, isDue, recordedSum } from './verify-ahead.js';
 import { ArchiveCheck, corruptEntry } from './verify-archive.js';
 import {
@@ -221,6 +220,8 @@ export class VerifyPass {
     const corrupt = this.#entries.filter((entry) => entry.status === 'corrupt');
     if (corrupt.length === 0) return;
     this.record.flush();
+    // Loaded only to repair: a pass that finds nothing corrupt never parses the download engine.
+    const { downloadFiles } = await import('../download/engine.js');
     const results = await downloadFiles(
       this.http,
       corrupt.map((entry) => entry.path),
