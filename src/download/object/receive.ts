@@ -120,29 +120,32 @@ class ObjectReceiver {
       const resuming = state.written > 0 || state.finished !== undefined;
       const response = await this.request(resuming);
       if (!response || !this.accept(response, resuming)) continue;
-      const done = this.small(response)
-        ? await this.receiveSmall(response)
-        : await this.receiveLarge(response);
+      const split = this.ranged && splits(response, state, this.ranged) ? this.ranged : undefined;
+      const done =
+        !split && this.small(response)
+          ? await this.receiveSmall(response)
+          : await this.receiveLarge(response, split);
       if (done) return done;
     }
   }
 
   /**
-   * Whether an accepted answer is a whole object small enough to be taken in one step (`receiveSmall`): a 200 of
-   * a stated length of at most SMALL_ANSWER_BYTES, not worth splitting.
+   * Whether an accepted answer not worth splitting is a whole object small enough to be taken in one step
+   * (`receiveSmall`): a 200 of a stated length of at most SMALL_ANSWER_BYTES.
    */
   private small(response: ObjectResponse): boolean {
     const { total } = this.state;
-    return (
-      response.status === 200 &&
-      total !== undefined &&
-      total <= SMALL_ANSWER_BYTES &&
-      !(this.ranged && splits(response, this.state, this.ranged))
-    );
+    return response.status === 200 && total !== undefined && total <= SMALL_ANSWER_BYTES;
   }
 
-  /** Any other answer: the disk's room checked for a new object, then split or streamed through the pump. */
-  private async receiveLarge(response: ObjectResponse): Promise<ReceivedObject | undefined> {
+  /**
+   * Any other answer: the disk's room checked for a new object, then split over the connections of `split` (the
+   * plan, when the answer is worth splitting) or streamed through the pump.
+   */
+  private async receiveLarge(
+    response: ObjectResponse,
+    split: RangedPlan | undefined,
+  ): Promise<ReceivedObject | undefined> {
     if (this.roomToCheck) {
       this.roomToCheck = false;
       const { part } = this.job;
@@ -156,9 +159,7 @@ class ObjectReceiver {
         );
       }
     }
-    return this.ranged && splits(response, this.state, this.ranged)
-      ? await this.receiveSplit(response, this.ranged)
-      : await this.receiveStream(response);
+    return split ? await this.receiveSplit(response, split) : await this.receiveStream(response);
   }
 
   /** Whether the object is large enough for its part to be recorded as it lands (a kill can resume it). */
