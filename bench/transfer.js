@@ -10,7 +10,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkFiles, writeLargeFile } from './lib/files.js';
+import { batchFolder, checkFiles, writeLargeFile } from './lib/files.js';
 import { firstByte } from './lib/first-byte.js';
 import { loadMd5Base64 } from './lib/hash-file.js';
 import { BIN, command, compare, compareRuns, tool, toolAgainstReference } from './lib/measure.js';
@@ -262,7 +262,7 @@ async function manySmallDownloads(context, https = false) {
     keys,
     size: context.sizes.smallSize,
     url: server.url,
-    outDir: context.outDir,
+    outDir: context.batchOutDir,
     curlConfig: join(context.workDir, 'small.curl'),
     repetitions: context.sizes.repetitions,
     label: `2. ${keys.length} files of ${formatBytes(context.sizes.smallSize)}, 16 at a time${over}`,
@@ -322,9 +322,9 @@ async function firstByteOnDisk(context, size) {
  * against `curl --parallel --parallel-max 16`, from a store of their own (on a server process of its own).
  */
 async function manyTinyDownloads(context) {
-  const { sizes, workDir } = context;
+  const { sizes, workDir, batchDir } = context;
   const storeDir = join(workDir, 'tiny-store');
-  const outDir = join(workDir, 'tiny-out');
+  const outDir = join(batchDir, 'tiny-out');
   const { keys } = await generateStore(storeDir, { count: sizes.tinyCount, size: sizes.tinySize });
   const server = await startServerProcess(storeDir);
   try {
@@ -469,6 +469,7 @@ function floorNote(large, manySmall) {
 export async function run({ quick = false, commands = {}, quiet = false } = {}) {
   const sizes = quick ? SIZES.quick : SIZES.full;
   const workDir = await mkdtemp(join(tmpdir(), 'mission-data-bench-transfer-'));
+  const batchDir = batchFolder('mission-data-bench-batch-');
   const storeDir = join(workDir, 'store');
   let server;
   let secureServer;
@@ -489,6 +490,8 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       tls,
       small,
       outDir: join(workDir, 'out'),
+      batchDir,
+      batchOutDir: join(batchDir, 'out'),
     };
     const large = [];
     for (const size of sizes.large) large.push(await largeDownload(context, size));
@@ -644,6 +647,11 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       '',
       floorNote([...large, secureLarge], [manySmall, secureSmall, manyTiny]),
       '',
+      `The batch cases (2, on HTTP and HTTPS, and 2b) write into ${batchDir} (bench/lib/files.js \`batchFolder\`: in memory where the system ` +
+        'has a folder there for anyone, as /dev/shm on Linux; MISSION_DATA_BENCH_BATCH_DIR chooses another), so ' +
+        'that each command is timed for its own work rather than for what the disk does with the files the runs ' +
+        'before it deleted.',
+      '',
       `Case 1f: the first byte of the ${formatBytes(firstBytes.size)} file on disk, from the command's start ` +
         `(bench/lib/first-byte.js polls the output folder every millisecond), median of ${firstBytes.runs} ` +
         `interleaved runs of each: mission-data ${firstBytes.variants.map((variant) => `${Math.round(variant.ms)} ms (${variant.label})`).join(', ')}; curl ` +
@@ -673,5 +681,6 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
     await server?.close();
     await secureServer?.close();
     rmSync(workDir, { recursive: true, force: true });
+    rmSync(batchDir, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,17 @@
 /** Local files of the transfer benchmarks: large inputs written once, and checks that outputs are complete. */
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 
 const MIB = 1024 * 1024;
@@ -16,6 +27,31 @@ export function writeLargeFile(path, size) {
   } finally {
     closeSync(fd);
   }
+}
+
+/** A folder in memory where the system has one for anyone (Linux's /dev/shm), tried before the temporary folder. */
+const MEMORY_FOLDER = '/dev/shm';
+
+/**
+ * A new folder for the outputs of the batch cases: below MISSION_DATA_BENCH_BATCH_DIR when set, else in memory
+ * (MEMORY_FOLDER) where the system has such a folder, else in the temporary folder. A batch writes thousands of
+ * files into hundreds of new folders, and on a disk the cost of making each depends on what was deleted there
+ * in the minutes before: on an ext4 without a journal, making a file scans past every inode freed in the last
+ * minute (`recently_deleted` in the kernel's inode allocator), which took half of a batch's CPU and varied with
+ * the order of the commands. In memory, each command's CPU is its own. The folder used is said in the results.
+ */
+export function batchFolder(prefix) {
+  const chosen = process.env.MISSION_DATA_BENCH_BATCH_DIR;
+  let base = chosen || tmpdir();
+  if (!chosen) {
+    try {
+      accessSync(MEMORY_FOLDER, constants.W_OK);
+      base = MEMORY_FOLDER;
+    } catch {
+      // No memory folder for anyone here: the temporary folder.
+    }
+  }
+  return mkdtempSync(join(base, prefix));
 }
 
 /**
