@@ -41,17 +41,18 @@ const MEMORY_FOLDER = '/dev/shm';
  * the order of the commands. In memory, each command's CPU is its own. The folder used is said in the results.
  */
 export function batchFolder(prefix) {
-  const chosen = process.env.MISSION_DATA_BENCH_BATCH_DIR;
-  let base = chosen || tmpdir();
-  if (!chosen) {
-    try {
-      accessSync(MEMORY_FOLDER, constants.W_OK);
-      base = MEMORY_FOLDER;
-    } catch {
-      // No memory folder for anyone here: the temporary folder.
-    }
-  }
+  const base =
+    process.env.MISSION_DATA_BENCH_BATCH_DIR || (writable(MEMORY_FOLDER) ? MEMORY_FOLDER : tmpdir());
   return mkdtempSync(join(base, prefix));
+}
+
+function writable(folder) {
+  try {
+    accessSync(folder, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

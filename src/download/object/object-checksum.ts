@@ -1,6 +1,7 @@
 /**
  * An object's checksum as it is received: which running checksum a part gets (inline, on a thread of its own, or
- * joined from ranges), and the errors of a checksum that did not match or was not stated.
+ * joined from ranges), the errors of a checksum that did not match or was not stated, and the received object
+ * once its bytes matched.
  */
 import { BackgroundChecksum } from '../../core/checksums/background-checksum.js';
 import {
@@ -68,4 +69,26 @@ export function checksumFor(
   const large = (total ?? 0) >= BACKGROUND_HASH_FROM_BYTES;
   if (large && hashesInBackground(algorithm)) return new BackgroundChecksum(algorithm, part.descriptor);
   return new InlineChecksum(algorithm, readBack);
+}
+
+/** What a received object turned out to be. */
+export interface ReceivedObject {
+  size: number;
+  /** Bytes that came over the network in this run (less than `size` after a resume). */
+  transferred: number;
+  /** The store's checksum the bytes matched; undefined when the store stated none. */
+  verifiedBy: ExpectedChecksum | undefined;
+}
+
+/** The received object, once its bytes match the checksum the store stated (when it stated one). */
+export async function verified(
+  shown: () => string,
+  checksum: PartChecksum,
+  expected: ExpectedChecksum | undefined,
+  size: number,
+  transferred: number,
+): Promise<ReceivedObject> {
+  const actual = await checksum.digest();
+  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown(), expected, actual);
+  return { size, transferred, verifiedBy: expected };
 }

@@ -16,7 +16,7 @@ import { takeSmallBody } from '../part/small-body.js';
 import { receiveRanges, splits } from '../ranged/ranged.js';
 import { RangesIgnored } from '../ranged/span-fetch.js';
 import { acceptResponse, emptyPart, lastByte, restartState } from './answer-check.js';
-import { ChecksumMismatch, ChecksumUnavailable, checksumFor } from './object-checksum.js';
+import { ChecksumUnavailable, checksumFor, type ReceivedObject, verified } from './object-checksum.js';
 
 /** One object to receive. */
 export interface ReceiveJob {
@@ -35,15 +35,6 @@ export interface ReceiveJob {
   ranged?: RangedPlan | undefined;
   /** Refuse an object whose answer states no checksum to check it against (`E_UNVERIFIED`). */
   requireChecksum?: boolean | undefined;
-}
-
-/** What a received object turned out to be. */
-export interface ReceivedObject {
-  size: number;
-  /** Bytes that came over the network in this run (less than `size` after a resume). */
-  transferred: number;
-  /** The store's checksum the bytes matched; undefined when the store stated none. */
-  verifiedBy: ExpectedChecksum | undefined;
 }
 
 /** Objects at least this large get their part's record written as soon as they start (a kill can resume them). */
@@ -335,17 +326,4 @@ class ObjectReceiver {
     );
     return undefined;
   }
-}
-
-/** The received object, once its bytes match the checksum the store stated (when it stated one). */
-async function verified(
-  shown: () => string,
-  checksum: PartChecksum,
-  expected: ExpectedChecksum | undefined,
-  size: number,
-  transferred: number,
-): Promise<ReceivedObject> {
-  const actual = await checksum.digest();
-  if (expected && !actual.equals(expected.digest)) throw new ChecksumMismatch(shown(), expected, actual);
-  return { size, transferred, verifiedBy: expected };
 }
