@@ -37,6 +37,7 @@ function onStdoutError(error: NodeJS.ErrnoException): void {
  */
 function onStderrError(): void {}
 
+export { cacheCompiledCode } from './compile-cache.js';
 export { keepWasmBaseline, optimiseLaterAtFirst } from './v8-flags.js';
 
 /** Runs the command line with `argv` (as `process.argv`) and returns the exit status. */

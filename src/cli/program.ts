@@ -3,7 +3,6 @@
  * (`declarations/`), each of which loads its body (`commands/*`) only when it runs, so `--help` stays fast.
  * `main.ts` runs it, prints errors and owns the exit status.
  */
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { SETTINGS_BY_GROUP } from '../core/settings.js';
@@ -20,6 +19,7 @@ import { upload } from './declarations/upload.js';
 import { verify } from './declarations/verify.js';
 import type { CommandIO } from './io.js';
 import { dropHelpDefaults, GLOBAL_OPTIONS, globalOptionsFor, withOptions } from './options.js';
+import { packageVersion } from './package-version.js';
 import { nameUsageErrors } from './usage-errors.js';
 
 /** The commands, in the order help lists them; each declared in `declarations/<name>.ts`. */
@@ -35,24 +35,6 @@ const COMMANDS: readonly CommandDeclaration[] = [
   completion,
   config,
 ];
-
-/**
- * The package's version, from its package.json: one folder up from the bundle (`dist/mission-data.js`), two
- * from this module's own place (`src/cli/`, `dist/cli/`, where tests import it).
- */
-function packageVersion(): string {
-  for (const path of ['../package.json', '../../package.json']) {
-    let text: string;
-    try {
-      text = readFileSync(new URL(path, import.meta.url), 'utf8');
-    } catch {
-      continue;
-    }
-    const found = JSON.parse(text) as { name?: string; version?: string };
-    if (found.name === 'mission-data' && typeof found.version === 'string') return found.version;
-  }
-  return 'unknown';
-}
 
 /**
  * Hands the shared options given before the command to the command that runs; one it does not take (`--data-dir`
