@@ -91,17 +91,6 @@ export function defaultConfigFile(env: Record<string, string | undefined> = proc
 }
 
 /**
- * The platform's cache folder for mission-data (`~/.cache/mission-data` on Linux, `~/Library/Caches/mission-data`
- * on macOS, `%LOCALAPPDATA%\mission-data\Cache` on Windows): what it keeps can be made again. XDG_CACHE_HOME, when
- * set, is honoured on every system, as XDG_CONFIG_HOME is for the configuration.
- */
-export function defaultCacheFolder(env: Record<string, string | undefined> = process.env): string {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg) return join(resolve(xdg), 'mission-data');
-  return envPaths('mission-data', { suffix: '' }).cache;
-}
-
-/**
  * A path with a leading `~` (alone or before a slash, or a backslash under Windows' rules: `~\data`) read as the
  * home folder, as a shell would have: values of the configuration file and the environment reach the program
  * unexpanded.

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CompileCacheApi, cacheCompiledCode } from '../../src/cli/compile-cache.js';
-import { defaultCacheFolder } from '../../src/core/config.js';
+import { defaultCacheFolder } from '../../src/core/cache-folder.js';
 
 const STATUS = { FAILED: 0, ENABLED: 1, ALREADY_ENABLED: 2, DISABLED: 3 };
 
