@@ -38,6 +38,7 @@ const LABELS = {
   floorChecked: 'bare raw-socket loop doing what mission-data must per file',
   wireChecked: "same checked loop on mission-data's wire client",
   undici: 'bare undici loop',
+  floorPut: 'bare raw-socket PUT',
 };
 const HASH_FILE = fileURLToPath(new URL('./lib/hash-file.js', import.meta.url));
 const BARE_DOWNLOAD = fileURLToPath(new URL('./lib/bare-download.js', import.meta.url));
@@ -45,6 +46,7 @@ const BARE_BATCH = fileURLToPath(new URL('./lib/bare-batch.js', import.meta.url)
 const BARE_BATCH_CHECKED = fileURLToPath(new URL('./lib/bare-batch-checked.js', import.meta.url));
 const BARE_UNDICI_DOWNLOAD = fileURLToPath(new URL('./lib/bare-undici-download.js', import.meta.url));
 const BARE_UNDICI_BATCH = fileURLToPath(new URL('./lib/bare-undici-batch.js', import.meta.url));
+const BARE_UPLOAD = fileURLToPath(new URL('./lib/bare-upload.js', import.meta.url));
 
 /**
  * The server a case runs against (the plain one, or the one on HTTPS), with what makes each command trust its
@@ -372,12 +374,49 @@ async function largeUpload(context, { checksum }) {
   const signedUrls = [];
   // An empty Expect header: curl otherwise waits for "100 Continue" before a large body.
   const curlPut = ['curl', '-sS', '-f', '-H', 'Expect:'];
-  const result = await compare({
+  const signed = () => {
+    const { path, url } = signedUrls.shift();
+    return [path, url];
+  };
+  const runs = [
+    {
+      name: 'tool',
+      make: () =>
+        tool([
+          'upload',
+          nextFile().path,
+          '--url',
+          context.server.url,
+          ...(checksum ? [] : ['--no-checksum']),
+        ]),
+    },
+    {
+      name: 'reference',
+      make: () => {
+        const [path, url] = signed();
+        if (!checksum) return command('curl', 'curl', [...curlPut.slice(1), '-T', path, url]);
+        // `exec`: curl takes the shell's place, so that a run killed for taking too long leaves nothing behind.
+        const script =
+          'md5=$(openssl md5 -binary "$1" | base64) && [ -n "$md5" ] && ' +
+          `exec ${curlPut.join(' ')} -H "Content-MD5: $md5" -T "$1" "$2"`;
+        return command('openssl md5 + curl', 'sh', ['-c', script, 'sh', path, url]);
+      },
+    },
+  ];
+  // Without the checksum, the floor of a Node upload in the same rounds: a raw-socket PUT to a URL fetched
+  // beforehand (bench/lib/bare-upload.js), as curl's is.
+  if (!checksum) {
+    runs.push({
+      name: 'floorPut',
+      make: () => command(LABELS.floorPut, process.execPath, [BARE_UPLOAD, ...signed().reverse()]),
+    });
+  }
+  const results = await compareRuns({
     repetitions: context.sizes.repetitions,
     prepare: async (which) => {
       for (const path of stored) rmSync(path, { force: true });
       stored = [];
-      if (which === 'reference') {
+      if (which !== 'tool') {
         const file = nextFile();
         const response = await fetch(`${context.server.url}/upload/${file.key}`);
         const envelope = await response.json();
@@ -385,28 +424,20 @@ async function largeUpload(context, { checksum }) {
         signedUrls.push({ path: file.path, url: envelope.body });
       }
     },
-    makeTool: () =>
-      tool(['upload', nextFile().path, '--url', context.server.url, ...(checksum ? [] : ['--no-checksum'])]),
-    makeReference: () => {
-      const { path, url } = signedUrls.shift();
-      if (!checksum) return command('curl', 'curl', [...curlPut.slice(1), '-T', path, url]);
-      // `exec`: curl takes the shell's place, so that a run killed for taking too long leaves nothing behind.
-      const script =
-        'md5=$(openssl md5 -binary "$1" | base64) && [ -n "$md5" ] && ' +
-        `exec ${curlPut.join(' ')} -H "Content-MD5: $md5" -T "$1" "$2"`;
-      return command('openssl md5 + curl', 'sh', ['-c', script, 'sh', path, url]);
-    },
+    runs,
   });
   for (const path of stored) rmSync(path, { force: true });
-  return caseResult(
-    result,
-    [
-      `3. upload of one file of ${formatBytes(size)}${checksum ? ' (Content-MD5)' : ', `--no-checksum`'}`,
-      timeAndSpeed(size, result.toolMs),
-      timeAndSpeed(size, result.referenceMs),
-    ],
-    formatBytes(result.peakRss),
-  );
+  const result = toolAgainstReference(results);
+  const label = `3. upload of one file of ${formatBytes(size)}${checksum ? ' (Content-MD5)' : ', `--no-checksum`'}`;
+  const time = (ms) => timeAndSpeed(size, ms);
+  return {
+    ...caseResult(
+      result,
+      [label, time(result.toolMs), time(result.referenceMs)],
+      formatBytes(result.peakRss),
+    ),
+    floorPut: checksum ? undefined : againstFloor(results, label, time, 'floorPut'),
+  };
 }
 
 /**
@@ -461,6 +492,9 @@ function floorNote(large, manySmall) {
     "mission-data's own wire client (bench/lib/wire-get.js: what its HTTP layer costs, without the layers above " +
     'it); and bench/lib/bare-undici-download.js ' +
     "and bare-undici-batch.js on undici's `request` (a reference: their start-up loads undici whole). " +
+    'Case 3 without the checksum also timed bench/lib/bare-upload.js, the floor of a Node upload: a raw-socket PUT ' +
+    'to a URL fetched beforehand (as curl is given one), the file read 64 KiB at a time with `readSync` and each ' +
+    'read written as soon as the socket took the one before. ' +
     `${[...large, ...manySmall].map(each).join('; ')}.`
   );
 }
@@ -535,6 +569,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       ...withFloors(manyTiny),
       upload,
       uploadNoChecksum,
+      uploadNoChecksum.floorPut,
       hashed,
     ]
       .filter((result) => result?.row)
