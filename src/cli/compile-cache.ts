@@ -7,7 +7,7 @@
  * The folder is the platform's cache folder (`defaultCacheFolder`), one subfolder per build: its version and the
  * time its entry module was written (a package installed by npm has one time for every file, so one folder per
  * version; a local build has one per build). The first start of a build removes the other builds' folders but
- * the two last written, so the cache holds at most three builds' code (under a megabyte each per Node version).
+ * the two made last, so the cache holds at most three builds' code (under a megabyte each per Node version).
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, and `NODE_COMPILE_CACHE=DIR` (Node's own) puts it elsewhere,
  * unmanaged. Its gain is the command's modules' compiling: `--help`, which loads none, starts as before.
  */
@@ -72,7 +72,7 @@ function thisBuild(): string {
 /** How many other builds' folders are kept beside this one's: two installs used by turns keep theirs. */
 const OTHER_BUILDS_KEPT = 2;
 
-/** Removes the folders of other builds below `parent` but the most recently written few (never through a link). */
+/** Removes the folders of other builds below `parent` but the few made last (never through a link). */
 function removeOtherBuilds(parent: string, build: string): void {
   try {
     const others = readdirSync(parent, { withFileTypes: true })

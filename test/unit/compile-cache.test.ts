@@ -81,7 +81,7 @@ describe('cacheCompiledCode', () => {
     expect(readdirSync(builds).sort()).toEqual(['1.0.0-a', '1.0.1-b', '1.1.0-c']);
   });
 
-  it('at a build’s first start, removes the other builds’ folders but the two last written', () => {
+  it('at a build’s first start, removes the other builds’ folders but the two made last', () => {
     otherBuild('1.0.0-a', 30);
     otherBuild('1.1.0-c', 1);
     otherBuild('1.0.1-b', 20);
