@@ -121,6 +121,15 @@ const caseResult = (result, [label, toolTime, referenceTime], memory) => ({
   toolCpuMs: result.toolCpuMs,
   referenceCpuMs: result.referenceCpuMs,
 });
+/** A case's own row from a `compareRuns` result (mission-data against its reference), times told by `time`. */
+const ownRow = (results, label, time) => {
+  const result = toolAgainstReference(results);
+  return caseResult(
+    result,
+    [label, time(result.toolMs), time(result.referenceMs)],
+    formatBytes(result.peakRss),
+  );
+};
 /** The same case against a floor timed in the same runs (`floor` or `undici`): a row of its own, and its figures. */
 const againstFloor = (results, label, time, which = 'floor') => {
   const result = toolAgainstReference({ tool: results.tool, reference: results[which] });
@@ -178,15 +187,10 @@ async function largeDownload(context, size, https = false) {
       { name: 'undici', make: floor(BARE_UNDICI_DOWNLOAD, LABELS.undici) },
     ],
   });
-  const result = toolAgainstReference(results);
   const label = `1. one file of ${formatBytes(size)}${over}`;
   const time = (ms) => timeAndSpeed(size, ms);
   return {
-    ...caseResult(
-      result,
-      [label, time(result.toolMs), time(result.referenceMs)],
-      formatBytes(result.peakRss),
-    ),
+    ...ownRow(results, label, time),
     floorMs: results.floor.ms,
     undiciMs: results.undici.ms,
     floor: againstFloor(results, label, time),
@@ -240,7 +244,6 @@ async function compareBatch({
       ...Object.entries(floors).map(([name, script]) => ({ name, make: batch(script, name) })),
     ],
   });
-  const result = toolAgainstReference(results);
   const time = (ms) => `${seconds(ms)} s (${(keys.length / (ms / 1000)).toFixed(0)} files/s)`;
   const floorsOf = Object.keys(floors).flatMap((name) => [
     [`${name}Ms`, results[name].ms],
@@ -248,11 +251,7 @@ async function compareBatch({
   ]);
   return {
     ...Object.fromEntries(floorsOf),
-    ...caseResult(
-      result,
-      [label, time(result.toolMs), time(result.referenceMs)],
-      formatBytes(result.peakRss),
-    ),
+    ...ownRow(results, label, time),
   };
 }
 
@@ -427,15 +426,10 @@ async function largeUpload(context, { checksum }) {
     runs,
   });
   for (const path of stored) rmSync(path, { force: true });
-  const result = toolAgainstReference(results);
   const label = `3. upload of one file of ${formatBytes(size)}${checksum ? ' (Content-MD5)' : ', `--no-checksum`'}`;
   const time = (ms) => timeAndSpeed(size, ms);
   return {
-    ...caseResult(
-      result,
-      [label, time(result.toolMs), time(result.referenceMs)],
-      formatBytes(result.peakRss),
-    ),
+    ...ownRow(results, label, time),
     floorPut: checksum ? undefined : againstFloor(results, label, time, 'floorPut'),
   };
 }

@@ -18,15 +18,9 @@ import { join } from 'node:path';
 import { defaultCacheFolder } from '../core/cache-folder.js';
 import { packageVersion } from './package-version.js';
 
-/** What `module.enableCompileCache` answers (Node 22.1+): whether the cache is now on, and where. */
-interface CompileCacheResult {
-  status: number;
-  directory?: string;
-}
-
 /** The part of `node:module` this needs, present from Node 22.1. */
 export interface CompileCacheApi {
-  enableCompileCache?: (directory: string) => CompileCacheResult;
+  enableCompileCache?: (directory: string) => { status: number };
   getCompileCacheDir?: () => string | undefined;
   constants?: { compileCacheStatus?: { ENABLED: number } };
 }

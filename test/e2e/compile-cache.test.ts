@@ -4,18 +4,15 @@
  * from npm (MISSION_DATA_NODE_WITH_CACHE). A download fills the cache, the next one reads it and gives the same
  * result, and `NODE_DISABLE_COMPILE_CACHE=1` keeps every byte of it away.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
-  BIN,
   type CliRun,
-  cleanEnv,
   cleanup,
-  finished,
   putFile,
+  runCli,
   scienceName,
   startServer,
   type TestServer,
@@ -64,12 +61,12 @@ function download(
   dataDir: string,
   extra: Record<string, string> = {},
 ): Promise<CliRun> {
-  const child = spawn(node, [BIN, 'download', path, '--url', server.url, '--data-dir', dataDir, '-q'], {
+  return runCli(['download', path, '--url', server.url, '--data-dir', dataDir, '-q'], {
     cwd: home,
-    env: cleanEnv(home, { XDG_CACHE_HOME: join(home, 'cache'), ...extra }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    node,
+    env: { XDG_CACHE_HOME: join(home, 'cache'), ...extra },
+    timeoutMs: 30_000,
   });
-  return finished(child, 30_000);
 }
 
 describe.skipIf(NODE === undefined)('the compile cache, on Node 22.1 and later', () => {

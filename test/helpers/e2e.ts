@@ -47,6 +47,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** The bin to run; default the repository's `bin/mission-data.js`. */
   bin?: string;
+  /** The Node that runs it; default the one running the tests. */
+  node?: string;
 }
 
 /** Throws unless `npm run build` has produced dist/. */
@@ -92,7 +94,7 @@ export function cleanEnv(
 
 /** Starts `node bin/mission-data.js ...args` without waiting for it. */
 export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
-  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+  const child = spawn(options.node ?? process.execPath, [options.bin ?? BIN, ...args], {
     cwd: options.cwd,
     env: cleanEnv(options.home ?? options.cwd, options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
