@@ -21,43 +21,69 @@ export function progressPace<T>(
   emit: (event: T) => void,
   intervalMs = PROGRESS_INTERVAL_MS,
 ): ProgressPace<T> {
-  let last = Number.NEGATIVE_INFINITY;
-  let held: { event: T } | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const send = (event: T) => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    held = undefined;
-    try {
-      emit(event);
-    } finally {
-      last = performance.now();
+  return new Pace(emit, intervalMs);
+}
+
+/**
+ * The pace of `progressPace`, its state in fields: a batch makes one per file, and a small file's only event is
+ * its last (sent at once), so nothing here is made per pace but the pace itself.
+ */
+class Pace<T> implements ProgressPace<T> {
+  #last = Number.NEGATIVE_INFINITY;
+  #held: { event: T } | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly emit: (event: T) => void,
+    private readonly intervalMs: number,
+  ) {}
+
+  push(event: T, final: boolean): void {
+    const wait = this.#left();
+    if (final || wait <= 0) {
+      this.#send(event);
+      return;
     }
-  };
-  const left = () => last + intervalMs - performance.now();
-  const release = () => {
-    timer = undefined;
+    this.#held = { event };
+    if (!this.#timer) this.#arm(wait);
+  }
+
+  stop(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#held = undefined;
+  }
+
+  #send(event: T): void {
+    this.stop();
+    try {
+      this.emit(event);
+    } finally {
+      this.#last = performance.now();
+    }
+  }
+
+  #left(): number {
+    return this.#last + this.intervalMs - performance.now();
+  }
+
+  /** A timer's callback: the pace it was armed for is its argument (no function is made per pace). */
+  static #fire<T>(pace: Pace<T>): void {
+    pace.#release();
+  }
+
+  #release(): void {
+    this.#timer = undefined;
+    const held = this.#held;
     if (!held) return;
-    const wait = left();
-    if (wait > 0) arm(wait);
-    else send(held.event);
-  };
-  const arm = (wait: number) => {
+    const wait = this.#left();
+    if (wait > 0) this.#arm(wait);
+    else this.#send(held.event);
+  }
+
+  #arm(wait: number): void {
     // Rounded up: a timer's delay counts whole milliseconds.
-    timer = setTimeout(release, Math.ceil(wait));
-    timer.unref?.();
-  };
-  return {
-    push(event, final) {
-      const wait = left();
-      if (final || wait <= 0) return send(event);
-      held = { event };
-      if (!timer) arm(wait);
-    },
-    stop() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      held = undefined;
-    },
-  };
+    this.#timer = setTimeout(Pace.#fire, Math.ceil(wait), this);
+    this.#timer.unref?.();
+  }
 }

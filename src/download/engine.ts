@@ -17,7 +17,7 @@ import { DataRoot } from '../data-root/index.js';
 import { downloadOne } from './batch/file-download.js';
 import { type Batch, FolderCache, Lookups, type PlannedDownload, planDownloads } from './batch/plan.js';
 import { DEFAULT_CONNECTIONS, DEFAULT_MAX_CONNECTIONS } from './ranged/adaptive.js';
-import type { DownloadHttp, DownloadOptions, DownloadResult } from './types.js';
+import type { DownloadHttp, DownloadOptions, DownloadProgress, DownloadResult } from './types.js';
 
 /** What the download engine is handed: the call's options, the client's request and transfer settings. */
 export type DownloadRequest = DownloadOptions & WithRequests & WithTransfer;
@@ -52,21 +52,27 @@ export async function downloadFiles(
       const result = await downloadOne(batch, files[index] as PlannedDownload, lookups.take(index));
       batch.stop.note(result.error);
       results[index] = result;
-      options.onProgress?.({
-        path: result.path,
-        localPath: result.localPath,
-        received: result.bytes,
-        total: result.status === 'failed' ? undefined : (result.size ?? result.bytes),
-        done: result.status,
-        verified: result.verified,
-        ...(result.error ? { error: result.error } : {}),
-      });
+      if (options.onProgress) options.onProgress(doneEvent(result));
     });
   } finally {
     link?.dispose();
     await root.close();
   }
   return results;
+}
+
+/** The last progress event of a file: its result. */
+function doneEvent(result: DownloadResult): DownloadProgress {
+  const event: DownloadProgress = {
+    path: result.path,
+    localPath: result.localPath,
+    received: result.bytes,
+    total: result.status === 'failed' ? undefined : (result.size ?? result.bytes),
+    done: result.status,
+    verified: result.verified,
+  };
+  if (result.error) event.error = result.error;
+  return event;
 }
 
 /**

@@ -62,9 +62,10 @@ export function readEnvelope(
     if (!Number.isInteger(status) || status < 100 || status > 599) {
       throw new ProtocolError(`${source}: the answer's envelope carries an impossible statusCode ${status}.`);
     }
-    const envelopeHeaders = isRecord(parsed.headers) ? lowerCaseHeaders(parsed.headers) : {};
+    // The HTTP headers' copy is this answer's own: the envelope's are written over it.
+    if (isRecord(parsed.headers)) lowerCaseHeaders(parsed.headers, headers);
     const body = lazyBody ?? decodeBody(parsed.body, lazyArrays);
-    return { status, headers: { ...headers, ...envelopeHeaders }, body };
+    return { status, headers, body };
   }
   return { status: httpStatus, headers, body: isJson ? parsed : text };
 }
@@ -92,16 +93,18 @@ function decodeBody(body: unknown, lazyArrays: boolean): unknown {
 /** Text with something in it besides white space (as `trim` sees it), told without a trimmed copy. */
 const NOT_BLANK = /\S/;
 
-function lowerCaseHeaders(headers: Record<string, unknown>): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const key in headers) {
-    if (!Object.hasOwn(headers, key)) continue;
+/** `headers` with names in lower case and values as text, written into `into` (a new object by default). */
+function lowerCaseHeaders(
+  headers: Record<string, unknown>,
+  into: Record<string, string> = {},
+): Record<string, string> {
+  for (const key of Object.keys(headers)) {
     const value = headers[key];
-    if (typeof value === 'string') result[key.toLowerCase()] = value;
-    else if (Array.isArray(value)) result[key.toLowerCase()] = value.map(String).join(', ');
-    else if (typeof value === 'number') result[key.toLowerCase()] = String(value);
+    if (typeof value === 'string') into[key.toLowerCase()] = value;
+    else if (Array.isArray(value)) into[key.toLowerCase()] = value.map(String).join(', ');
+    else if (typeof value === 'number') into[key.toLowerCase()] = String(value);
   }
-  return result;
+  return into;
 }
 
 /** True for a plain JSON object. */

@@ -198,7 +198,7 @@ describe.skipIf(LINKS.missing)(LINKS.title('a folder changed after the batch che
 
   it("never writes a part's record through it once it became a symbolic link", async () => {
     const destination = join(root, first);
-    const folder = await new FolderCache(root).ensure(dirname(destination));
+    const folder = new FolderCache(root).ensure(dirname(destination));
     const part = await PartFile.claim(destination, { folderNames: folder.partNames, folder });
     rmSync(dirname(destination), { recursive: true });
     symlinkSync(outside, dirname(destination));

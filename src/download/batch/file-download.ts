@@ -34,7 +34,7 @@ const BUSY_POLL_MS = 250;
 type OnDisk = ReturnType<typeof initialState>;
 type ObjectReceived = Awaited<ReturnType<typeof receiveObject>>;
 
-export async function downloadOne(
+export function downloadOne(
   batch: Batch,
   planned: PlannedDownload,
   lookup: Promise<Lookup>,
@@ -144,7 +144,7 @@ class FileDownload {
     present: Stats | undefined,
   ): Promise<DownloadResult> {
     const { batch, options, signal, localPath } = this;
-    const folder = await batch.folders.ensure(dirname(localPath));
+    const folder = batch.folders.ensure(dirname(localPath));
     let listed: ReadonlySet<string> | undefined = folder.partNames;
     for (;;) {
       const done = await this.fetchUnlessBusy(folder, listed, source, url, present);
@@ -208,7 +208,7 @@ class FileDownload {
     const { options } = this;
     this.state = initialState(part);
     // At most every 100 ms for this file, and when its last byte is in.
-    const pace = progressPace<DownloadProgress>((event) => options.onProgress?.(event));
+    const pace = progressPace<DownloadProgress>(options.onProgress ?? noProgress);
     try {
       const received = await this.receiveChecked(part, source, url, pace);
       await this.putInPlace(part, received);
@@ -300,6 +300,9 @@ class FileDownload {
     }
   }
 }
+
+/** The progress of a batch whose caller takes none. */
+function noProgress(): void {}
 
 /** True unless the bytes on disk cannot be trusted (a checksum mismatch, another version of the object). */
 function resumable(error: unknown, signal: AbortSignal | undefined): boolean {

@@ -80,8 +80,8 @@ export class FolderCache {
 
   constructor(private readonly root: string) {}
 
-  /** Makes the folder safe to write in; resolves to it, with the names of the parts it held then. */
-  async ensure(folder: string): Promise<CheckedFolder> {
+  /** Makes the folder safe to write in; returns it, with the names of the parts it held then. */
+  ensure(folder: string): CheckedFolder {
     let made = this.#made.get(folder);
     if (!made) {
       this.#realRoot ??= realPathOr(this.root);

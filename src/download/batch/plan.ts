@@ -150,6 +150,8 @@ async function lookUp(batch: Batch, { file, localPath, refused }: PlannedDownloa
 export class Lookups {
   readonly #started = new Map<number, Promise<Lookup>>();
   #ahead = false;
+  /** Whether the first look-up has its answer: the others then go at once. */
+  #firstSettled = false;
 
   constructor(
     private readonly batch: Batch,
@@ -184,13 +186,17 @@ export class Lookups {
     if (!lookup) {
       const file = this.files[index] as PlannedDownload;
       // The first look-up goes alone: the others follow once it has its answer (see `FirstAnswer`).
-      lookup =
-        index === 0
-          ? lookUp(this.batch, file)
-          : this.#start(0).then(
-              () => lookUp(this.batch, file),
-              () => lookUp(this.batch, file),
-            );
+      if (index === 0 || this.#firstSettled) lookup = lookUp(this.batch, file);
+      else {
+        const next = () => lookUp(this.batch, file);
+        lookup = this.#start(0).then(next, next);
+      }
+      if (index === 0) {
+        const settled = () => {
+          this.#firstSettled = true;
+        };
+        lookup.then(settled, settled);
+      }
       // Heard by the file's own transfer when it starts; a batch cancelled before then never asks.
       lookup.catch(() => undefined);
       this.#started.set(index, lookup);

@@ -86,7 +86,8 @@ export class PartFile {
       // least one of the two steps back (both may: each then comes back after a wait of its own length). This
       // look is the one a claim makes of the runs' folder: the leftovers above were looked for among the runs
       // seen before, and a run that came since has, if any part of this file, a live one, which this look sees.
-      const rival = otherRuns ? await livePartOf(destination, otherRuns.look()) : undefined;
+      const others = otherRuns?.look() ?? [];
+      const rival = others.length > 0 ? await livePartOf(destination, others) : undefined;
       if (rival) {
         await part.stepBack();
         throw new PartBusy(rival.pid, rival.path);

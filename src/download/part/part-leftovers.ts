@@ -244,7 +244,8 @@ export async function claimPart(
 ): Promise<ClaimedPart> {
   const { part: ours, record: ourRecord } = new PartFiles(destination).ours;
   let adopted: PartRecord | undefined;
-  const found = await leftovers(destination, folderNames);
+  // A folder listed without parts (most are) holds no leftover of this file.
+  const found = folderNames?.size === 0 ? [] : await leftovers(destination, folderNames);
   for (const pid of otherRuns) {
     const theirs = new PartFiles(destination).of(pid);
     if (!found.some((leftover) => leftover.path === theirs.part)) {
@@ -285,7 +286,7 @@ export async function claimPart(
   const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
   let fd: number;
   try {
-    fd = await openDescriptor(ours, flags);
+    fd = openNoFollowSync(ours, flags, 0o644);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw localError(`Cannot write ${ours}`, error);
     // Left by an earlier process of this pid, or planted: removed (a link itself, never its target), then made anew.
