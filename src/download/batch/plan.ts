@@ -148,7 +148,10 @@ async function lookUp(batch: Batch, { file, localPath, refused }: PlannedDownloa
  * than without look-ahead.
  */
 export class Lookups {
+  /** Look-ups started and not yet taken (and the first, which the others wait on): a taken one is let go. */
   readonly #started = new Map<number, Promise<Lookup>>();
+  /** The files whose look-up was taken, never started again by one running ahead. */
+  readonly #taken: Uint8Array;
   #ahead = false;
   /** Whether the first look-up has its answer: the others then go at once. */
   #firstSettled = false;
@@ -157,11 +160,16 @@ export class Lookups {
     private readonly batch: Batch,
     private readonly files: readonly PlannedDownload[],
     private readonly concurrency: number,
-  ) {}
+  ) {
+    this.#taken = new Uint8Array(files.length);
+  }
 
   /** The look-up of file `index`, started now unless it ran ahead; starts the ones after it when it may. */
   take(index: number): Promise<Lookup> {
     const lookup = this.#start(index);
+    this.#taken[index] = 1;
+    // Its file holds it from here: a batch of thousands keeps no answer it has used.
+    if (index !== 0) this.#started.delete(index);
     if (this.#ahead) this.#runAhead(index);
     else {
       lookup.then(
@@ -178,7 +186,7 @@ export class Lookups {
 
   #runAhead(index: number): void {
     const last = Math.min(this.files.length - 1, index + this.concurrency);
-    for (let next = index + 1; next <= last; next += 1) this.#start(next);
+    for (let next = index + 1; next <= last; next += 1) if (this.#taken[next] === 0) this.#start(next);
   }
 
   #start(index: number): Promise<Lookup> {
