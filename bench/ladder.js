@@ -1,8 +1,9 @@
 /**
  * What each change saved: `node bench/ladder.js [--quick] [--repetitions N] COMMIT...` builds the command line of each commit (a
  * detached worktree under the system's temporary folder, sharing this checkout's node_modules) and times each
- * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB and 1,000
- * files of 64 KiB (16 at a time), CPU (user + system) beside wall time, medians. curl runs in the same rounds
+ * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB (to the disk)
+ * and 1,000 files of 64 KiB (16 at a time, into a folder in memory where the system has one, as the transfer
+ * group's batches: `batchFolder`), CPU (user + system) beside wall time, medians. curl runs in the same rounds
  * for scale. Not part of `npm run bench`: a tool for a closing note, run with nothing else on the machine.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,7 +12,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkFiles, writeLargeFile } from './lib/files.js';
+import { batchFolder, checkFiles, writeLargeFile } from './lib/files.js';
 import { command, compareRuns } from './lib/measure.js';
 import { startServerProcess } from './lib/server.js';
 import { markdownTable, median, seconds } from './lib/stats.js';
@@ -24,7 +25,10 @@ const quick = args.includes('--quick');
 /** `--repetitions N`: more rounds where a case's times are spread (a 1 GiB file's system time on a busy page cache). */
 const repeatAt = args.indexOf('--repetitions');
 const asked = repeatAt === -1 ? undefined : Number(args[repeatAt + 1]);
-const commits = args.filter((arg, at) => arg !== '--quick' && at !== repeatAt && at !== repeatAt + 1);
+// The commits: every argument but the flags and the number after `--repetitions` (when it is given).
+const commits = args.filter(
+  (arg, at) => arg !== '--quick' && (repeatAt === -1 || (at !== repeatAt && at !== repeatAt + 1)),
+);
 if (commits.length === 0) {
   console.error('usage: node bench/ladder.js [--quick] [--repetitions N] COMMIT...');
   process.exit(2);
@@ -45,6 +49,8 @@ const count = quick ? 100 : 1000;
 const repetitions = asked ?? (quick ? 2 : 7);
 const base = await mkdtemp(join(tmpdir(), 'mission-data-ladder-'));
 let server;
+/** Where the batch lands: in memory where the system offers it, as in the transfer group (`batchFolder`). */
+let batchDir;
 try {
   const bins = commits.map((commit) => ({ commit, bin: build(commit, base) }));
   const storeDir = join(base, 'store');
@@ -53,18 +59,20 @@ try {
   server = await startServerProcess(storeDir);
   await touchObjects(server.url, [largeKey(size), ...small.keys]);
   const outDir = join(base, 'out');
+  batchDir = batchFolder('mission-data-ladder-batch-');
   const input = `${small.keys.join('\n')}\n`;
   const curlConfig = join(base, 'small.curl');
   writeFileSync(
     curlConfig,
     small.keys
-      .map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${outDir}/f${i}"\n`)
+      .map((key, i) => `url = "${server.url}/download/${key}"\noutput = "${batchDir}/f${i}"\n`)
       .join(''),
   );
   const cases = [
     {
       label: `one file of ${size / MIB} MiB`,
       files: { count: 1, size },
+      out: outDir,
       run: (bin) => [bin, 'download', largeKey(size), '--url', server.url, '--data-dir', outDir, '-q'],
       curl: [
         '-sS',
@@ -80,6 +88,7 @@ try {
     {
       label: `${count} files of 64 KiB, 16 at a time`,
       files: { count, size: 64 * 1024 },
+      out: batchDir,
       run: (bin) => [
         bin,
         'download',
@@ -89,7 +98,7 @@ try {
         '--url',
         server.url,
         '--data-dir',
-        outDir,
+        batchDir,
         '-q',
       ],
       curl: ['-sS', '-f', '-L', '--parallel', '--parallel-max', '16', '-K', curlConfig],
@@ -101,10 +110,10 @@ try {
     const results = await compareRuns({
       repetitions,
       prepare: () => {
-        rmSync(outDir, { recursive: true, force: true });
-        mkdirSync(outDir, { recursive: true });
+        rmSync(which.out, { recursive: true, force: true });
+        mkdirSync(which.out, { recursive: true });
       },
-      verify: (name) => checkFiles(name, outDir, which.files),
+      verify: (name) => checkFiles(name, which.out, which.files),
       runs: [
         ...bins.map(({ commit, bin }) => ({
           name: commit,
@@ -136,4 +145,5 @@ try {
       execFileSync('git', ['-C', ROOT, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' });
   }
   rmSync(base, { recursive: true, force: true });
+  if (batchDir) rmSync(batchDir, { recursive: true, force: true });
 }
