@@ -4,13 +4,14 @@
  * from npm (MISSION_DATA_NODE_WITH_CACHE). A download fills the cache, the next one reads it and gives the same
  * result, and `NODE_DISABLE_COMPILE_CACHE=1` keeps every byte of it away.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
   type CliRun,
   cleanup,
+  listFiles,
   putFile,
   runCli,
   scienceName,
@@ -47,12 +48,10 @@ afterAll(async () => {
   await cleanup(store);
 });
 
-/** Files below `folder`, recursively. */
-function filesBelow(folder: string): string[] {
-  if (!existsSync(folder)) return [];
-  return readdirSync(folder, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name));
+/** The files below `folder` (relative paths), each with the time it was last written. */
+async function writtenBelow(folder: string): Promise<Map<string, number>> {
+  const files = await listFiles(folder, { state: true });
+  return new Map(files.map((file) => [file, statSync(join(folder, file)).mtimeMs]));
 }
 
 function download(
@@ -78,15 +77,14 @@ describe.skipIf(NODE === undefined)('the compile cache, on Node 22.1 and later',
     const off = await download(node, path, join(home, 'off'), { NODE_DISABLE_COMPILE_CACHE: '1' });
     expect(off.stderr).toBe('');
     expect(off.code).toBe(0);
-    expect(filesBelow(join(home, 'cache'))).toEqual([]);
+    expect(await listFiles(join(home, 'cache'), { state: true })).toEqual([]);
 
     const first = await download(node, path, join(home, 'first'));
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    const kept = filesBelow(builds);
+    const written = await writtenBelow(builds);
     // The command's own modules (the service client, the download engine) are among those kept.
-    expect(kept.length).toBeGreaterThan(5);
-    const written = new Map(kept.map((file) => [file, statSync(file).mtimeMs]));
+    expect(written.size).toBeGreaterThan(5);
 
     const second = await download(node, path, join(home, 'second'));
     expect(second.stderr).toBe('');
@@ -95,6 +93,6 @@ describe.skipIf(NODE === undefined)('the compile cache, on Node 22.1 and later',
     const [landed] = second.stdout.trim().split('\n');
     expect(readFileSync(landed as string)).toEqual(BYTES);
     // Read, not made again: the same files, none rewritten.
-    expect(new Map(filesBelow(builds).map((file) => [file, statSync(file).mtimeMs]))).toEqual(written);
+    expect(await writtenBelow(builds)).toEqual(written);
   });
 });
