@@ -1,9 +1,9 @@
 /**
  * What each change saved: `node bench/ladder.js [--quick] [--repetitions N] COMMIT...` builds the command line of each commit (a
  * detached worktree under the system's temporary folder, sharing this checkout's node_modules) and times each
- * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB and 1,000 files
- * of 64 KiB (16 at a time), both into a folder in memory where the system has one, as in the transfer group
- * (`batchFolder`), CPU (user + system) beside wall time, medians. curl runs in the same rounds
+ * build's downloads against one reference server of this checkout, interleaved: one file of 1 GiB (to the disk)
+ * and 1,000 files of 64 KiB (16 at a time, into a folder in memory where the system has one, as the transfer
+ * group's batches: `batchFolder`), CPU (user + system) beside wall time, medians. curl runs in the same rounds
  * for scale. Not part of `npm run bench`: a tool for a closing note, run with nothing else on the machine.
  */
 import { execFileSync } from 'node:child_process';
@@ -49,7 +49,7 @@ const count = quick ? 100 : 1000;
 const repetitions = asked ?? (quick ? 2 : 7);
 const base = await mkdtemp(join(tmpdir(), 'mission-data-ladder-'));
 let server;
-/** Where the downloads land: in memory where the system offers it, as in the transfer group (`batchFolder`). */
+/** Where the batch lands: in memory where the system offers it, as in the transfer group (`batchFolder`). */
 let batchDir;
 try {
   const bins = commits.map((commit) => ({ commit, bin: build(commit, base) }));
@@ -58,8 +58,8 @@ try {
   const small = await generateStore(storeDir, { count, size: 64 * 1024 });
   server = await startServerProcess(storeDir);
   await touchObjects(server.url, [largeKey(size), ...small.keys]);
+  const outDir = join(base, 'out');
   batchDir = batchFolder('mission-data-ladder-batch-');
-  const outDir = join(batchDir, 'large');
   const input = `${small.keys.join('\n')}\n`;
   const curlConfig = join(base, 'small.curl');
   writeFileSync(

@@ -145,31 +145,28 @@ const timeAndSpeed = (bytes, ms) => `${seconds(ms)} s (${mibPerSecond(bytes, ms)
 /**
  * Case 1: one large file, `mission-data download <key>` against `curl -L -o` of the same URL; in the same
  * interleaved runs, for scale, the floors of a Node client: the raw-socket loop of bench/lib/bare-download.js
- * and the undici loop of bench/lib/bare-undici-download.js. `https`: the same against the server on HTTPS. Each
- * command writes into the batches' folder (in memory where there is one): on a disk, the writeback of the
- * gigabyte the run before wrote decided the times more than the clients did (case 1f keeps a file on disk).
+ * and the undici loop of bench/lib/bare-undici-download.js. `https`: the same against the server on HTTPS.
  */
 async function largeDownload(context, size, https = false) {
   const key = largeKey(size);
   const { server, env, curl, over } = target(context, https);
-  const outDir = context.largeOutDir;
   const url = `${server.url}/download/${key}`;
   const floor =
     (script, label, ...extra) =>
     () => {
-      mkdirSync(outDir, { recursive: true });
-      return command(label, process.execPath, [script, url, join(outDir, 'large'), ...extra], {
+      mkdirSync(context.outDir, { recursive: true });
+      return command(label, process.execPath, [script, url, join(context.outDir, 'large'), ...extra], {
         env,
       });
     };
   const results = await compareRuns({
     repetitions: context.sizes.repetitions,
-    prepare: () => rmSync(outDir, { recursive: true, force: true }),
-    verify: (which) => checkFiles(LABELS[which], outDir, { count: 1, size }),
+    prepare: () => rmSync(context.outDir, { recursive: true, force: true }),
+    verify: (which) => checkFiles(LABELS[which], context.outDir, { count: 1, size }),
     runs: [
       {
         name: 'tool',
-        make: () => tool(['download', key, '--url', server.url, '--data-dir', outDir], { env }),
+        make: () => tool(['download', key, '--url', server.url, '--data-dir', context.outDir], { env }),
       },
       {
         name: 'reference',
@@ -181,7 +178,7 @@ async function largeDownload(context, size, https = false) {
             ...curl,
             '--create-dirs',
             '-o',
-            join(outDir, 'large'),
+            join(context.outDir, 'large'),
             url,
           ]),
       },
@@ -521,7 +518,6 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       tls,
       small,
       outDir: join(workDir, 'out'),
-      largeOutDir: join(batchDir, 'large-out'),
       batchDir,
       batchOutDir: join(batchDir, 'out'),
     };
@@ -680,7 +676,7 @@ export async function run({ quick = false, commands = {}, quiet = false } = {}) 
       '',
       floorNote([...large, secureLarge], [manySmall, secureSmall, manyTiny]),
       '',
-      `Case 1 (one large file, on HTTP and HTTPS) and the batch cases (2, on HTTP and HTTPS, and 2b) write into ${batchDir} (bench/lib/files.js \`batchFolder\`: in memory where the system ` +
+      `The batch cases (2, on HTTP and HTTPS, and 2b) write into ${batchDir} (bench/lib/files.js \`batchFolder\`: in memory where the system ` +
         'has a folder there for anyone, as /dev/shm on Linux; MISSION_DATA_BENCH_BATCH_DIR chooses another), so ' +
         'that each command is timed for its own work rather than for what the disk does with the files the runs ' +
         'before it deleted.',
